@@ -1,0 +1,79 @@
+import { NextResponse, type NextRequest } from 'next/server';
+import type { z } from 'zod';
+import { describeZodError, HTTP_STATUS, type ApiError, type Role } from '../../../protocol';
+import { getServices } from '../../../server/context';
+import type { Services } from '../../../server/services';
+import { requireRole, SESSION_COOKIE, type Principal } from '../../../server/services/auth';
+import { isAppError } from '../../../server/services/errors';
+
+type Ctx<B> = { req: NextRequest; services: Services; principal: Principal; body: B; params: Record<string, string> };
+
+/** JSON error response with the status for its code. */
+export function errorResponse(error: ApiError): NextResponse {
+  return NextResponse.json({ ok: false, error }, { status: HTTP_STATUS[error.code] });
+}
+
+/** A state change with a cookie must come from our own pages (CSRF): the Origin must be this host. */
+function crossSite(req: NextRequest): boolean {
+  if (req.method === 'GET' || req.method === 'HEAD') return false;
+  const origin = req.headers.get('origin');
+  if (!origin) return req.headers.get('sec-fetch-site') === 'cross-site';
+  try {
+    return new URL(origin).host !== req.headers.get('host');
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * The steps of every route handler: CSRF check → authenticate → role → parse the body → call a
+ * service → respond. Known errors keep their message; unknown ones are logged and never echoed.
+ */
+export function route<S extends z.ZodType | undefined, T>(
+  opts: { role: Role | 'public'; body?: S },
+  fn: (ctx: Ctx<S extends z.ZodType ? z.infer<S> : undefined>) => Promise<T | NextResponse>,
+) {
+  return async (req: NextRequest, context: { params: Promise<Record<string, string>> }): Promise<NextResponse> => {
+    try {
+      if (crossSite(req)) return errorResponse({ code: 'FORBIDDEN', message: 'Cross-site request refused.' });
+      const services = getServices();
+      let principal = null as Principal | null;
+      if (opts.role !== 'public') {
+        principal = await services.auth.principalFromToken(req.cookies.get(SESSION_COOKIE)?.value);
+        if (!principal) return errorResponse({ code: 'UNAUTHORIZED', message: 'Log in first.' });
+        requireRole(principal, opts.role);
+      }
+      let body: unknown = undefined;
+      if (opts.body) {
+        let raw: unknown;
+        try {
+          raw = await req.json();
+        } catch {
+          return errorResponse({ code: 'BAD_REQUEST', message: 'The request body must be JSON.' });
+        }
+        const parsed = opts.body.safeParse(raw);
+        if (!parsed.success) return errorResponse({ code: 'BAD_REQUEST', message: describeZodError(parsed.error) });
+        body = parsed.data;
+      }
+      const params = (await context?.params) ?? {};
+      const result = await fn({ req, services, principal: principal!, body: body as never, params });
+      if (result instanceof NextResponse) return result;
+      return NextResponse.json({ ok: true, data: result ?? null });
+    } catch (err) {
+      if (isAppError(err)) return errorResponse({ code: err.code, message: err.userMessage });
+      console.error(`[server] ${req.method} ${req.nextUrl.pathname} failed:`, err);
+      return errorResponse({ code: 'INTERNAL', message: 'Something went wrong on the server; the error was logged.' });
+    }
+  };
+}
+
+export function withSessionCookie(res: NextResponse, req: NextRequest, token: string, expiresAt: Date): NextResponse {
+  res.cookies.set(SESSION_COOKIE, token, {
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: req.nextUrl.protocol === 'https:',
+    path: '/',
+    expires: expiresAt,
+  });
+  return res;
+}

@@ -1,0 +1,12 @@
+import type { WorldSnapshot } from '../../../protocol';
+import { route } from '../_lib/route';
+
+// GET /api/world – everything the village draws: repositories, live sessions, runners
+export const GET = route({ role: 'viewer' }, async ({ services, principal }): Promise<WorldSnapshot> => {
+  const [repos, sessions, runners] = await Promise.all([
+    services.repos.list(principal.orgId),
+    services.sessions.list(principal.orgId),
+    services.runners.list(principal.orgId),
+  ]);
+  return { org: { id: principal.orgId, name: principal.orgName }, repos, sessions, runners };
+});

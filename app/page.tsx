@@ -1,0 +1,5 @@
+import VillageScreen from '../components/ui/VillageScreen';
+
+export default function HomePage() {
+  return <VillageScreen />;
+}

@@ -1,0 +1,5 @@
+import SettingsScreen from '../../components/ui/SettingsScreen';
+
+export default function SettingsPage() {
+  return <SettingsScreen />;
+}

@@ -1,0 +1,5 @@
+import AuthForm from '../../components/ui/AuthForm';
+
+export default function SetupPage() {
+  return <AuthForm mode="setup" />;
+}

@@ -1,0 +1,162 @@
+'use client';
+import dynamic from 'next/dynamic';
+import { useMemo, useState } from 'react';
+import { useMutation } from '@tanstack/react-query';
+import type { ProviderId, SessionSummary } from '../../protocol';
+import { ROLE_RANK } from '../../protocol';
+import TerminalPanel from '../terminal/TerminalPanel';
+import { api, ApiRequestError } from './api';
+import Header from './Header';
+import { STRINGS } from './strings';
+import { useRequireLogin } from './use-auth-redirect';
+import { useWorld } from './use-world';
+import WorldList from './WorldList';
+
+const Village = dynamic(() => import('../world/Village'), {
+  ssr: false,
+  loading: () => <div className="village-loading">Drawing the village…</div>,
+});
+
+/** Dock heights in px: big enough for a prompt, never hiding the whole village. */
+const DOCK_MIN = 160;
+const DOCK_DEFAULT = 320;
+
+export default function VillageScreen() {
+  const me = useRequireLogin();
+  const world = useWorld(me.isSuccess);
+  const [selectedRoom, setSelectedRoom] = useState<{ repoId: string; roomPath: string } | null>(null);
+  const [openSessionId, setOpenSessionId] = useState<string | null>(null);
+  const [provider, setProvider] = useState<ProviderId>('shell');
+  const [dockHeight, setDockHeight] = useState(DOCK_DEFAULT);
+  const [actionError, setActionError] = useState<string | null>(null);
+
+  const canOperate = me.data ? ROLE_RANK[me.data.role] >= ROLE_RANK.operator : false;
+  const sessions = useMemo(() => (world.data?.sessions ?? []).filter((s) => s.state !== 'COMPLETED'), [world.data]);
+  const providers = useMemo(() => {
+    const set = new Set<ProviderId>();
+    for (const r of world.data?.runners ?? []) if (r.online) r.providers.forEach((p) => set.add(p));
+    return [...set];
+  }, [world.data]);
+  const room = selectedRoom ?? (world.data?.repos[0]?.tree ? { repoId: world.data.repos[0].id, roomPath: '' } : null);
+  const roomRepo = world.data?.repos.find((r) => r.id === room?.repoId);
+  const openSession = world.data?.sessions.find((s) => s.id === openSessionId) ?? null;
+
+  const spawn = useMutation({
+    mutationFn: () =>
+      api<SessionSummary>('/api/sessions', { body: { repo_id: room!.repoId, room_path: room!.roomPath, provider } }),
+    onSuccess: (s) => {
+      setActionError(null);
+      setOpenSessionId(s.id);
+    },
+    onError: (e) => setActionError(e instanceof ApiRequestError ? e.message : String(e)),
+  });
+  const stop = useMutation({
+    mutationFn: (id: string) => api<SessionSummary>(`/api/sessions/${id}/stop`, { method: 'POST' }),
+    onError: (e) => setActionError(e instanceof ApiRequestError ? e.message : String(e)),
+  });
+
+  if (me.isPending || (me.isSuccess && world.isPending)) return <main className="center-note">Opening the village gates…</main>;
+  if (me.isError) return <main className="center-note">{me.error instanceof ApiRequestError && me.error.code === 'UNAUTHORIZED' ? 'Redirecting…' : me.error.message}</main>;
+  if (world.isError || !world.data) return <main className="center-note error-line">{world.error?.message ?? 'No data'}</main>;
+
+  return (
+    <div className="app-shell">
+      <Header me={me.data} runners={world.data.runners} />
+      <div className="app-body">
+        <aside className="side-panel">
+          <section className="spawn-box" aria-label="Spawn an agent">
+            <h2 className="panel-title">Room</h2>
+            <p className="room-name" data-testid="selected-room">
+              {roomRepo ? `${roomRepo.name}/${room?.roomPath || ''}` : 'No room selected'}
+            </p>
+            {canOperate && (
+              <div className="row">
+                <label className="sr-only" htmlFor="provider">
+                  Provider
+                </label>
+                <select id="provider" value={provider} onChange={(e) => setProvider(e.target.value as ProviderId)}>
+                  {(providers.length ? providers : (['shell'] as ProviderId[])).map((p) => (
+                    <option key={p} value={p} disabled={!providers.includes(p)}>
+                      {p}
+                    </option>
+                  ))}
+                </select>
+                <button
+                  type="button"
+                  className="btn btn-primary"
+                  disabled={!room || spawn.isPending || !providers.includes(provider)}
+                  onClick={() => spawn.mutate()}
+                >
+                  {spawn.isPending ? 'Spawning…' : STRINGS.spawnButton}
+                </button>
+              </div>
+            )}
+            {!providers.length && <p className="muted small">{STRINGS.noRunner}</p>}
+            {actionError && (
+              <p className="error-line" role="alert">
+                {actionError}
+              </p>
+            )}
+          </section>
+          <WorldList
+            repos={world.data.repos}
+            sessions={sessions}
+            selectedRoom={room}
+            selectedSessionId={openSessionId}
+            canOperate={canOperate}
+            onSelectRoom={(repoId, roomPath) => setSelectedRoom({ repoId, roomPath })}
+            onOpenSession={setOpenSessionId}
+            onStopSession={(id) => stop.mutate(id)}
+          />
+        </aside>
+        <main className="world-column">
+          <div className="village-wrap">
+            <Village
+              repos={world.data.repos}
+              sessions={sessions}
+              selectedSessionId={openSessionId}
+              selectedRoom={room}
+              onSelectSession={setOpenSessionId}
+              onSelectRoom={(repoId, roomPath) => setSelectedRoom({ repoId, roomPath })}
+            />
+          </div>
+          {openSession && (
+            <div className="dock" style={{ height: dockHeight }}>
+              <div
+                className="dock-handle"
+                role="separator"
+                aria-orientation="horizontal"
+                aria-label="Resize the terminal dock (arrow keys)"
+                aria-valuenow={dockHeight}
+                tabIndex={0}
+                onKeyDown={(e) => {
+                  if (e.key === 'ArrowUp') setDockHeight((h) => Math.min(window.innerHeight - 120, h + 40));
+                  if (e.key === 'ArrowDown') setDockHeight((h) => Math.max(DOCK_MIN, h - 40));
+                }}
+                onPointerDown={(e) => {
+                  const startY = e.clientY;
+                  const startH = dockHeight;
+                  const move = (ev: PointerEvent) =>
+                    setDockHeight(Math.max(DOCK_MIN, Math.min(window.innerHeight - 120, startH + startY - ev.clientY)));
+                  const up = () => {
+                    window.removeEventListener('pointermove', move);
+                    window.removeEventListener('pointerup', up);
+                  };
+                  window.addEventListener('pointermove', move);
+                  window.addEventListener('pointerup', up);
+                }}
+              />
+              <TerminalPanel
+                key={openSession.id}
+                session={openSession}
+                readOnly={!canOperate}
+                onClose={() => setOpenSessionId(null)}
+                onStop={() => stop.mutate(openSession.id)}
+              />
+            </div>
+          )}
+        </main>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,85 @@
+'use client';
+import type { RepoSummary, SessionSummary } from '../../protocol';
+import { STRINGS, stateLabel } from './strings';
+
+export interface WorldListProps {
+  repos: RepoSummary[];
+  sessions: SessionSummary[];
+  selectedRoom: { repoId: string; roomPath: string } | null;
+  selectedSessionId: string | null;
+  canOperate: boolean;
+  onSelectRoom(repoId: string, roomPath: string): void;
+  onOpenSession(id: string): void;
+  onStopSession(id: string): void;
+}
+
+/** Every building, room and session of the canvas as real buttons: the village without a mouse. */
+export default function WorldList(props: WorldListProps) {
+  const { repos, sessions, selectedRoom, selectedSessionId } = props;
+  return (
+    <nav className="world-list" aria-label="Buildings, rooms and sessions">
+      <h2 className="panel-title">Sessions</h2>
+      {sessions.length === 0 ? (
+        <p className="muted">No agents yet. Pick a room and spawn one.</p>
+      ) : (
+        <ul className="session-list">
+          {sessions.map((s) => {
+            const repo = repos.find((r) => r.id === s.repo_id);
+            return (
+              <li key={s.id} className={s.id === selectedSessionId ? 'selected' : undefined} data-session-id={s.id}>
+                <div className="session-line">
+                  <span className={`dot state-${s.state.toLowerCase()}`} aria-hidden />
+                  <span className="session-title">{s.title}</span>
+                </div>
+                <div className="muted small">
+                  {repo?.name ?? 'repository'}/{s.room_path || '(root)'} · {stateLabel(s.state)}
+                  {s.reason ? ` — ${s.reason}` : ''}
+                </div>
+                <div className="row">
+                  <button type="button" className="btn btn-small" onClick={() => props.onOpenSession(s.id)} aria-label={`${STRINGS.openTerminal}: ${s.title}`}>
+                    {STRINGS.openTerminal}
+                  </button>
+                  {props.canOperate && s.state !== 'COMPLETED' && s.state !== 'FAILED' && (
+                    <button type="button" className="btn btn-small btn-danger" onClick={() => props.onStopSession(s.id)} aria-label={`${STRINGS.stopSession}: ${s.title}`}>
+                      {STRINGS.stopSession}
+                    </button>
+                  )}
+                </div>
+              </li>
+            );
+          })}
+        </ul>
+      )}
+      <h2 className="panel-title">Buildings</h2>
+      {repos.map((repo) => (
+        <section key={repo.id} className="building-entry" aria-label={`Building ${repo.name}`}>
+          <h3>
+            {repo.name} <span className="muted small">{repo.status === 'ready' ? repo.default_branch : repo.status}</span>
+          </h3>
+          {repo.status === 'error' && <p className="error-line">{repo.error}</p>}
+          {repo.status === 'pending' && <p className="muted small">Waiting for a runner to scan it…</p>}
+          {repo.tree && (
+            <ul className="room-list">
+              {repo.tree.dirs.slice(0, 400).map((d) => {
+                const depth = d.path === '' ? 0 : d.path.split('/').length;
+                const selected = selectedRoom?.repoId === repo.id && selectedRoom.roomPath === d.path;
+                return (
+                  <li key={d.path} style={{ paddingLeft: depth * 12 }}>
+                    <button
+                      type="button"
+                      className={`room-button${selected ? ' selected' : ''}`}
+                      aria-pressed={selected}
+                      onClick={() => props.onSelectRoom(repo.id, d.path)}
+                    >
+                      {d.path === '' ? '/ (hall)' : `${d.path.split('/').at(-1)}/`}
+                    </button>
+                  </li>
+                );
+              })}
+            </ul>
+          )}
+        </section>
+      ))}
+    </nav>
+  );
+}

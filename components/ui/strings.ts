@@ -1,0 +1,42 @@
+import type { SessionState } from '../../protocol';
+
+/** User-facing strings in one place; tests assert on these, not on copies. */
+export const STRINGS = {
+  appName: 'Agent Village',
+  setupTitle: 'Create the first admin account',
+  setupButton: 'Create account and enter the village',
+  loginTitle: 'Log in to the village',
+  loginButton: 'Log in',
+  spawnButton: 'Spawn agent',
+  openTerminal: 'Open terminal',
+  stopSession: 'Stop',
+  closeTerminal: 'Close terminal',
+  replaying: 'Replaying the screen…',
+  readOnly: 'Read-only: viewers can watch but not type.',
+  noRunner: 'No runner is online. The attached runner starts with the server; remote runners need a token (Settings).',
+  addRepoButton: 'Add repository',
+} as const;
+
+/** A sprite's state in words a person can read. */
+export function stateLabel(state: SessionState): string {
+  switch (state) {
+    case 'CREATED':
+      return 'queued';
+    case 'PREPARING_WORKSPACE':
+      return 'preparing workspace';
+    case 'STARTING_PROVIDER':
+      return 'starting';
+    case 'RUNNING':
+      return 'working';
+    case 'WAITING_FOR_APPROVAL':
+      return 'waiting for approval';
+    case 'PAUSED_BY_HUMAN':
+      return 'paused';
+    case 'STOPPING':
+      return 'stopping';
+    case 'COMPLETED':
+      return 'finished';
+    case 'FAILED':
+      return 'failed';
+  }
+}

@@ -1,0 +1,50 @@
+'use client';
+import { useEffect } from 'react';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import type { Me, RepoSummary, RunnerSummary, SessionSummary, WorldSnapshot } from '../../protocol';
+import { getUiSocket } from '../realtime/socket';
+import { api } from './api';
+
+export const WORLD_KEY = ['world'] as const;
+
+function upsert<T extends { id: string }>(list: T[], item: T): T[] {
+  const i = list.findIndex((x) => x.id === item.id);
+  if (i === -1) return [...list, item];
+  const copy = list.slice();
+  copy[i] = item;
+  return copy;
+}
+
+export function useMe() {
+  return useQuery({ queryKey: ['me'], queryFn: () => api<Me>('/api/me'), retry: false });
+}
+
+/** The world snapshot from REST, kept live by the /ui socket's updates. */
+export function useWorld(enabled: boolean) {
+  const qc = useQueryClient();
+  const query = useQuery({ queryKey: WORLD_KEY, queryFn: () => api<WorldSnapshot>('/api/world'), enabled });
+
+  useEffect(() => {
+    if (!enabled) return;
+    const socket = getUiSocket();
+    const patch = (fn: (w: WorldSnapshot) => WorldSnapshot) =>
+      qc.setQueryData<WorldSnapshot>(WORLD_KEY, (w) => (w ? fn(w) : w));
+    const onSession = (s: SessionSummary) => patch((w) => ({ ...w, sessions: upsert(w.sessions, s) }));
+    const onRepo = (r: RepoSummary) => patch((w) => ({ ...w, repos: upsert(w.repos, r) }));
+    const onRunner = (r: RunnerSummary) => patch((w) => ({ ...w, runners: upsert(w.runners, r) }));
+    // After a reconnect, anything may have changed while we were away: read the snapshot again.
+    const onConnect = () => void qc.invalidateQueries({ queryKey: WORLD_KEY });
+    socket.on('session:updated', onSession);
+    socket.on('repo:updated', onRepo);
+    socket.on('runner:updated', onRunner);
+    socket.on('connect', onConnect);
+    return () => {
+      socket.off('session:updated', onSession);
+      socket.off('repo:updated', onRepo);
+      socket.off('runner:updated', onRunner);
+      socket.off('connect', onConnect);
+    };
+  }, [enabled, qc]);
+
+  return query;
+}

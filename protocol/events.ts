@@ -1,0 +1,144 @@
+import { z } from 'zod';
+import { OrgIdSchema, ProviderIdSchema, RepoRefSchema, RoomPathSchema, SessionIdSchema, SessionStateSchema } from './world';
+
+/**
+ * Runner → control plane events (agent-runner.md §7): UPPER_SNAKE type, snake_case fields, and on
+ * every event org_id, repo_ref, ts (epoch ms) and seq (monotonic per session, from 1).
+ */
+const base = {
+  session_id: SessionIdSchema,
+  org_id: OrgIdSchema,
+  repo_id: z.string().min(1).max(100),
+  repo_ref: RepoRefSchema,
+  ts: z.number().int().nonnegative(),
+  seq: z.number().int().positive(),
+};
+
+export const SessionStartedSchema = z.object({
+  ...base,
+  type: z.literal('SESSION_STARTED'),
+  provider: ProviderIdSchema,
+  room_path: RoomPathSchema,
+  branch: z.string(),
+  worktree_path: z.string(),
+  pid: z.number().int().positive(),
+});
+
+export const SessionStateChangedSchema = z.object({
+  ...base,
+  type: z.literal('SESSION_STATE_CHANGED'),
+  from: SessionStateSchema,
+  to: SessionStateSchema,
+  reason: z.string().max(2000),
+  exit_code: z.number().int().nullable().optional(),
+});
+
+export const TerminalChunkSchema = z.object({
+  ...base,
+  type: z.literal('TERMINAL_CHUNK'),
+  data: z.string().max(1_048_576),
+});
+
+/** Output that could never be spooled (the runner was dead): recorded, never a silent hole. */
+export const OutputGapSchema = z.object({
+  ...base,
+  type: z.literal('OUTPUT_GAP'),
+  reason: z.string().max(2000),
+  down_since: z.number().int().nonnegative().nullable(),
+});
+
+export const FileTouchedSchema = z.object({
+  ...base,
+  type: z.literal('FILE_TOUCHED'),
+  path: z.string().min(1).max(4096),
+  room_path: RoomPathSchema,
+  reason: z.enum(['write', 'read', 'diff']),
+});
+
+export const DiffSummarySchema = z.object({
+  ...base,
+  type: z.literal('DIFF_SUMMARY'),
+  files: z.array(z.object({ path: z.string(), added: z.number().int().nullable(), removed: z.number().int().nullable() })).max(5000),
+  final: z.boolean(),
+});
+
+export const TestRunStartedSchema = z.object({
+  ...base,
+  type: z.literal('TEST_RUN_STARTED'),
+  command: z.string().max(4096),
+});
+
+export const TestRunFinishedSchema = z.object({
+  ...base,
+  type: z.literal('TEST_RUN_FINISHED'),
+  command: z.string().max(4096),
+  passed: z.number().int().nonnegative(),
+  failed: z.number().int().nonnegative(),
+  exit_code: z.number().int().nullable(),
+});
+
+export const ApprovalCategorySchema = z.enum(['merge', 'deps_add', 'secrets', 'deploy']);
+
+export const ApprovalRequestedSchema = z.object({
+  ...base,
+  type: z.literal('APPROVAL_REQUESTED'),
+  approval_id: z.string().min(1).max(100),
+  category: ApprovalCategorySchema,
+  summary: z.string().max(2000),
+  risk: z.enum(['low', 'medium', 'high']),
+  context: z.record(z.string(), z.unknown()),
+});
+
+export const ApprovalResolvedSchema = z.object({
+  ...base,
+  type: z.literal('APPROVAL_RESOLVED'),
+  approval_id: z.string().min(1).max(100),
+  decision: z.enum(['allow', 'deny']),
+  note: z.string().max(2000).optional(),
+});
+
+export const AlertRaisedSchema = z.object({
+  ...base,
+  type: z.literal('ALERT_RAISED'),
+  severity: z.enum(['info', 'warning', 'error']),
+  message: z.string().max(4000),
+  room_path: RoomPathSchema.optional(),
+});
+
+export const UsageTickSchema = z.object({
+  ...base,
+  type: z.literal('USAGE_TICK'),
+  provider: ProviderIdSchema,
+  window_start: z.number().int().nonnegative(),
+  units: z.object({
+    agent_seconds: z.number().nonnegative(),
+    terminal_kb: z.number().nonnegative(),
+    files_touched: z.number().int().nonnegative(),
+  }),
+});
+
+export const RunnerEventSchema = z.discriminatedUnion('type', [
+  SessionStartedSchema,
+  SessionStateChangedSchema,
+  TerminalChunkSchema,
+  OutputGapSchema,
+  FileTouchedSchema,
+  DiffSummarySchema,
+  TestRunStartedSchema,
+  TestRunFinishedSchema,
+  ApprovalRequestedSchema,
+  ApprovalResolvedSchema,
+  AlertRaisedSchema,
+  UsageTickSchema,
+]);
+export type RunnerEvent = z.infer<typeof RunnerEventSchema>;
+export type RunnerEventType = RunnerEvent['type'];
+export type TerminalChunk = z.infer<typeof TerminalChunkSchema>;
+export type SessionStateChanged = z.infer<typeof SessionStateChangedSchema>;
+
+/** The part of an event a runner fills in before the spool assigns seq and ts. */
+export type RunnerEventBody = RunnerEvent extends infer E
+  ? E extends RunnerEvent
+    ? Omit<E, 'seq' | 'ts' | 'session_id' | 'org_id' | 'repo_id' | 'repo_ref'>
+    : never
+  : never;

@@ -1,0 +1,6 @@
+export * from './result';
+export * from './world';
+export * from './events';
+export * from './runner';
+export * from './ui';
+export * from './api';

@@ -1,0 +1,53 @@
+import { z } from 'zod';
+
+/** Error codes shared by REST answers and socket acks. */
+export const ErrorCodeSchema = z.enum([
+  'BAD_REQUEST',
+  'UNAUTHORIZED',
+  'FORBIDDEN',
+  'NOT_FOUND',
+  'CONFLICT',
+  'NO_RUNNER',
+  'RUNNER_ERROR',
+  'SETUP_REQUIRED',
+  'INTERNAL',
+]);
+export type ErrorCode = z.infer<typeof ErrorCodeSchema>;
+
+export const ApiErrorSchema = z.object({ code: ErrorCodeSchema, message: z.string() });
+export type ApiError = z.infer<typeof ApiErrorSchema>;
+
+/** Every socket ack and REST body: nothing is thrown across a process boundary. */
+export type Result<T> = { ok: true; data: T } | { ok: false; error: ApiError };
+export type Ack<T> = (result: Result<T>) => void;
+
+export const ok = <T>(data: T): Result<T> => ({ ok: true, data });
+export const fail = (code: ErrorCode, message: string): Result<never> => ({ ok: false, error: { code, message } });
+
+/** HTTP status for each error code (one table, used by every route handler). */
+export const HTTP_STATUS: Record<ErrorCode, number> = {
+  BAD_REQUEST: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  NO_RUNNER: 503,
+  RUNNER_ERROR: 502,
+  SETUP_REQUIRED: 409,
+  INTERNAL: 500,
+};
+
+/** A readable message from a failed zod parse: "field: problem; field: problem". */
+export function describeZodError(error: z.ZodError): string {
+  return error.issues
+    .slice(0, 5)
+    .map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message))
+    .join('; ');
+}
+
+/** safeParse turned into a Result, for arrivals from sockets. */
+export function parseInput<S extends z.ZodType>(schema: S, input: unknown): Result<z.infer<S>> {
+  const parsed = schema.safeParse(input);
+  if (parsed.success) return ok(parsed.data);
+  return fail('BAD_REQUEST', `Invalid message: ${describeZodError(parsed.error)}`);
+}

@@ -1,0 +1,124 @@
+import { z } from 'zod';
+import type { Ack } from './result';
+import { RunnerEventSchema } from './events';
+import { OrgIdSchema, ProviderIdSchema, RepoIdSchema, RepoRefSchema, RepoTreeSchema, RoomPathSchema, SessionIdSchema } from './world';
+
+/** Flow control for terminal output (numbers from VS Code's pty host). */
+export const FLOW_CONTROL = {
+  /** Pause the PTY when this many characters are sent but not yet parsed by a viewer. */
+  HIGH_WATERMARK_CHARS: 100_000,
+  /** Resume it when the backlog falls below this. */
+  LOW_WATERMARK_CHARS: 5_000,
+} as const;
+
+export const RunnerRegisterSchema = z.object({
+  name: z.string().min(1).max(100),
+  hostname: z.string().min(1).max(255),
+  version: z.string().max(50),
+  capacity: z.number().int().min(0).max(1000),
+  providers: z.array(ProviderIdSchema).max(10),
+  /** Sessions the runner still owns (alive, or with unacked events), so the server can reconcile. */
+  sessions: z.array(z.object({ session_id: SessionIdSchema, alive: z.boolean() })).max(1000),
+});
+export type RunnerRegister = z.infer<typeof RunnerRegisterSchema>;
+
+export const RunnerRegisteredSchema = z.object({
+  runner_id: z.string(),
+  org_id: OrgIdSchema,
+  heartbeat_ms: z.number().int().positive(),
+});
+export type RunnerRegistered = z.infer<typeof RunnerRegisteredSchema>;
+
+export const RunnerHeartbeatSchema = z.object({
+  active_sessions: z.number().int().min(0),
+  ts: z.number().int().nonnegative(),
+});
+export type RunnerHeartbeat = z.infer<typeof RunnerHeartbeatSchema>;
+
+/** Events go in batches (in seq order per session); the ack names the highest stored seq per session. */
+export const RunnerEventBatchSchema = z.array(RunnerEventSchema).min(1).max(1000);
+export const EventAckSchema = z.object({
+  acked: z.array(z.object({ session_id: SessionIdSchema, seq: z.number().int().nonnegative() })),
+});
+export type EventAck = z.infer<typeof EventAckSchema>;
+
+// ---- Control plane → runner commands (agent-runner.md §6.3 bodies) ----
+
+export const TaskSchema = z.object({
+  title: z.string().max(500),
+  goal: z.string().max(10000).optional(),
+  constraints: z.array(z.string().max(500)).max(50).optional(),
+  acceptance: z.array(z.string().max(500)).max(50).optional(),
+});
+
+export const PolicySchema = z.object({
+  shell_allowlist: z.array(z.string().max(200)).max(500).optional(),
+  shell_denylist: z.array(z.string().max(200)).max(500).optional(),
+  network: z.object({ mode: z.enum(['restricted', 'open']) }).optional(),
+  requires_approval_for: z.array(z.enum(['merge', 'secrets', 'deploy', 'deps_add'])).optional(),
+});
+
+export const CreateSessionCommandSchema = z.object({
+  session_id: SessionIdSchema,
+  org_id: OrgIdSchema,
+  repo_id: RepoIdSchema,
+  repo: RepoRefSchema,
+  /** Where the runner clones from: a local path or a git URL. */
+  repo_source: z.string().min(1).max(4096),
+  checkout: z.object({ type: z.enum(['branch', 'commit']), ref: z.string().min(1).max(255) }),
+  room_path: RoomPathSchema,
+  provider: ProviderIdSchema,
+  task: TaskSchema,
+  policy: PolicySchema.default({}),
+  billing: z
+    .object({ plan: z.enum(['free', 'team', 'enterprise']), limits: z.object({ max_concurrency: z.number().int().positive() }) })
+    .optional(),
+  mode: z.enum(['write', 'read_only']).default('write'),
+  cols: z.number().int().min(2).max(1000).default(120),
+  rows: z.number().int().min(2).max(500).default(32),
+});
+export type CreateSessionCommand = z.infer<typeof CreateSessionCommandSchema>;
+
+export const SessionInputCommandSchema = z.object({
+  session_id: SessionIdSchema,
+  data: z.string().max(65536),
+  mode: z.enum(['raw', 'line']).default('raw'),
+});
+export type SessionInputCommand = z.infer<typeof SessionInputCommandSchema>;
+
+export const SessionResizeCommandSchema = z.object({
+  session_id: SessionIdSchema,
+  cols: z.number().int().min(2).max(1000),
+  rows: z.number().int().min(2).max(500),
+});
+export type SessionResizeCommand = z.infer<typeof SessionResizeCommandSchema>;
+
+export const SessionRefSchema = z.object({ session_id: SessionIdSchema });
+export type SessionRef = z.infer<typeof SessionRefSchema>;
+
+/** Flow-control acknowledgement: viewers have parsed the terminal output through this seq. */
+export const TerminalAckSchema = z.object({ session_id: SessionIdSchema, seq: z.number().int().nonnegative() });
+export type TerminalAck = z.infer<typeof TerminalAckSchema>;
+
+export const RepoScanCommandSchema = z.object({
+  repo_id: RepoIdSchema,
+  source: z.string().min(1).max(4096),
+});
+export type RepoScanCommand = z.infer<typeof RepoScanCommandSchema>;
+
+export interface RunnerToServerEvents {
+  'runner:register': (body: RunnerRegister, ack: Ack<RunnerRegistered>) => void;
+  'runner:heartbeat': (body: RunnerHeartbeat, ack: Ack<{ ts: number }>) => void;
+  'runner:events': (batch: z.input<typeof RunnerEventBatchSchema>, ack: Ack<EventAck>) => void;
+}
+
+export interface ServerToRunnerEvents {
+  'session:create': (cmd: z.input<typeof CreateSessionCommandSchema>, ack: Ack<{ session_id: string }>) => void;
+  'session:input': (cmd: z.input<typeof SessionInputCommandSchema>, ack: Ack<null>) => void;
+  'session:resize': (cmd: SessionResizeCommand, ack: Ack<null>) => void;
+  'session:stop': (cmd: SessionRef, ack: Ack<null>) => void;
+  'terminal:ack': (cmd: TerminalAck) => void;
+  'repo:scan': (cmd: RepoScanCommand, ack: Ack<z.infer<typeof RepoTreeSchema>>) => void;
+}
+
+export { RoomPathSchema };

@@ -1,0 +1,81 @@
+import { z } from 'zod';
+import type { Ack } from './result';
+import { ProviderIdSchema, RepoTreeSchema, SessionIdSchema, SessionStateSchema } from './world';
+
+/** What the browser is told about a session. */
+export const SessionSummarySchema = z.object({
+  id: z.string(),
+  repo_id: z.string(),
+  runner_id: z.string().nullable(),
+  provider: ProviderIdSchema,
+  room_path: z.string(),
+  title: z.string(),
+  state: SessionStateSchema,
+  reason: z.string(),
+  created_by: z.string(),
+  created_at: z.string(),
+  last_seq: z.number().int(),
+});
+export type SessionSummary = z.infer<typeof SessionSummarySchema>;
+
+export const RepoSummarySchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  source: z.string(),
+  status: z.enum(['pending', 'ready', 'error']),
+  error: z.string().nullable(),
+  default_branch: z.string().nullable(),
+  head_sha: z.string().nullable(),
+  tree: RepoTreeSchema.nullable(),
+});
+export type RepoSummary = z.infer<typeof RepoSummarySchema>;
+
+export const RunnerSummarySchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  hostname: z.string(),
+  online: z.boolean(),
+  capacity: z.number().int(),
+  providers: z.array(ProviderIdSchema),
+  active_sessions: z.number().int(),
+  last_seen_at: z.string(),
+});
+export type RunnerSummary = z.infer<typeof RunnerSummarySchema>;
+
+/** A stored runner event as the browser receives it (the payload is the validated runner event). */
+export const WireEventSchema = z.object({
+  seq: z.number().int().positive(),
+  type: z.string(),
+  ts: z.number(),
+  data: z.string().optional(), // TERMINAL_CHUNK text
+  payload: z.record(z.string(), z.unknown()).optional(), // every other event
+});
+export type WireEvent = z.infer<typeof WireEventSchema>;
+
+export const AttachSchema = z.object({ session_id: SessionIdSchema, after_seq: z.number().int().min(0).default(0) });
+export const DetachSchema = z.object({ session_id: SessionIdSchema });
+export const UiInputSchema = z.object({ session_id: SessionIdSchema, data: z.string().min(1).max(65536) });
+export const UiResizeSchema = z.object({
+  session_id: SessionIdSchema,
+  cols: z.number().int().min(2).max(1000),
+  rows: z.number().int().min(2).max(500),
+});
+export const UiTerminalAckSchema = z.object({ session_id: SessionIdSchema, seq: z.number().int().min(0) });
+
+export interface UiClientToServerEvents {
+  'session:attach': (body: z.input<typeof AttachSchema>, ack: Ack<{ session: SessionSummary }>) => void;
+  'session:detach': (body: z.infer<typeof DetachSchema>, ack?: Ack<null>) => void;
+  'terminal:input': (body: z.infer<typeof UiInputSchema>, ack?: Ack<null>) => void;
+  'terminal:resize': (body: z.infer<typeof UiResizeSchema>, ack?: Ack<null>) => void;
+  'terminal:ack': (body: z.infer<typeof UiTerminalAckSchema>) => void;
+}
+
+export interface UiServerToClientEvents {
+  /** Events of an attached session, in seq order; `replay` marks those read back from the database. */
+  'session:events': (body: { session_id: string; events: WireEvent[]; replay: boolean }) => void;
+  /** Replay is complete through this seq: live events follow, input may be enabled. */
+  'session:replayed': (body: { session_id: string; through_seq: number }) => void;
+  'session:updated': (session: SessionSummary) => void;
+  'repo:updated': (repo: RepoSummary) => void;
+  'runner:updated': (runner: RunnerSummary) => void;
+}

@@ -1,0 +1,79 @@
+// `npm test`: unit → build → integration → end-to-end, then one summary line of all suites.
+// Each suite's own runner does the work; this script only sequences them and adds up the counts.
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { resolve, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const only = process.argv[2]; // optional: unit | integration | e2e | lint
+const env = { ...process.env, NEXT_TELEMETRY_DISABLED: '1', FORCE_COLOR: '0' };
+let passed = 0;
+let failed = 0;
+let broken = false;
+
+function run(cmd, args, { capture } = {}) {
+  return new Promise((res) => {
+    console.log(`\n$ ${cmd} ${args.join(' ')}`);
+    const child = spawn(cmd, args, { cwd: root, env, stdio: ['ignore', capture ? 'pipe' : 'inherit', 'inherit'] });
+    let out = '';
+    child.stdout?.on('data', (b) => {
+      process.stdout.write(b);
+      out += b.toString();
+    });
+    child.on('close', (code) => res({ code: code ?? 1, out }));
+  });
+}
+
+const vitestJson = resolve(root, '.reports/vitest.json');
+async function vitest(project) {
+  rmSync(vitestJson, { force: true });
+  const { code } = await run('npx', ['vitest', 'run', '--project', project, '--reporter=default', '--reporter=json', `--outputFile.json=${vitestJson}`]);
+  if (existsSync(vitestJson)) {
+    const r = JSON.parse(readFileSync(vitestJson, 'utf8'));
+    passed += r.numPassedTests;
+    failed += r.numFailedTests;
+  }
+  if (code !== 0) broken = true;
+}
+
+async function playwright() {
+  const json = resolve(root, '.reports/playwright.json');
+  rmSync(json, { force: true });
+  env.PLAYWRIGHT_JSON_OUTPUT_NAME = json;
+  const { code } = await run('npx', ['playwright', 'test', '--reporter=list,json']);
+  if (existsSync(json)) {
+    const r = JSON.parse(readFileSync(json, 'utf8'));
+    passed += r.stats.expected + (r.stats.flaky ?? 0);
+    failed += r.stats.unexpected;
+  }
+  if (code !== 0) broken = true;
+}
+
+const steps = {
+  lint: async () => {
+    const lint = await run('npx', ['eslint', '.']);
+    const tsc = await run('npx', ['tsc', '--noEmit', '-p', '.']);
+    if (lint.code || tsc.code) {
+      broken = true;
+      failed += 1;
+    } else passed += 1;
+  },
+  unit: () => vitest('unit'),
+  build: async () => {
+    const { code } = await run('npx', ['next', 'build']);
+    if (code !== 0) {
+      broken = true;
+      failed += 1;
+    }
+  },
+  integration: () => vitest('integration'),
+  e2e: () => playwright(),
+};
+
+for (const [name, step] of Object.entries(steps)) {
+  if (only && only !== name && !(only !== 'lint' && only !== 'unit' && name === 'build')) continue;
+  await step();
+}
+console.log(`\n${passed} passed, ${failed} failed`);
+process.exit(broken || failed ? 1 : 0);

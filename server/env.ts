@@ -1,0 +1,35 @@
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { describeZodError } from '../protocol';
+
+export const PROJECT_ROOT = resolve(import.meta.dirname, '..');
+
+const bool = z
+  .enum(['1', '0', 'true', 'false', 'yes', 'no'])
+  .transform((v) => v === '1' || v === 'true' || v === 'yes');
+
+const EnvSchema = z.object({
+  NODE_ENV: z.enum(['development', 'production', 'test']).default('production'),
+  PORT: z.coerce.number().int().min(0, 'PORT must be 0..65535').max(65535, 'PORT must be 0..65535').default(3000),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  DATA_DIR: z.string().min(1).default(resolve(PROJECT_ROOT, 'data')),
+  DATABASE_URL: z.string().startsWith('file:', 'DATABASE_URL must be a SQLite file: URL').optional(),
+  /** Start a runner process beside the control plane (the one-command local setup). */
+  AGENT_VILLAGE_ATTACHED_RUNNER: bool.default(true),
+  /** Register the shipped demo repository on first start. */
+  AGENT_VILLAGE_DEMO_REPO: bool.default(true),
+  /** Serve the Next.js pages (tests of the realtime layer alone may switch it off). */
+  AGENT_VILLAGE_NEXT: bool.default(true),
+});
+
+export type ServerEnv = z.infer<typeof EnvSchema> & { DATABASE_URL: string };
+
+/** Parse the environment once at start-up; a bad value stops the server with a clear message. */
+export function parseServerEnv(env: NodeJS.ProcessEnv = process.env): ServerEnv {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new Error(`Bad environment: ${describeZodError(parsed.error)}`);
+  }
+  const data = parsed.data;
+  return { ...data, DATABASE_URL: data.DATABASE_URL ?? `file:${resolve(data.DATA_DIR, 'village.db')}` };
+}

@@ -1,0 +1,79 @@
+import { createHash } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FLOW_CONTROL, type SessionSummary } from '../../protocol';
+import { Api, startStack, TerminalWatcher, uiSocket, waitFor, type Stack } from './harness';
+
+describe('terminal flow control (browser acks → server → runner pauses the PTY)', () => {
+  let stack: Stack;
+  let api: Api;
+  let session: SessionSummary;
+  let watcher: TerminalWatcher;
+
+  beforeAll(async () => {
+    stack = await startStack();
+    api = new Api(stack.url);
+    await api.setupAdmin();
+    const repo = await api.readyRepo();
+    session = await api.ok<SessionSummary>('POST', '/api/sessions', { repo_id: repo.id, room_path: '', provider: 'shell' });
+    await api.waitState(session.id, ['RUNNING']);
+    watcher = new TerminalWatcher(await uiSocket(stack.url, api.cookie), session.id);
+    await watcher.attach();
+  });
+  afterAll(async () => stack?.stop());
+
+  it('a viewer that does not ack holds the PTY near the high watermark; acks release it', async () => {
+    watcher.autoAck = false;
+    const before = watcher.text().length;
+    await watcher.type('yes\r');
+    await watcher.waitText(/(y\r\n){1000}/, 'yes output');
+    // Let it run well past the watermark; output must stop growing once it is paused.
+    await new Promise((r) => setTimeout(r, 1500));
+    const held = watcher.text().length - before;
+    expect(held).toBeGreaterThan(FLOW_CONTROL.HIGH_WATERMARK_CHARS / 2);
+    expect(held).toBeLessThan(FLOW_CONTROL.HIGH_WATERMARK_CHARS * 4);
+    watcher.autoAck = true;
+    watcher.socket.emit('terminal:ack', { session_id: session.id, seq: watcher.events.at(-1)!.seq });
+    await waitFor(() => watcher.text().length - before > held * 2, 'output to resume after the ack');
+  });
+
+  it('yes then Ctrl-C returns the prompt', async () => {
+    await watcher.type('\x03');
+    await watcher.type('echo after-yes-$((3+4))\r');
+    await watcher.waitText('after-yes-7');
+  });
+
+  it('a 50 MB cat arrives complete (checksum), in order, without duplicates', async () => {
+    const file = join(stack.dataDir, 'big.txt');
+    const line = (i: number) => `${String(i).padStart(9, '0')} ${'the quick brown fox jumps over the lazy dog '.repeat(2)}\n`;
+    const lines: string[] = [];
+    let size = 0;
+    for (let i = 0; size < 50 * 1024 * 1024; i++) {
+      const l = line(i);
+      lines.push(l);
+      size += l.length;
+    }
+    const content = lines.join('');
+    writeFileSync(file, content);
+    const expected = createHash('sha256').update(content.replaceAll('\n', '\r\n')).digest('hex');
+
+    const chunks: string[] = [];
+    let done = false;
+    watcher.socket.on('session:events', (b) => {
+      for (const e of b.events) if (e.type === 'TERMINAL_CHUNK' && e.data) chunks.push(e.data);
+      if (b.events.some((e) => e.data?.includes('\x03'))) done = true;
+    });
+    const from = watcher.events.length;
+    await watcher.type(`printf '\\002'; cat ${file}; printf '\\003'\r`);
+    await waitFor(() => done, '50 MB through the terminal', 240_000);
+    const all = chunks.join('');
+    const start = all.indexOf('\x02');
+    const end = all.indexOf('\x03', start);
+    const got = all.slice(start + 1, end);
+    expect(got.length).toBe(content.length + lines.length);
+    expect(createHash('sha256').update(got).digest('hex')).toBe(expected);
+    const seqs = watcher.events.slice(from).map((e) => e.seq);
+    for (let i = 1; i < seqs.length; i++) expect(seqs[i]).toBe(seqs[i - 1]! + 1);
+  }, 300_000);
+});

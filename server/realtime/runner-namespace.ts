@@ -1,0 +1,119 @@
+import type { Namespace, Server, Socket } from 'socket.io';
+import {
+  fail,
+  RunnerEventBatchSchema,
+  RunnerHeartbeatSchema,
+  RunnerRegisterSchema,
+  type Result,
+  type RunnerToServerEvents,
+  type ServerToRunnerEvents,
+} from '../../protocol';
+import type { Services } from '../services';
+import { AppError } from '../services/errors';
+import type { RunnerGateway } from '../services/ports';
+import { RUNNER_HEARTBEAT_MS, type RunnerIdentity } from '../services/runners';
+import { handle } from './handler';
+
+/** A runner that does not answer a command in this time is treated as failed for that command. */
+const COMMAND_TIMEOUT_MS = 15_000;
+
+interface RunnerSocketData {
+  identity: RunnerIdentity | null;
+  runnerId?: string;
+}
+type RunnerSocket = Socket<RunnerToServerEvents, ServerToRunnerEvents, Record<string, never>, RunnerSocketData>;
+
+/** The /runner namespace: runners dial in with a token, register, heartbeat and stream events. */
+export function attachRunnerNamespace(io: Server, services: Services): RunnerGateway {
+  const nsp = io.of('/runner') as unknown as Namespace<RunnerToServerEvents, ServerToRunnerEvents, Record<string, never>, RunnerSocketData>;
+  const connected = new Map<string, { socket: RunnerSocket; active: number }>();
+
+  nsp.use(async (socket, next) => {
+    try {
+      const token = (socket.handshake.auth as { token?: unknown } | undefined)?.token;
+      socket.data.identity = await services.runners.verifyToken(typeof token === 'string' ? token : undefined);
+      // Unauthenticated sockets may connect only to be told so at register, in a readable ack.
+      next();
+    } catch (err) {
+      next(err as Error);
+    }
+  });
+
+  nsp.on('connection', (socket) => {
+    const requireRunner = () => {
+      if (!socket.data.identity || !socket.data.runnerId) throw new AppError('UNAUTHORIZED', 'Register first.');
+      return { id: socket.data.runnerId, orgId: socket.data.identity.orgId };
+    };
+
+    socket.on(
+      'runner:register',
+      handle('runner:register', RunnerRegisterSchema, async (body) => {
+        const identity = socket.data.identity;
+        if (!identity) {
+          setTimeout(() => socket.disconnect(true), 50);
+          throw new AppError('UNAUTHORIZED', 'The runner token is invalid or revoked.');
+        }
+        const { runner } = await services.runners.register(identity, body);
+        const previous = connected.get(runner.id);
+        if (previous && previous.socket.id !== socket.id) previous.socket.disconnect(true);
+        connected.set(runner.id, { socket, active: body.sessions.filter((s) => s.alive).length });
+        socket.data.runnerId = runner.id;
+        services.ports.broadcast!.runnerUpdated(identity.orgId, services.runners.summary(runner));
+        // Repositories added while no runner was online get their scan now.
+        setImmediate(() => void services.repos.scanPending(identity.orgId).catch((e) => console.error('[server] scan', e)));
+        for (const s of await services.sessions.list(identity.orgId)) services.ports.broadcast!.sessionUpdated(identity.orgId, s);
+        return { runner_id: runner.id, org_id: identity.orgId, heartbeat_ms: RUNNER_HEARTBEAT_MS };
+      }),
+    );
+
+    socket.on(
+      'runner:heartbeat',
+      handle('runner:heartbeat', RunnerHeartbeatSchema, async (body) => {
+        const r = requireRunner();
+        const entry = connected.get(r.id);
+        if (entry) entry.active = body.active_sessions;
+        await services.runners.heartbeat(r.id);
+        return { ts: Date.now() };
+      }),
+    );
+
+    socket.on(
+      'runner:events',
+      handle('runner:events', RunnerEventBatchSchema, async (batch) => services.events.ingest(requireRunner(), batch)),
+    );
+
+    socket.on('disconnect', () => {
+      const id = socket.data.runnerId;
+      if (id && connected.get(id)?.socket.id === socket.id) {
+        connected.delete(id);
+        void services.runners.setOffline(id).catch((e) => console.error('[server] runner offline', e));
+      }
+    });
+  });
+
+  return {
+    isOnline: (runnerId) => connected.has(runnerId),
+    activeSessions: (runnerId) => connected.get(runnerId)?.active ?? 0,
+    command(runnerId, name, body) {
+      const entry = connected.get(runnerId);
+      if (!entry) return Promise.resolve(fail('RUNNER_ERROR', 'The runner is offline.'));
+      return new Promise((resolve) => {
+        // socket.io's typed emit cannot express "the ack of K" generically.
+        (entry.socket.timeout(COMMAND_TIMEOUT_MS) as unknown as { emit: (...a: unknown[]) => void }).emit(
+          name,
+          body,
+          (err: Error | null, res: Result<unknown>) => {
+            if (err) return resolve(fail('RUNNER_ERROR', 'The runner did not answer in time.'));
+            if (!res || typeof res !== 'object' || typeof res.ok !== 'boolean') {
+              return resolve(fail('RUNNER_ERROR', 'The runner sent a malformed answer.'));
+            }
+            resolve(res as never);
+          },
+        );
+      });
+    },
+    notify(runnerId, name, body) {
+      connected.get(runnerId)?.socket.emit(name, body);
+    },
+  };
+}

@@ -1,0 +1,128 @@
+import type { RunnerEvent, SessionState, WireEvent } from '../../protocol';
+import { TERMINAL_STATES } from '../../protocol';
+import type { Db } from '../db';
+import { forbidden } from './errors';
+import type { Broadcaster, RunnerGateway } from './ports';
+import type { SessionService } from './sessions';
+
+/** Rows per INSERT statement: 5 parameters each stays far below SQLite's variable limit. */
+const ROWS_PER_STATEMENT = 200;
+/** Replay reads this many events per query so a long session never loads whole. */
+const REPLAY_PAGE = 500;
+
+export function toWire(e: { seq: number; type: string; ts: number | bigint; payload: string }): WireEvent {
+  const ev = JSON.parse(e.payload) as RunnerEvent;
+  if (ev.type === 'TERMINAL_CHUNK') return { seq: e.seq, type: e.type, ts: Number(e.ts), data: ev.data };
+  return { seq: e.seq, type: e.type, ts: Number(e.ts), payload: ev as unknown as Record<string, unknown> };
+}
+
+export function createEventService(
+  db: Db,
+  sessions: () => SessionService,
+  gateway: () => RunnerGateway,
+  broadcast: () => Broadcaster,
+) {
+  // One writer: SQLite has one write lock, so batches queue here instead of fighting for it.
+  let writeQueue: Promise<unknown> = Promise.resolve();
+  const serialize = <T>(fn: () => Promise<T>): Promise<T> => {
+    const run = writeQueue.then(fn, fn);
+    writeQueue = run.catch(() => undefined);
+    return run;
+  };
+
+  async function insert(events: RunnerEvent[]): Promise<Set<string>> {
+    const inserted = new Set<string>();
+    const statements = [];
+    for (let i = 0; i < events.length; i += ROWS_PER_STATEMENT) {
+      const slice = events.slice(i, i + ROWS_PER_STATEMENT);
+      const sql =
+        'INSERT OR IGNORE INTO "SessionEvent" ("sessionId","seq","type","ts","payload") VALUES ' +
+        slice.map(() => '(?,?,?,?,?)').join(',') +
+        ' RETURNING "sessionId","seq"';
+      const params = slice.flatMap((e) => [e.session_id, e.seq, e.type, e.ts, JSON.stringify(e)]);
+      statements.push(db.$queryRawUnsafe<{ sessionId: string; seq: number }[]>(sql, ...params));
+    }
+    const results = await db.$transaction(statements);
+    for (const rows of results) for (const r of rows) inserted.add(`${r.sessionId}:${Number(r.seq)}`);
+    return inserted;
+  }
+
+  return {
+    /**
+     * Store a runner's batch exactly once (UNIQUE(session_id, seq): a resend is a no-op), apply
+     * state changes, fan new events out to viewers, and return the highest stored seq per session.
+     */
+    async ingest(runner: { id: string; orgId: string }, events: RunnerEvent[]) {
+      const ids = [...new Set(events.map((e) => e.session_id))];
+      // Everything from reading the sessions to the last update runs in the writer queue, so a
+      // later batch never sees a session row older than an earlier batch's changes.
+      const { fresh, changed } = await serialize(async () => {
+        const rows = await db.session.findMany({ where: { id: { in: ids } } });
+        const byId = new Map(rows.map((r) => [r.id, r]));
+        for (const e of events) {
+          const s = byId.get(e.session_id);
+          if (!s || s.orgId !== runner.orgId || s.runnerId !== runner.id || e.org_id !== runner.orgId) {
+            throw forbidden(`Event for session ${e.session_id} that this runner does not own.`);
+          }
+        }
+        const inserted = await insert(events);
+        const fresh = events.filter((e) => inserted.has(`${e.session_id}:${e.seq}`));
+        const changed = new Set<string>();
+        for (const id of ids) {
+          const mine = fresh.filter((e) => e.session_id === id);
+          if (!mine.length) continue;
+          const s = byId.get(id)!;
+          const data: { state?: SessionState; reason?: string; endedAt?: Date; lastSeq: number } = {
+            lastSeq: Math.max(s.lastSeq, ...mine.map((e) => e.seq)),
+          };
+          for (const e of mine) {
+            if (e.type !== 'SESSION_STATE_CHANGED') continue;
+            data.state = e.to;
+            data.reason = e.reason;
+            if ((TERMINAL_STATES as string[]).includes(e.to)) data.endedAt = new Date(e.ts);
+            changed.add(id);
+          }
+          await db.session.update({ where: { id }, data });
+        }
+        return { fresh, changed };
+      });
+
+      for (const id of ids) {
+        const mine = fresh.filter((e) => e.session_id === id);
+        if (mine.length) {
+          broadcast().sessionEvents(
+            id,
+            mine.map((e) => toWire({ seq: e.seq, type: e.type, ts: e.ts, payload: JSON.stringify(e) })),
+          );
+        }
+      }
+      for (const id of changed) await sessions().publish(runner.orgId, id);
+
+      const acked = ids.map((id) => ({
+        session_id: id,
+        seq: Math.max(...events.filter((e) => e.session_id === id).map((e) => e.seq)),
+      }));
+      // Nobody is watching: stored output counts as consumed, so the PTY never stalls headless.
+      for (const a of acked) if (!broadcast().hasViewers(a.session_id)) gateway().notify(runner.id, 'terminal:ack', a);
+      return { acked };
+    },
+
+    /** Stored events after `afterSeq`, in order, page by page. */
+    async *replay(sessionId: string, afterSeq: number): AsyncGenerator<WireEvent[]> {
+      let cursor = afterSeq;
+      for (;;) {
+        const rows = await db.sessionEvent.findMany({
+          where: { sessionId, seq: { gt: cursor } },
+          orderBy: { seq: 'asc' },
+          take: REPLAY_PAGE,
+        });
+        if (!rows.length) return;
+        yield rows.map(toWire);
+        cursor = rows.at(-1)!.seq;
+        if (rows.length < REPLAY_PAGE) return;
+      }
+    },
+  };
+}
+
+export type EventService = ReturnType<typeof createEventService>;

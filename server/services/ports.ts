@@ -1,0 +1,23 @@
+import type { RepoSummary, Result, RunnerSummary, ServerToRunnerEvents, SessionSummary, WireEvent } from '../../protocol';
+
+type CommandName = keyof ServerToRunnerEvents;
+type CommandBody<K extends CommandName> = Parameters<ServerToRunnerEvents[K]>[0];
+type CommandData<K extends CommandName> = Parameters<ServerToRunnerEvents[K]>[1] extends (r: Result<infer T>) => void ? T : never;
+
+/** How services reach runners; implemented by the realtime layer over each runner's socket. */
+export interface RunnerGateway {
+  isOnline(runnerId: string): boolean;
+  activeSessions(runnerId: string): number;
+  command<K extends CommandName>(runnerId: string, name: K, body: CommandBody<K>): Promise<Result<CommandData<K>>>;
+  notify(runnerId: string, name: 'terminal:ack', body: CommandBody<'terminal:ack'>): void;
+}
+
+/** How services tell browsers about changes; implemented by the /ui namespace. */
+export interface Broadcaster {
+  sessionUpdated(orgId: string, session: SessionSummary): void;
+  repoUpdated(orgId: string, repo: RepoSummary): void;
+  runnerUpdated(orgId: string, runner: RunnerSummary): void;
+  sessionEvents(sessionId: string, events: WireEvent[]): void;
+  /** Whether any browser is attached to the session (flow control is theirs then). */
+  hasViewers(sessionId: string): boolean;
+}

@@ -1,0 +1,122 @@
+import { basename } from 'node:path';
+import type { RepoRef, RepoSummary, RepoTree } from '../../protocol';
+import { RepoTreeSchema } from '../../protocol';
+import type { Db } from '../db';
+import { AppError, notFound } from './errors';
+import { newId } from './ids';
+import type { Broadcaster, RunnerGateway } from './ports';
+
+type RepoRow = {
+  id: string;
+  name: string;
+  source: string;
+  status: string;
+  error: string | null;
+  defaultBranch: string | null;
+  headSha: string | null;
+  tree: string | null;
+};
+
+export function repoSummary(r: RepoRow): RepoSummary {
+  return {
+    id: r.id,
+    name: r.name,
+    source: r.source,
+    status: r.status as RepoSummary['status'],
+    error: r.error,
+    default_branch: r.defaultBranch,
+    head_sha: r.headSha,
+    tree: r.tree ? (JSON.parse(r.tree) as RepoTree) : null,
+  };
+}
+
+/** github.com/owner/name → { github, owner, name }; a local path → { local, '', dirname }. */
+export function repoRefFromSource(source: string): RepoRef {
+  const strip = (s: string) => s.replace(/\.git$/, '').replace(/\/+$/, '');
+  const scp = /^[\w.-]+@([\w.-]+):(.+)$/.exec(source);
+  const url = /^[a-z+]+:\/\/(?:[^@/]+@)?([^/:]+)(?::\d+)?\/(.+)$/.exec(source);
+  const hostAndPath = scp ?? url;
+  if (hostAndPath && !source.startsWith('file://')) {
+    const host = hostAndPath[1]!;
+    const parts = strip(hostAndPath[2]!).split('/').filter(Boolean);
+    const provider = host.includes('github') ? 'github' : host.includes('gitlab') ? 'gitlab' : 'git';
+    return { provider, owner: parts.slice(0, -1).join('/'), name: parts.at(-1) ?? host };
+  }
+  return { provider: 'local', owner: '', name: basename(strip(source.replace(/^file:\/\//, ''))) || 'repo' };
+}
+
+export function createRepoService(db: Db, gateway: () => RunnerGateway, broadcast: () => Broadcaster) {
+  async function pickScanner(orgId: string): Promise<string | null> {
+    const runners = await db.runner.findMany({ where: { orgId, online: true }, orderBy: { name: 'asc' } });
+    return runners.find((r) => gateway().isOnline(r.id))?.id ?? null;
+  }
+
+  async function save(orgId: string, id: string, data: Partial<RepoRow>) {
+    const row = await db.repo.update({ where: { id }, data });
+    broadcast().repoUpdated(orgId, repoSummary(row));
+    return row;
+  }
+
+  const service = {
+    async list(orgId: string): Promise<RepoSummary[]> {
+      const rows = await db.repo.findMany({ where: { orgId }, orderBy: [{ name: 'asc' }, { id: 'asc' }] });
+      return rows.map(repoSummary);
+    },
+
+    async get(orgId: string, id: string) {
+      const row = await db.repo.findFirst({ where: { id, orgId } });
+      if (!row) throw notFound('That repository');
+      return row;
+    },
+
+    async add(orgId: string, source: string, name?: string): Promise<RepoSummary> {
+      const exists = await db.repo.findUnique({ where: { orgId_source: { orgId, source } } });
+      if (exists) throw new AppError('CONFLICT', `That repository is already in the village as "${exists.name}".`);
+      const row = await db.repo.create({
+        data: { id: newId('repo'), orgId, source, name: name ?? repoRefFromSource(source).name, status: 'pending' },
+      });
+      broadcast().repoUpdated(orgId, repoSummary(row));
+      void service.scan(orgId, row.id).catch((err) => console.error('[server] repo scan failed', err));
+      return repoSummary(row);
+    },
+
+    /** Ask a runner to clone/fetch the repository and report its tree (the village is drawn from it). */
+    async scan(orgId: string, repoId: string): Promise<void> {
+      const repo = await service.get(orgId, repoId);
+      const runnerId = await pickScanner(orgId);
+      if (!runnerId) return; // stays pending; scanned when a runner registers
+      const res = await gateway().command(runnerId, 'repo:scan', { repo_id: repo.id, source: repo.source });
+      if (!res.ok) {
+        await save(orgId, repo.id, { status: 'error', error: res.error.message });
+        return;
+      }
+      const tree = RepoTreeSchema.safeParse(res.data);
+      if (!tree.success) {
+        await save(orgId, repo.id, { status: 'error', error: 'The runner sent a malformed repository tree.' });
+        return;
+      }
+      await save(orgId, repo.id, {
+        status: 'ready',
+        error: null,
+        tree: JSON.stringify(tree.data),
+        defaultBranch: tree.data.default_branch,
+        headSha: tree.data.head_sha,
+      });
+    },
+
+    async scanPending(orgId: string): Promise<void> {
+      const pending = await db.repo.findMany({ where: { orgId, status: { in: ['pending', 'error'] } } });
+      for (const r of pending) await service.scan(orgId, r.id);
+    },
+
+    async ensureRegistered(orgId: string, source: string, name: string) {
+      const exists = await db.repo.findUnique({ where: { orgId_source: { orgId, source } } });
+      if (exists) return repoSummary(exists);
+      const row = await db.repo.create({ data: { id: newId('repo'), orgId, source, name, status: 'pending' } });
+      return repoSummary(row);
+    },
+  };
+  return service;
+}
+
+export type RepoService = ReturnType<typeof createRepoService>;

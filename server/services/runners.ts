@@ -1,0 +1,120 @@
+import { randomBytes } from 'node:crypto';
+import type { ProviderId, RunnerRegister, RunnerSummary } from '../../protocol';
+import type { Db } from '../db';
+import { sha256 } from './auth';
+import { AppError } from './errors';
+import { newId } from './ids';
+import type { Broadcaster, RunnerGateway } from './ports';
+
+/** Runners are told to heartbeat this often; one missing for 3 intervals marks them offline. */
+export const RUNNER_HEARTBEAT_MS = 5_000;
+export const ATTACHED_RUNNER_TOKEN_NAME = 'attached runner';
+
+export interface RunnerIdentity {
+  tokenId: string;
+  orgId: string;
+}
+
+export function createRunnerService(db: Db, gateway: () => RunnerGateway, broadcast: () => Broadcaster) {
+  function summary(r: { id: string; name: string; hostname: string; online: boolean; capacity: number; providers: string; lastSeenAt: Date }): RunnerSummary {
+    return {
+      id: r.id,
+      name: r.name,
+      hostname: r.hostname,
+      online: r.online,
+      capacity: r.capacity,
+      providers: JSON.parse(r.providers) as ProviderId[],
+      active_sessions: gateway().activeSessions(r.id),
+      last_seen_at: r.lastSeenAt.toISOString(),
+    };
+  }
+
+  return {
+    summary,
+
+    /** A new token: shown once, stored only as a hash. */
+    async createToken(orgId: string, name: string): Promise<{ id: string; token: string }> {
+      const token = `avr_${randomBytes(32).toString('base64url')}`;
+      const id = newId('rtok');
+      await db.runnerToken.create({ data: { id, orgId, name, tokenHash: sha256(token) } });
+      return { id, token };
+    },
+
+    /** The attached runner gets a fresh token at every start; the previous one is revoked. */
+    async rotateAttachedToken(orgId: string): Promise<string> {
+      await db.runnerToken.updateMany({
+        where: { orgId, name: ATTACHED_RUNNER_TOKEN_NAME, revokedAt: null },
+        data: { revokedAt: new Date() },
+      });
+      return (await this.createToken(orgId, ATTACHED_RUNNER_TOKEN_NAME)).token;
+    },
+
+    async revokeToken(orgId: string, tokenId: string) {
+      const res = await db.runnerToken.updateMany({ where: { id: tokenId, orgId, revokedAt: null }, data: { revokedAt: new Date() } });
+      if (res.count === 0) throw new AppError('NOT_FOUND', 'That runner token was not found or is already revoked.');
+    },
+
+    async listTokens(orgId: string) {
+      const rows = await db.runnerToken.findMany({ where: { orgId }, orderBy: { createdAt: 'desc' } });
+      return rows.map((t) => ({ id: t.id, name: t.name, created_at: t.createdAt.toISOString(), revoked: t.revokedAt !== null }));
+    },
+
+    async verifyToken(token: string | undefined): Promise<RunnerIdentity | null> {
+      if (!token || typeof token !== 'string' || token.length > 200) return null;
+      const row = await db.runnerToken.findUnique({ where: { tokenHash: sha256(token) } });
+      if (!row || row.revokedAt) return null;
+      return { tokenId: row.id, orgId: row.orgId };
+    },
+
+    async register(identity: RunnerIdentity, body: RunnerRegister) {
+      const data = {
+        hostname: body.hostname,
+        capacity: body.capacity,
+        providers: JSON.stringify(body.providers),
+        version: body.version,
+        online: true,
+        lastSeenAt: new Date(),
+      };
+      const runner = await db.runner.upsert({
+        where: { orgId_name: { orgId: identity.orgId, name: body.name } },
+        create: { id: newId('runner'), orgId: identity.orgId, name: body.name, ...data },
+        update: data,
+      });
+      // Sessions the runner no longer knows died with a previous runner process that never came back.
+      const owned = new Set(body.sessions.map((s) => s.session_id));
+      const lost = await db.session.findMany({
+        where: { runnerId: runner.id, state: { notIn: ['COMPLETED', 'FAILED'] } },
+        select: { id: true },
+      });
+      const lostIds = lost.map((s) => s.id).filter((id) => !owned.has(id));
+      if (lostIds.length) {
+        await db.session.updateMany({
+          where: { id: { in: lostIds } },
+          data: { state: 'FAILED', reason: 'The runner restarted and no longer has this session.', endedAt: new Date() },
+        });
+      }
+      return { runner, lostIds };
+    },
+
+    async heartbeat(runnerId: string) {
+      await db.runner.update({ where: { id: runnerId }, data: { lastSeenAt: new Date(), online: true } });
+    },
+
+    async setOffline(runnerId: string) {
+      const r = await db.runner.update({ where: { id: runnerId }, data: { online: false } });
+      broadcast().runnerUpdated(r.orgId, summary(r));
+    },
+
+    async list(orgId: string): Promise<RunnerSummary[]> {
+      const rows = await db.runner.findMany({ where: { orgId }, orderBy: { name: 'asc' } });
+      return rows.map(summary);
+    },
+
+    /** Mark every runner offline at control-plane start: none is connected yet. */
+    async resetOnline() {
+      await db.runner.updateMany({ data: { online: false } });
+    },
+  };
+}
+
+export type RunnerService = ReturnType<typeof createRunnerService>;
