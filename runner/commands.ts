@@ -1,0 +1,64 @@
+import {
+  CreateSessionCommandSchema,
+  RepoScanCommandSchema,
+  SessionInputCommandSchema,
+  SessionRefSchema,
+  SessionResizeCommandSchema,
+  TerminalAckSchema,
+  ok,
+  parseInput,
+  type RepoTree,
+  type Result,
+} from '../protocol';
+import { failureFrom } from './errors';
+import type { Logger } from './log';
+import type { SessionManager } from './sessions/session-manager';
+import type { WorkspaceManager } from './workspace/workspace-manager';
+
+export interface CommandDeps {
+  sessions: SessionManager;
+  workspaces: WorkspaceManager;
+  log: Logger;
+}
+
+/**
+ * Control plane → runner commands. Each takes the raw payload, validates it with the protocol
+ * schema (a malformed one is answered BAD_REQUEST and changes nothing) and answers a Result.
+ */
+export function createCommandHandlers({ sessions, workspaces, log }: CommandDeps) {
+  return {
+    'session:create': (raw: unknown): Result<{ session_id: string }> => {
+      const cmd = parseInput(CreateSessionCommandSchema, raw);
+      return cmd.ok ? sessions.create(cmd.data) : cmd;
+    },
+    'session:input': (raw: unknown): Result<null> => {
+      const cmd = parseInput(SessionInputCommandSchema, raw);
+      return cmd.ok ? sessions.input(cmd.data) : cmd;
+    },
+    'session:resize': (raw: unknown): Result<null> => {
+      const cmd = parseInput(SessionResizeCommandSchema, raw);
+      return cmd.ok ? sessions.resize(cmd.data) : cmd;
+    },
+    'session:stop': (raw: unknown): Result<null> => {
+      const cmd = parseInput(SessionRefSchema, raw);
+      return cmd.ok ? sessions.stop(cmd.data) : cmd;
+    },
+    /** Fire-and-forget from the server: a bad one is only logged. */
+    'terminal:ack': (raw: unknown): void => {
+      const cmd = parseInput(TerminalAckSchema, raw);
+      if (cmd.ok) sessions.terminalAck(cmd.data);
+      else log.warn(`ignored terminal:ack: ${cmd.error.message}`);
+    },
+    'repo:scan': async (raw: unknown): Promise<Result<RepoTree>> => {
+      const cmd = parseInput(RepoScanCommandSchema, raw);
+      if (!cmd.ok) return cmd;
+      try {
+        return ok(await workspaces.scan(cmd.data.repo_id, cmd.data.source));
+      } catch (err) {
+        return failureFrom(err, log, `repo:scan of ${cmd.data.repo_id}`);
+      }
+    },
+  };
+}
+
+export type CommandHandlers = ReturnType<typeof createCommandHandlers>;

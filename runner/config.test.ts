@@ -1,0 +1,37 @@
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_CAPACITY, loadConfig } from './config';
+
+describe('loadConfig', () => {
+  it('reads flags, with environment fallbacks and defaults', () => {
+    const r = loadConfig(['--server', 'http://localhost:3000/', '--token', 't0k'], {});
+    expect(r).toEqual({
+      ok: true,
+      config: { server: 'http://localhost:3000', token: 't0k', name: expect.any(String), data_dir: path.join(os.homedir(), '.agent-runner'), capacity: DEFAULT_CAPACITY },
+    });
+    const env = loadConfig([], {
+      AGENT_RUNNER_SERVER: 'https://cp.example.com',
+      AGENT_RUNNER_TOKEN: 'envtoken',
+      AGENT_RUNNER_NAME: 'box-1',
+      AGENT_RUNNER_DATA_DIR: '/tmp/x/../runner-data',
+      AGENT_RUNNER_CAPACITY: '3',
+    });
+    expect(env).toEqual({ ok: true, config: { server: 'https://cp.example.com', token: 'envtoken', name: 'box-1', data_dir: '/tmp/runner-data', capacity: 3 } });
+    // A flag wins over the environment.
+    const both = loadConfig(['--capacity', '5'], { AGENT_RUNNER_SERVER: 'http://a', AGENT_RUNNER_TOKEN: 't', AGENT_RUNNER_CAPACITY: '3' });
+    expect(both.ok && both.config.capacity).toBe(5);
+  });
+
+  it('explains what is wrong', () => {
+    const missing = loadConfig([], {});
+    expect(missing.ok).toBe(false);
+    expect(!missing.ok && missing.message).toMatch(/server: is required.*token: is required/s);
+    const badCap = loadConfig(['--server', 'http://a', '--token', 't', '--capacity', '-1'], {});
+    expect(!badCap.ok && badCap.message).toMatch(/capacity/);
+    const badUrl = loadConfig(['--server', 'ftp://a', '--token', 't'], {});
+    expect(!badUrl.ok && badUrl.message).toMatch(/server: must start with/);
+    const unknownFlag = loadConfig(['--bogus'], {});
+    expect(!unknownFlag.ok && unknownFlag.message).toMatch(/bogus/);
+  });
+});

@@ -1,0 +1,71 @@
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { describeZodError } from '../protocol';
+
+/** Default concurrency of one runner: a laptop copes with this many shells/agents at once. */
+export const DEFAULT_CAPACITY = 8;
+
+export const RunnerConfigSchema = z.object({
+  server: z
+    .string({ error: 'is required (--server or AGENT_RUNNER_SERVER)' })
+    .trim()
+    .url('must be a URL such as http://localhost:3000')
+    .refine((u) => /^(https?|wss?):\/\//.test(u), 'must start with http://, https://, ws:// or wss://')
+    .transform((u) => u.replace(/\/+$/, '')),
+  token: z.string({ error: 'is required (--token or AGENT_RUNNER_TOKEN)' }).trim().min(1, 'must not be empty'),
+  name: z.string().trim().min(1).max(100).default(() => os.hostname().slice(0, 100) || 'runner'),
+  data_dir: z
+    .string()
+    .trim()
+    .min(1)
+    .default(() => path.join(os.homedir(), '.agent-runner'))
+    .transform((d) => path.resolve(d.startsWith('~/') ? path.join(os.homedir(), d.slice(2)) : d)),
+  capacity: z.coerce.number({ error: 'must be a whole number' }).int('must be a whole number').min(0).max(1000).default(DEFAULT_CAPACITY),
+});
+export type RunnerConfig = z.infer<typeof RunnerConfigSchema>;
+export type RunnerConfigInput = z.input<typeof RunnerConfigSchema>;
+
+export type ConfigResult = { ok: true; config: RunnerConfig } | { ok: false; message: string; help?: boolean };
+
+export const USAGE = `usage: node --import tsx runner/index.ts --server URL --token TOKEN [--name NAME] [--data-dir DIR] [--capacity N]
+  env fallbacks: AGENT_RUNNER_SERVER, AGENT_RUNNER_TOKEN, AGENT_RUNNER_NAME, AGENT_RUNNER_DATA_DIR (default ~/.agent-runner), AGENT_RUNNER_CAPACITY (default ${DEFAULT_CAPACITY})`;
+
+/** Flags win over environment variables; empty environment variables count as unset. */
+export function loadConfig(argv: string[], env: Record<string, string | undefined>): ConfigResult {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        server: { type: 'string' },
+        token: { type: 'string' },
+        name: { type: 'string' },
+        'data-dir': { type: 'string' },
+        capacity: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (err) {
+    return { ok: false, message: `${err instanceof Error ? err.message : String(err)}\n${USAGE}` };
+  }
+  if (values.help) return { ok: false, message: USAGE, help: true };
+  const pick = (flag: string, envName: string): string | undefined => {
+    const v = values[flag];
+    if (typeof v === 'string') return v;
+    const e = env[envName];
+    return e === undefined || e === '' ? undefined : e;
+  };
+  const parsed = RunnerConfigSchema.safeParse({
+    server: pick('server', 'AGENT_RUNNER_SERVER'),
+    token: pick('token', 'AGENT_RUNNER_TOKEN'),
+    name: pick('name', 'AGENT_RUNNER_NAME'),
+    data_dir: pick('data-dir', 'AGENT_RUNNER_DATA_DIR'),
+    capacity: pick('capacity', 'AGENT_RUNNER_CAPACITY'),
+  });
+  if (!parsed.success) return { ok: false, message: `invalid runner configuration: ${describeZodError(parsed.error)}\n${USAGE}` };
+  return { ok: true, config: parsed.data };
+}

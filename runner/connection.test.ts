@@ -1,0 +1,275 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import { createServer, type Server as HttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { Server, type Socket as ServerSocket } from 'socket.io';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  RunnerEventBatchSchema,
+  RunnerRegisterSchema,
+  fail,
+  ok,
+  type RepoTree,
+  type Result,
+  type RunnerEvent,
+  type RunnerRegister,
+  type RunnerToServerEvents,
+  type ServerToRunnerEvents,
+} from '../protocol';
+import { startRunner, type RunnerHandle } from './main';
+import { isProcessAlive } from './pty/process-tree';
+import { captureLogger, createCommand, makeSampleRepo, makeTempDir, outputOf, removeTempDir, waitFor } from './testing/fixtures';
+
+const TOKEN = 'rt_test_token';
+const REPO_ROOT = path.resolve(import.meta.dirname, '..');
+
+/** The runner as the control plane starts it: a child process running runner/index.ts. */
+function spawnCli(args: string[]) {
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'runner/index.ts', ...args], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, AGENT_RUNNER_SERVER: '', AGENT_RUNNER_TOKEN: '' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let err = '';
+  proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+  return { proc, exited, stderr: () => err };
+}
+
+/** A fake control plane: stores events like the real one (UNIQUE(session_id, seq)) and acks. */
+class FakeControlPlane {
+  readonly http: HttpServer = createServer();
+  readonly io = new Server<RunnerToServerEvents, ServerToRunnerEvents>(this.http);
+  registers: RunnerRegister[] = [];
+  heartbeats = 0;
+  /** Stored events per session, deduplicated by seq. */
+  stored = new Map<string, Map<number, RunnerEvent>>();
+  /** Every event in arrival order (with resends). */
+  received: RunnerEvent[] = [];
+  socket: ServerSocket<RunnerToServerEvents, ServerToRunnerEvents> | null = null;
+  registerAnswer: () => Result<unknown> = () => ok({ runner_id: 'runner_1', org_id: 'org_test', heartbeat_ms: 100 });
+  /** When false, batches are received but never acked (a server that died mid-way). */
+  ackEvents = true;
+
+  async listen(port = 0): Promise<string> {
+    this.io.of('/runner').on('connection', (socket) => {
+      if (socket.handshake.auth?.token !== TOKEN) return void socket.disconnect(true);
+      this.socket = socket;
+      socket.on('runner:register', (body, ack) => {
+        this.registers.push(body);
+        ack(this.registerAnswer() as Result<never>);
+      });
+      socket.on('runner:heartbeat', (_body, ack) => {
+        this.heartbeats++;
+        ack(ok({ ts: Date.now() }));
+      });
+      socket.on('runner:events', (batch, ack) => {
+        const parsed = RunnerEventBatchSchema.safeParse(batch);
+        if (!parsed.success) return ack(fail('BAD_REQUEST', 'bad batch'));
+        const highest = new Map<string, number>();
+        for (const e of parsed.data) {
+          this.received.push(e);
+          const m = this.stored.get(e.session_id) ?? new Map<number, RunnerEvent>();
+          if (!m.has(e.seq)) m.set(e.seq, e);
+          this.stored.set(e.session_id, m);
+          highest.set(e.session_id, Math.max(highest.get(e.session_id) ?? 0, e.seq));
+        }
+        if (this.ackEvents) ack(ok({ acked: [...highest].map(([session_id, seq]) => ({ session_id, seq })) }));
+      });
+    });
+    await new Promise<void>((r) => this.http.listen(port, '127.0.0.1', r));
+    return `http://127.0.0.1:${(this.http.address() as AddressInfo).port}`;
+  }
+
+  events(sid: string): RunnerEvent[] {
+    return [...(this.stored.get(sid)?.values() ?? [])].sort((a, b) => a.seq - b.seq);
+  }
+
+  command<K extends 'session:create' | 'session:input' | 'session:stop' | 'repo:scan'>(name: K, body: unknown): Promise<Result<unknown>> {
+    const s = this.socket!;
+    return (s.timeout(10_000) as unknown as { emitWithAck(n: string, b: unknown): Promise<Result<unknown>> }).emitWithAck(name, body);
+  }
+
+  async close(): Promise<void> {
+    this.io.close();
+    await new Promise((r) => this.http.close(r));
+  }
+}
+
+describe('runner over a real socket', () => {
+  let tmp: string;
+  let source: string;
+  let cp: FakeControlPlane;
+  let url: string;
+  let runner: RunnerHandle | null = null;
+  const log = captureLogger();
+
+  const start = (overrides: { token?: string; onUnauthorized?: (m: string) => void } = {}) =>
+    startRunner(
+      { server: url, token: overrides.token ?? TOKEN, name: 'test-runner', data_dir: path.join(tmp, 'data'), capacity: 2 },
+      { log, onUnauthorized: overrides.onUnauthorized },
+    );
+
+  beforeEach(async () => {
+    tmp = await makeTempDir('conn');
+    source = makeSampleRepo(path.join(tmp, 'source'));
+    cp = new FakeControlPlane();
+    url = await cp.listen();
+  });
+  afterEach(async () => {
+    await runner?.stop();
+    runner = null;
+    await cp.close();
+    await removeTempDir(tmp);
+  });
+
+  it('registers, validates commands, runs a session end to end and stops it', async () => {
+    runner = await start();
+    await waitFor(() => cp.registers.length === 1, 'register');
+    const reg = RunnerRegisterSchema.parse(cp.registers[0]);
+    expect(reg).toMatchObject({ name: 'test-runner', capacity: 2, providers: ['shell'], sessions: [] });
+    await waitFor(() => cp.heartbeats > 0, 'heartbeat');
+
+    // Malformed: answered BAD_REQUEST, nothing created.
+    const bad = await cp.command('session:create', { session_id: 'not-a-session', org_id: 42 });
+    expect(bad).toMatchObject({ ok: false, error: { code: 'BAD_REQUEST' } });
+    expect(await cp.command('session:create', null)).toMatchObject({ ok: false, error: { code: 'BAD_REQUEST' } });
+    expect(await cp.command('session:input', { session_id: 'sess_whatever1', data: 7 })).toMatchObject({ ok: false, error: { code: 'BAD_REQUEST' } });
+    expect(runner.sessions.activeCount()).toBe(0);
+    expect(fs.readdirSync(path.join(tmp, 'data', 'worktrees'))).toEqual([]);
+    expect(cp.received).toEqual([]);
+
+    const cmd = createCommand({ repo_source: source });
+    const sid = cmd.session_id;
+    expect(await cp.command('session:create', cmd)).toEqual({ ok: true, data: { session_id: sid } });
+    await waitFor(() => cp.events(sid).some((e) => e.type === 'SESSION_STATE_CHANGED' && e.to === 'RUNNING'), 'RUNNING');
+    expect(await cp.command('session:input', { session_id: sid, data: 'echo hi', mode: 'line' })).toEqual({ ok: true, data: null });
+    // The echoed command line also holds "hi"; the printed line stands alone (after bash's \r).
+    await waitFor(() => /\rhi\r\n/.test(outputOf(cp.events(sid), sid)), 'hi in the output');
+
+    const started = cp.events(sid).find((e) => e.type === 'SESSION_STARTED');
+    const worktree = started?.type === 'SESSION_STARTED' ? started.worktree_path : '';
+    expect(fs.existsSync(worktree)).toBe(true);
+    expect(await cp.command('session:stop', { session_id: sid })).toEqual({ ok: true, data: null });
+    await waitFor(() => cp.events(sid).some((e) => e.type === 'SESSION_STATE_CHANGED' && e.to === 'COMPLETED'), 'COMPLETED');
+    expect(fs.existsSync(worktree)).toBe(false);
+
+    // Arrival order is seq order, from 1, without holes or repeats.
+    const arrived = cp.received.filter((e) => e.session_id === sid).map((e) => e.seq);
+    expect(arrived).toEqual(arrived.map((_, i) => i + 1));
+    expect(cp.events(sid).every((e) => e.org_id === 'org_test' && e.repo_id === 'repo_sample01' && e.repo_ref.name === 'sample')).toBe(true);
+    // Everything acked: the spool of the ended session is gone.
+    await waitFor(() => fs.readdirSync(path.join(tmp, 'data', 'spool')).length === 0, 'spool emptied');
+  });
+
+  it('answers repo:scan with the tree, and a clear error for a bad source', async () => {
+    runner = await start();
+    await waitFor(() => cp.registers.length === 1, 'register');
+    const res = (await cp.command('repo:scan', { repo_id: 'repo_sample01', source })) as Result<RepoTree>;
+    expect(res.ok && res.data.dirs.map((d) => d.path)).toEqual(['', 'docs', 'src', 'src/lib', 'src/lib/deep']);
+    const bad = await cp.command('repo:scan', { repo_id: 'repo_missing01', source: path.join(tmp, 'nope') });
+    expect(bad).toMatchObject({ ok: false, error: { code: 'RUNNER_ERROR', message: expect.stringMatching(/^git clone failed: /) } });
+  });
+
+  it('resends unacked events after a reconnect, in order, and the server ends with no hole', async () => {
+    runner = await start();
+    await waitFor(() => cp.registers.length === 1, 'register');
+    const cmd = createCommand({ repo_source: source });
+    const sid = cmd.session_id;
+    await cp.command('session:create', cmd);
+    await waitFor(() => cp.events(sid).some((e) => e.type === 'SESSION_STATE_CHANGED' && e.to === 'RUNNING'), 'RUNNING');
+    const ackedBefore = runner.spool.ackedSeq(sid);
+
+    cp.ackEvents = false;
+    await cp.command('session:input', { session_id: sid, data: 'echo "AFTER""DROP"', mode: 'line' });
+    await waitFor(() => outputOf(cp.received, sid).includes('AFTERDROP'), 'unacked output arrived');
+    expect(runner.spool.ackedSeq(sid)).toBe(ackedBefore);
+
+    // The transport dies; the runner reconnects, registers again naming its live session, resends.
+    cp.ackEvents = true;
+    const resendFrom = cp.received.length;
+    cp.socket!.conn.close();
+    await waitFor(() => cp.registers.length === 2, 'second register');
+    expect(cp.registers[1].sessions).toEqual([{ session_id: sid, alive: true }]);
+    await waitFor(() => runner!.spool.ackedSeq(sid) === runner!.spool.lastSeq(sid), 'everything acked');
+    const resent = cp.received.slice(resendFrom).filter((e) => e.session_id === sid).map((e) => e.seq);
+    expect(resent[0]).toBe(ackedBefore + 1);
+    expect(resent).toEqual(resent.map((_, i) => ackedBefore + 1 + i));
+    const all = cp.events(sid).map((e) => e.seq);
+    expect(all).toEqual(all.map((_, i) => i + 1));
+  });
+
+  it('a runner killed with SIGKILL: on restart the session gets OUTPUT_GAP and FAILED, its worktree goes', async () => {
+    const child = spawnCli(['--server', url, '--token', TOKEN, '--data-dir', path.join(tmp, 'data'), '--name', 'doomed']);
+    await waitFor(() => cp.registers.length === 1, 'register of the child', 15_000);
+    const cmd = createCommand({ repo_source: source });
+    const sid = cmd.session_id;
+    await cp.command('session:create', cmd);
+    await waitFor(() => cp.events(sid).some((e) => e.type === 'SESSION_STATE_CHANGED' && e.to === 'RUNNING'), 'RUNNING');
+    await cp.command('session:input', { session_id: sid, data: 'echo "BEFORE""CRASH"', mode: 'line' });
+    await waitFor(() => outputOf(cp.events(sid), sid).includes('BEFORECRASH'), 'output before the crash');
+    const pid = cp.events(sid).find((e) => e.type === 'SESSION_STARTED');
+    child.proc.kill('SIGKILL');
+    await child.exited;
+    const lastSeq = Math.max(...cp.events(sid).map((e) => e.seq));
+    expect(fs.existsSync(path.join(tmp, 'data', 'worktrees', sid))).toBe(true);
+
+    runner = await start();
+    await waitFor(() => cp.events(sid).some((e) => e.type === 'SESSION_STATE_CHANGED' && e.to === 'FAILED'), 'FAILED after restart');
+    const evs = cp.events(sid);
+    expect(evs.map((e) => e.seq)).toEqual(evs.map((_, i) => i + 1));
+    expect(evs.at(-2)).toMatchObject({ type: 'OUTPUT_GAP', seq: lastSeq + 1, reason: expect.stringContaining(`after seq ${lastSeq}`) });
+    expect(evs.at(-1)).toMatchObject({ seq: lastSeq + 2, from: 'RUNNING', to: 'FAILED', reason: 'runner restarted while the session was running' });
+    expect(cp.registers.at(-1)!.sessions).toEqual([{ session_id: sid, alive: false }]);
+    expect(fs.existsSync(path.join(tmp, 'data', 'worktrees', sid))).toBe(false);
+    await waitFor(() => pid?.type === 'SESSION_STARTED' && !isProcessAlive(pid.pid), 'the orphaned shell gone');
+  });
+
+  it('CLI: SIGTERM stops the sessions, delivers their end and exits 0', async () => {
+    const child = spawnCli(['--server', url, '--token', TOKEN, '--data-dir', path.join(tmp, 'data')]);
+    await waitFor(() => cp.registers.length === 1, 'register of the child', 15_000);
+    const cmd = createCommand({ repo_source: source });
+    await cp.command('session:create', cmd);
+    await waitFor(() => cp.events(cmd.session_id).some((e) => e.type === 'SESSION_STATE_CHANGED' && e.to === 'RUNNING'), 'RUNNING');
+    child.proc.kill('SIGTERM');
+    expect(await child.exited).toBe(0);
+    expect(cp.events(cmd.session_id).at(-1)).toMatchObject({ type: 'SESSION_STATE_CHANGED', to: 'COMPLETED' });
+    expect(fs.readdirSync(path.join(tmp, 'data', 'worktrees'))).toEqual([]);
+    expect(child.stderr()).toMatch(/^\[runner\] /m);
+  });
+
+  it('CLI: exits 2 on bad configuration and 3 when the token is refused', async () => {
+    const bad = spawnCli(['--server', 'not a url', '--token', TOKEN, '--data-dir', path.join(tmp, 'data')]);
+    expect(await bad.exited).toBe(2);
+    expect(bad.stderr()).toContain('server: must be a URL');
+    const badCapacity = spawnCli(['--server', url, '--token', TOKEN, '--capacity', 'lots']);
+    expect(await badCapacity.exited).toBe(2);
+    expect(badCapacity.stderr()).toContain('capacity');
+    cp.registerAnswer = () => fail('UNAUTHORIZED', 'unknown runner token');
+    const refused = spawnCli(['--server', url, '--token', TOKEN, '--data-dir', path.join(tmp, 'data')]);
+    expect(await refused.exited).toBe(3);
+    expect(refused.stderr()).toContain('UNAUTHORIZED');
+  });
+
+  it('finds a restarted control plane by itself and registers again', async () => {
+    runner = await start();
+    await waitFor(() => cp.registers.length === 1, 'register');
+    const port = Number(new URL(url).port);
+    await cp.close();
+    await waitFor(() => !runner!.connection.connected, 'disconnect noticed');
+    cp = new FakeControlPlane();
+    await cp.listen(port);
+    await waitFor(() => cp.registers.length === 1, 'register with the new server');
+    expect(runner.connection.registered).toMatchObject({ runner_id: 'runner_1' });
+  });
+
+  it('gives up with onUnauthorized when register says UNAUTHORIZED', async () => {
+    cp.registerAnswer = () => fail('UNAUTHORIZED', 'token revoked');
+    let refused = '';
+    runner = await start({ onUnauthorized: (m) => (refused = m) });
+    await waitFor(() => refused, 'onUnauthorized');
+    expect(refused).toBe('token revoked');
+    expect(log.lines.some((l) => l.includes('UNAUTHORIZED'))).toBe(true);
+  });
+});

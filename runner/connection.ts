@@ -1,0 +1,264 @@
+import { io, type Socket } from 'socket.io-client';
+import { z } from 'zod';
+import {
+  ApiErrorSchema,
+  RunnerRegisteredSchema,
+  describeZodError,
+  type Result,
+  type RunnerRegister,
+  type RunnerRegistered,
+  type RunnerToServerEvents,
+  type ServerToRunnerEvents,
+} from '../protocol';
+import type { CommandHandlers } from './commands';
+import { failureFrom } from './errors';
+import type { Logger } from './log';
+import type { EventSender, EventTransport } from './spool/sender';
+
+/** A control plane that takes longer than this to answer register is treated as not there. */
+export const REGISTER_TIMEOUT_MS = 10_000;
+/** A batch unacked this long is assumed lost; everything unacked is resent. */
+export const EVENT_ACK_TIMEOUT_MS = 30_000;
+/** A heartbeat answer later than this is dropped, so unanswered ones cannot pile up in memory. */
+export const HEARTBEAT_ACK_TIMEOUT_MS = 10_000;
+/** Pause before dialling again after the server refused us (not the transport failing). */
+export const RETRY_AFTER_REFUSAL_MS = 2_000;
+/** While the server is down, say so once in a while instead of on every retry. */
+export const CONNECT_ERROR_LOG_INTERVAL_MS = 30_000;
+/** Socket.IO reconnect back-off: quick when the server restarts, gentle while it stays away. */
+const RECONNECTION_DELAY_MS = 200;
+const RECONNECTION_DELAY_MAX_MS = 2_000;
+
+type RunnerSocket = Socket<ServerToRunnerEvents, RunnerToServerEvents>;
+
+/** Whatever a server answers is checked before use, like any other input. */
+const ResultShape = z.union([z.object({ ok: z.literal(true), data: z.unknown() }), z.object({ ok: z.literal(false), error: ApiErrorSchema })]);
+export function asResult(value: unknown): Result<unknown> | null {
+  const parsed = ResultShape.safeParse(value);
+  return parsed.success ? (parsed.data as Result<unknown>) : null;
+}
+
+export interface ConnectionDeps {
+  server: string;
+  token: string;
+  registerBody: () => RunnerRegister;
+  activeSessions: () => number;
+  handlers: CommandHandlers;
+  sender: EventSender;
+  log: Logger;
+  /** The control plane refused the token: retrying cannot help. */
+  onUnauthorized: (message: string) => void;
+}
+
+const ACKED_COMMANDS = ['session:create', 'session:input', 'session:resize', 'session:stop', 'repo:scan'] as const;
+
+/**
+ * The runner's one socket to the control plane. On every connect: register (and wait for the
+ * ack), then heartbeats, then resend every unacked spooled event. Reconnects forever.
+ */
+export class RunnerConnection {
+  private readonly socket: RunnerSocket;
+  private registeredAs: RunnerRegistered | null = null;
+  private heartbeatTimer: NodeJS.Timeout | null = null;
+  private retryTimer: NodeJS.Timeout | null = null;
+  /** Bumped on every connect, so a late answer from an old connection is ignored. */
+  private serial = 0;
+  private closed = false;
+  private downSince: number | null = null;
+  private lastConnectErrorLog = 0;
+
+  constructor(private readonly deps: ConnectionDeps) {
+    this.socket = io(`${deps.server}/runner`, {
+      auth: { token: deps.token },
+      transports: ['websocket'],
+      reconnection: true,
+      reconnectionDelay: RECONNECTION_DELAY_MS,
+      reconnectionDelayMax: RECONNECTION_DELAY_MAX_MS,
+      reconnectionAttempts: Infinity,
+      autoConnect: false,
+    });
+    this.bindLifecycle();
+    this.bindCommands();
+  }
+
+  get registered(): RunnerRegistered | null {
+    return this.registeredAs;
+  }
+
+  get connected(): boolean {
+    return this.socket.connected;
+  }
+
+  start(): void {
+    this.deps.log.info(`connecting to ${this.deps.server}/runner`);
+    this.socket.connect();
+  }
+
+  close(): void {
+    this.closed = true;
+    this.lost();
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    this.socket.disconnect();
+  }
+
+  // ---- lifecycle ----
+
+  private bindLifecycle(): void {
+    const { log } = this.deps;
+    this.socket.on('connect', () => {
+      if (this.downSince !== null) log.info(`reconnected after ${Math.round((Date.now() - this.downSince) / 1000)} s`);
+      this.downSince = null;
+      this.register();
+    });
+    this.socket.on('disconnect', (reason) => {
+      if (this.closed) return;
+      this.lost();
+      this.downSince ??= Date.now();
+      log.warn(`disconnected from the control plane (${reason}); reconnecting`);
+      // After a server-side disconnect Socket.IO does not retry by itself.
+      if (reason === 'io server disconnect') this.retryLater();
+    });
+    this.socket.on('connect_error', (err) => {
+      if (this.closed) return;
+      this.downSince ??= Date.now();
+      if (!this.socket.active) {
+        // Refused by a server middleware rather than unreachable.
+        const data = (err as Error & { data?: { code?: unknown } }).data;
+        if (data?.code === 'UNAUTHORIZED' || /unauthori[sz]ed/i.test(err.message)) return this.unauthorized(err.message);
+        log.warn(`control plane refused the connection: ${err.message}; retrying`);
+        return this.retryLater();
+      }
+      const now = Date.now();
+      if (now - this.lastConnectErrorLog >= CONNECT_ERROR_LOG_INTERVAL_MS) {
+        this.lastConnectErrorLog = now;
+        log.warn(`cannot reach the control plane at ${this.deps.server} (${err.message}); retrying`);
+      }
+    });
+  }
+
+  private register(): void {
+    const serial = ++this.serial;
+    const { log } = this.deps;
+    let body: RunnerRegister;
+    try {
+      body = this.deps.registerBody();
+    } catch (err) {
+      log.error('could not build the register message', err);
+      return this.reconnectLater();
+    }
+    this.socket.timeout(REGISTER_TIMEOUT_MS).emit('runner:register', body, (err: Error | null, raw: unknown) => {
+      if (serial !== this.serial || this.closed || !this.socket.connected) return;
+      if (err) {
+        log.warn(`register was not answered within ${REGISTER_TIMEOUT_MS} ms; reconnecting`);
+        return this.reconnectLater();
+      }
+      const res = asResult(raw);
+      if (!res) {
+        log.warn('register answer is not a Result; reconnecting');
+        return this.reconnectLater();
+      }
+      if (!res.ok) {
+        if (res.error.code === 'UNAUTHORIZED') return this.unauthorized(res.error.message);
+        log.warn(`register refused: ${res.error.code} ${res.error.message}; retrying`);
+        return this.reconnectLater();
+      }
+      const registered = RunnerRegisteredSchema.safeParse(res.data);
+      if (!registered.success) {
+        log.warn(`register answer malformed: ${describeZodError(registered.error)}; reconnecting`);
+        return this.reconnectLater();
+      }
+      this.registeredAs = registered.data;
+      log.info(
+        `registered as ${registered.data.runner_id} for ${registered.data.org_id} (${body.sessions.length} owned session(s), heartbeat ${registered.data.heartbeat_ms} ms)`,
+      );
+      this.startHeartbeat(registered.data.heartbeat_ms);
+      this.deps.sender.attach(this.transport(serial));
+    });
+  }
+
+  private transport(serial: number): EventTransport {
+    return (batch, done) => {
+      if (serial !== this.serial || !this.socket.connected) return done(null);
+      this.socket.timeout(EVENT_ACK_TIMEOUT_MS).emit('runner:events', batch, (err: Error | null, raw: unknown) => {
+        done(err ? null : asResult(raw));
+      });
+    };
+  }
+
+  private startHeartbeat(intervalMs: number): void {
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    this.heartbeatTimer = setInterval(() => {
+      if (!this.socket.connected) return;
+      this.socket
+        .timeout(HEARTBEAT_ACK_TIMEOUT_MS)
+        .emit('runner:heartbeat', { active_sessions: this.deps.activeSessions(), ts: Date.now() }, () => undefined);
+    }, intervalMs);
+    this.heartbeatTimer.unref();
+  }
+
+  /** Everything tied to one connection ends with it; in-flight batches are forgotten. */
+  private lost(): void {
+    this.serial++;
+    this.registeredAs = null;
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    this.heartbeatTimer = null;
+    this.deps.sender.detach();
+  }
+
+  private reconnectLater(): void {
+    this.lost();
+    this.socket.disconnect();
+    this.retryLater();
+  }
+
+  private retryLater(): void {
+    if (this.closed || this.retryTimer) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      if (!this.closed && !this.socket.connected) this.socket.connect();
+    }, RETRY_AFTER_REFUSAL_MS);
+  }
+
+  private unauthorized(message: string): void {
+    this.deps.log.error(`the control plane refused this runner's token (UNAUTHORIZED: ${message}); check --token / AGENT_RUNNER_TOKEN`);
+    this.close();
+    this.deps.onUnauthorized(message);
+  }
+
+  // ---- commands ----
+
+  private bindCommands(): void {
+    // Handlers take unknown payloads on purpose: the server is input like any other.
+    const on = this.socket.on.bind(this.socket) as unknown as (event: string, listener: (...args: unknown[]) => void) => void;
+    for (const name of ACKED_COMMANDS) {
+      on(name, (payload, ack) => this.answer(name, payload, ack));
+    }
+    on('terminal:ack', (payload) => {
+      try {
+        this.deps.handlers['terminal:ack'](payload);
+      } catch (err) {
+        this.deps.log.error('terminal:ack failed', err);
+      }
+    });
+  }
+
+  private answer(name: (typeof ACKED_COMMANDS)[number], payload: unknown, ack: unknown): void {
+    const { log } = this.deps;
+    const reply = (result: Result<unknown>) => {
+      if (typeof ack !== 'function') return;
+      try {
+        ack(result);
+      } catch (err) {
+        log.error(`answering ${name} failed`, err);
+      }
+    };
+    try {
+      const result = this.deps.handlers[name](payload);
+      if (result instanceof Promise) result.then(reply, (err: unknown) => reply(failureFrom(err, log, name)));
+      else reply(result);
+    } catch (err) {
+      reply(failureFrom(err, log, name));
+    }
+  }
+}

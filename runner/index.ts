@@ -1,0 +1,61 @@
+import { loadConfig } from './config';
+import { createStderrLogger } from './log';
+import { startRunner, type RunnerHandle } from './main';
+
+/**
+ * CLI entry: node --import tsx runner/index.ts --server URL --token TOKEN [--name NAME]
+ * [--data-dir DIR] [--capacity N]. Exit codes: 0 after a signal-driven shutdown, 1 start-up
+ * failure, 2 bad configuration, 3 token refused by the control plane.
+ */
+const EXIT_START_FAILED = 1;
+const EXIT_BAD_CONFIG = 2;
+const EXIT_UNAUTHORIZED = 3;
+
+const log = createStderrLogger();
+
+const loaded = loadConfig(process.argv.slice(2), process.env);
+if (!loaded.ok) {
+  if (loaded.help) {
+    process.stdout.write(`${loaded.message}\n`);
+    process.exit(0);
+  }
+  process.stderr.write(`[runner] ${loaded.message}\n`);
+  process.exit(EXIT_BAD_CONFIG);
+}
+
+// A bug in one session's callback must not take every other session's PTY down with the process.
+process.on('uncaughtException', (err) => log.error('uncaught exception', err));
+process.on('unhandledRejection', (err) => log.error('unhandled rejection', err));
+
+let handle: RunnerHandle | null = null;
+let exiting = false;
+
+async function shutdown(code: number, why: string): Promise<void> {
+  if (exiting) return;
+  exiting = true;
+  log.info(`${why}; shutting down`);
+  try {
+    await handle?.stop();
+  } catch (err) {
+    log.error('shutdown failed', err);
+  }
+  process.exit(code);
+}
+
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.on(signal, () => {
+    // A second signal means "now": the operator will not wait for the grace period.
+    if (exiting) process.exit(1);
+    void shutdown(0, `received ${signal}`);
+  });
+}
+
+try {
+  handle = await startRunner(loaded.config, {
+    log,
+    onUnauthorized: () => void shutdown(EXIT_UNAUTHORIZED, 'token refused'),
+  });
+} catch (err) {
+  log.error('could not start', err);
+  process.exit(EXIT_START_FAILED);
+}

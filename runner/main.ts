@@ -1,0 +1,98 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { ProviderId, RunnerRegister } from '../protocol';
+import { createCommandHandlers, type CommandHandlers } from './commands';
+import type { RunnerConfig } from './config';
+import { RunnerConnection } from './connection';
+import { createStderrLogger, type Logger } from './log';
+import { defaultProviders, detectProviders, type ProviderAdapter } from './providers';
+import { SessionManager } from './sessions/session-manager';
+import { EventSender } from './spool/sender';
+import { Spool } from './spool/spool';
+import { RUNNER_VERSION } from './version';
+import { WorkspaceManager } from './workspace/workspace-manager';
+
+/** On shutdown, give the final state changes this long to reach the server; the spool keeps the rest. */
+export const SHUTDOWN_DRAIN_MS = 2_000;
+/** RunnerRegisterSchema's limit on reported sessions. */
+const MAX_REPORTED_SESSIONS = 1000;
+
+export interface StartRunnerOptions {
+  log?: Logger;
+  /** Adapters to detect; defaults to every adapter the runner ships. */
+  providers?: ProviderAdapter[];
+  /** The control plane refused the token. Defaults to logging; index.ts exits 3. */
+  onUnauthorized?: (message: string) => void;
+}
+
+export interface RunnerHandle {
+  /** Stops every session (process groups), flushes the spool, closes the socket. Idempotent. */
+  stop(): Promise<void>;
+  readonly config: RunnerConfig;
+  readonly sessions: SessionManager;
+  readonly workspaces: WorkspaceManager;
+  readonly spool: Spool;
+  readonly connection: RunnerConnection;
+  readonly handlers: CommandHandlers;
+  readonly providers: ProviderId[];
+}
+
+export async function startRunner(config: RunnerConfig, options: StartRunnerOptions = {}): Promise<RunnerHandle> {
+  const log = options.log ?? createStderrLogger();
+  const dataDir = config.data_dir;
+  const homesDir = path.join(dataDir, 'homes');
+  await fs.promises.mkdir(dataDir, { recursive: true });
+  // Homes of sessions that died with the last runner; nothing is running in them now.
+  await fs.promises.rm(homesDir, { recursive: true, force: true });
+  await fs.promises.mkdir(homesDir, { recursive: true });
+
+  const spool = await Spool.open(path.join(dataDir, 'spool'), { log });
+  const workspaces = new WorkspaceManager(dataDir, log);
+  await workspaces.init();
+  await workspaces.cleanupOrphans();
+  const providers = await detectProviders(options.providers ?? defaultProviders(), log);
+  const sessions = new SessionManager({ spool, workspaces, providers, homesDir, log, capacity: config.capacity });
+  const handlers = createCommandHandlers({ sessions, workspaces, log });
+  const sender = new EventSender(spool, log);
+  const providerIds = [...providers.keys()].sort();
+
+  const registerBody = (): RunnerRegister => ({
+    name: config.name,
+    hostname: (os.hostname() || 'unknown').slice(0, 255),
+    version: RUNNER_VERSION,
+    capacity: config.capacity,
+    providers: providerIds,
+    sessions: sessions.owned().slice(0, MAX_REPORTED_SESSIONS),
+  });
+
+  let stopping: Promise<void> | null = null;
+  const connection = new RunnerConnection({
+    server: config.server,
+    token: config.token,
+    registerBody,
+    activeSessions: () => sessions.activeCount(),
+    handlers,
+    sender,
+    log,
+    onUnauthorized: options.onUnauthorized ?? (() => log.error('not retrying; restart the runner with a valid token')),
+  });
+
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      log.info(`stopping ${sessions.activeCount()} session(s)`);
+      await sessions.stopAll('stopped: the runner is shutting down');
+      if (sender.attached && spool.pendingCount() > 0) await sender.whenDrained(SHUTDOWN_DRAIN_MS);
+      const left = spool.pendingCount();
+      sender.dispose();
+      connection.close();
+      spool.close();
+      log.info(left > 0 ? `stopped; ${left} unacked event(s) stay spooled for the next start` : 'stopped');
+    })();
+    return stopping;
+  };
+
+  log.info(`runner "${config.name}" v${RUNNER_VERSION}: data in ${dataDir}, capacity ${config.capacity}, providers ${providerIds.join(', ') || 'none'}`);
+  connection.start();
+  return { stop, config, sessions, workspaces, spool, connection, handlers, providers: providerIds };
+}

@@ -1,0 +1,58 @@
+import { FLOW_CONTROL } from '../../protocol';
+
+/**
+ * Character-based flow control (ARCHITECTURE.md §5): viewers ack terminal chunks by seq after
+ * xterm parsed them; the PTY is paused while more than the high watermark is unacked and resumed
+ * once the backlog falls below the low one. Pausing stops reading the PTY, so the kernel buffer
+ * fills and the program blocks on write: nothing is dropped.
+ */
+export class FlowControl {
+  /** Characters handed to the spool as TERMINAL_CHUNKs. */
+  sentChars = 0;
+  /** Characters viewers have acknowledged. */
+  ackedChars = 0;
+  paused = false;
+  pauseCount = 0;
+  resumeCount = 0;
+  /** Cumulative end offset of every unacked chunk, in seq order. */
+  private readonly ends: Array<{ seq: number; end: number }> = [];
+
+  constructor(
+    private readonly pause: () => void,
+    private readonly resume: () => void,
+    private readonly high: number = FLOW_CONTROL.HIGH_WATERMARK_CHARS,
+    private readonly low: number = FLOW_CONTROL.LOW_WATERMARK_CHARS,
+  ) {}
+
+  get backlog(): number {
+    return this.sentChars - this.ackedChars;
+  }
+
+  chunkSent(seq: number, chars: number): void {
+    this.sentChars += chars;
+    this.ends.push({ seq, end: this.sentChars });
+    if (!this.paused && this.backlog > this.high) {
+      this.paused = true;
+      this.pauseCount++;
+      this.pause();
+    }
+  }
+
+  /** Viewers parsed everything through `seq` (any event seq; the chunks up to it count). */
+  ack(seq: number): void {
+    let i = 0;
+    while (i < this.ends.length && this.ends[i].seq <= seq) i++;
+    if (i === 0) return;
+    this.ackedChars = Math.max(this.ackedChars, this.ends[i - 1].end);
+    this.ends.splice(0, i);
+    if (this.paused && this.backlog < this.low) this.forceResume();
+  }
+
+  /** Stopping or exiting: read everything the program still has to say. */
+  forceResume(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    this.resumeCount++;
+    this.resume();
+  }
+}

@@ -1,0 +1,103 @@
+import fs from 'node:fs';
+
+interface ProcInfo {
+  pid: number;
+  ppid: number;
+  pgid: number;
+  sid: number;
+  zombie: boolean;
+}
+
+function readProc(pid: number): ProcInfo | null {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name may hold spaces and parentheses; fields resume after the last ')'.
+    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { pid, ppid: Number(rest[1]), pgid: Number(rest[2]), sid: Number(rest[3]), zombie: rest[0] === 'Z' };
+  } catch {
+    return null;
+  }
+}
+
+function listProcs(): ProcInfo[] {
+  let names: string[];
+  try {
+    names = fs.readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  const out: ProcInfo[] = [];
+  for (const n of names) {
+    if (!/^\d+$/.test(n)) continue;
+    const info = readProc(Number(n));
+    if (info) out.push(info);
+  }
+  return out;
+}
+
+/** True while the process exists and is not a zombie waiting to be reaped. */
+export function isProcessAlive(pid: number): boolean {
+  const info = readProc(pid);
+  if (info) return !info.zombie;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function trySignal(target: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(target, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Signals everything a session started. node-pty makes the child a session leader, so its pid is
+ * also its process group; but an interactive shell puts every job (`sleep 1000 &`) in a process
+ * group of its own, so the group alone misses them. On Linux we therefore also signal every
+ * process group in the leader's session and every descendant. Processes that called setsid()
+ * and reparented themselves (daemons) escape; that is the price of not using cgroups.
+ * Returns how many targets were signalled.
+ */
+export function signalSessionTree(leaderPid: number, signal: NodeJS.Signals): number {
+  const groups = new Set<number>([leaderPid]);
+  const pids = new Set<number>();
+  const procs = listProcs();
+  if (procs.length > 0) {
+    const children = new Map<number, number[]>();
+    for (const p of procs) {
+      if (p.zombie) continue;
+      if (p.sid === leaderPid) {
+        groups.add(p.pgid);
+        pids.add(p.pid);
+      }
+      const list = children.get(p.ppid) ?? [];
+      list.push(p.pid);
+      children.set(p.ppid, list);
+    }
+    const visited = new Set<number>([leaderPid]);
+    const stack = [leaderPid];
+    while (stack.length > 0) {
+      const pid = stack.pop()!;
+      for (const c of children.get(pid) ?? []) {
+        if (visited.has(c)) continue;
+        visited.add(c);
+        pids.add(c);
+        stack.push(c);
+      }
+    }
+  }
+  // Never the runner itself, whatever /proc said.
+  const own = readProc(process.pid);
+  groups.delete(own?.pgid ?? -1);
+  pids.delete(process.pid);
+  let n = 0;
+  for (const g of groups) if (g > 1 && trySignal(-g, signal)) n++;
+  for (const p of pids) if (p > 1 && trySignal(p, signal)) n++;
+  return n;
+}

@@ -1,0 +1,76 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { makeTempDir, removeTempDir } from '../testing/fixtures';
+import { buildSessionEnv, renderBashrc } from './clean-env';
+import { FlowControl } from './flow-control';
+import { OutputBatcher } from './output-batcher';
+
+describe('FlowControl', () => {
+  it('pauses above the high watermark, resumes below the low one, by acked chunk offsets', () => {
+    const calls: string[] = [];
+    const fc = new FlowControl(
+      () => calls.push('pause'),
+      () => calls.push('resume'),
+      100,
+      10,
+    );
+    fc.chunkSent(1, 60);
+    fc.chunkSent(3, 50); // seq 2 was another event type
+    expect(calls).toEqual(['pause']);
+    expect(fc.backlog).toBe(110);
+    fc.chunkSent(4, 5);
+    expect(calls).toEqual(['pause']);
+    fc.ack(2); // covers chunk 1 only
+    expect(fc.ackedChars).toBe(60);
+    expect(fc.paused).toBe(true);
+    fc.ack(3);
+    expect(fc.backlog).toBe(5);
+    expect(calls).toEqual(['pause', 'resume']);
+    fc.ack(1); // stale
+    expect(fc.ackedChars).toBe(110);
+  });
+});
+
+describe('OutputBatcher', () => {
+  it('merges writes until flushed or large enough', () => {
+    const out: string[] = [];
+    const b = new OutputBatcher((d) => out.push(d), 1_000, 10);
+    b.push('abc');
+    b.push('def');
+    expect(out).toEqual([]);
+    b.push('ghijk');
+    expect(out).toEqual(['abcdefghijk']);
+    b.push('z');
+    b.flush();
+    b.flush();
+    expect(out).toEqual(['abcdefghijk', 'z']);
+  });
+});
+
+describe('session shell setup', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await makeTempDir('bashrc');
+  });
+  afterEach(() => removeTempDir(dir));
+
+  it('shows a hostile room name in the prompt as text without running it', () => {
+    const marker = path.join(dir, 'pwned');
+    const room = `x'$(touch ${marker})\`touch ${marker}\``;
+    fs.writeFileSync(path.join(dir, '.bashrc'), renderBashrc(room));
+    const prompt = execFileSync('/bin/bash', ['--noprofile', '--norc', '-c', `source ${path.join(dir, '.bashrc')}; printf '%s' "\${PS1@P}"`], {
+      // Cast: Next's global types demand NODE_ENV on every ProcessEnv.
+      env: buildSessionEnv({ session_id: 'sess_prompt001', home: dir }) as unknown as NodeJS.ProcessEnv,
+      encoding: 'utf8',
+    });
+    expect(prompt).toContain(room);
+    expect(fs.existsSync(marker)).toBe(false);
+  });
+
+  it('builds the environment from nothing', () => {
+    const env = buildSessionEnv({ session_id: 'sess_envtest01', home: '/h', user: 'u' });
+    expect(Object.keys(env).sort()).toEqual(['AGENT_VILLAGE_SESSION_ID', 'COLORTERM', 'HOME', 'LANG', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER']);
+  });
+});

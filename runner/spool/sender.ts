@@ -1,0 +1,196 @@
+import { EventAckSchema, describeZodError, type Result, type RunnerEvent } from '../../protocol';
+import type { Logger } from '../log';
+import type { Spool } from './spool';
+
+/** Socket.IO handles big messages fine, but a batch this size keeps one ack round-trip short. */
+export const MAX_BATCH_EVENTS = 256;
+/** Keep a batch well under Socket.IO's default 1 MB maxHttpBufferSize on the server. */
+export const MAX_BATCH_CHARS = 900_000;
+/** Pipelining a few batches hides the ack round-trip on a busy session. */
+export const MAX_IN_FLIGHT_BATCHES = 4;
+/** After the server refused or mangled a batch, wait before resending so we do not spin. */
+export const RESEND_BACKOFF_MS = 1_000;
+
+/** Sends one batch; calls `done` with the server's ack, or with null when no ack will come. */
+export type EventTransport = (batch: RunnerEvent[], done: (ack: Result<unknown> | null) => void) => void;
+
+/**
+ * Moves spooled events to the server. Cursors say what was sent on the current connection; on
+ * every (re)attach they restart at the acked seq, so everything unacked is resent in order and
+ * whatever was in flight on a dead connection is simply forgotten.
+ */
+export class EventSender {
+  private transport: EventTransport | null = null;
+  private generation = 0;
+  private inFlight = 0;
+  private readonly cursors = new Map<string, number>();
+  private pumpScheduled = false;
+  private backoffTimer: NodeJS.Timeout | null = null;
+  /** Rotates which session fills a batch first, so one flooding session cannot starve others. */
+  private rotate = 0;
+  private readonly drainWaiters = new Set<() => void>();
+  private readonly unsubscribe: () => void;
+
+  constructor(
+    private readonly spool: Spool,
+    private readonly log: Logger,
+  ) {
+    this.unsubscribe = spool.onChange(() => {
+      this.schedulePump();
+      this.checkDrained();
+    });
+  }
+
+  get attached(): boolean {
+    return this.transport !== null;
+  }
+
+  attach(transport: EventTransport): void {
+    this.transport = transport;
+    this.restart();
+  }
+
+  detach(): void {
+    this.transport = null;
+    this.generation++;
+    this.inFlight = 0;
+    this.cursors.clear();
+    if (this.backoffTimer) clearTimeout(this.backoffTimer);
+    this.backoffTimer = null;
+  }
+
+  dispose(): void {
+    this.detach();
+    this.unsubscribe();
+    for (const w of this.drainWaiters) w();
+    this.drainWaiters.clear();
+  }
+
+  /** Resolves true once nothing is unacked, false after `timeoutMs`. */
+  whenDrained(timeoutMs: number): Promise<boolean> {
+    if (this.spool.pendingCount() === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.drainWaiters.delete(done);
+        resolve(this.spool.pendingCount() === 0);
+      };
+      const timer = setTimeout(done, timeoutMs);
+      this.drainWaiters.add(done);
+    });
+  }
+
+  private checkDrained(): void {
+    if (this.drainWaiters.size === 0 || this.spool.pendingCount() > 0) return;
+    for (const w of [...this.drainWaiters]) w();
+  }
+
+  private restart(): void {
+    this.generation++;
+    this.inFlight = 0;
+    this.cursors.clear();
+    this.schedulePump();
+  }
+
+  /** Coalesces the appends of one tick into one batch. */
+  private schedulePump(): void {
+    if (this.pumpScheduled || !this.transport) return;
+    this.pumpScheduled = true;
+    setImmediate(() => {
+      this.pumpScheduled = false;
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    while (this.transport && !this.backoffTimer && this.inFlight < MAX_IN_FLIGHT_BATCHES) {
+      const batch = this.nextBatch();
+      if (batch.length === 0) return;
+      this.sendBatch(this.transport, batch);
+    }
+  }
+
+  private nextBatch(): RunnerEvent[] {
+    const ids = this.spool.sessionIds();
+    const batch: RunnerEvent[] = [];
+    let chars = 0;
+    if (ids.length === 0) return batch;
+    this.rotate = (this.rotate + 1) % ids.length;
+    for (let i = 0; i < ids.length; i++) {
+      const sid = ids[(this.rotate + i) % ids.length];
+      const cursor = Math.max(this.cursors.get(sid) ?? 0, this.spool.ackedSeq(sid));
+      const pending = this.spool.pendingAfter(sid, cursor);
+      let taken = cursor;
+      for (const p of pending) {
+        if (batch.length >= MAX_BATCH_EVENTS) break;
+        // One oversized event still goes alone rather than never.
+        if (batch.length > 0 && chars + p.size > MAX_BATCH_CHARS) break;
+        batch.push(p.event);
+        chars += p.size;
+        taken = p.event.seq;
+      }
+      if (taken !== cursor) this.cursors.set(sid, taken);
+      if (batch.length >= MAX_BATCH_EVENTS || chars >= MAX_BATCH_CHARS) break;
+    }
+    return batch;
+  }
+
+  private sendBatch(transport: EventTransport, batch: RunnerEvent[]): void {
+    const generation = this.generation;
+    this.inFlight++;
+    const highest = new Map<string, number>();
+    for (const e of batch) highest.set(e.session_id, Math.max(highest.get(e.session_id) ?? 0, e.seq));
+    let answered = false;
+    const done = (ack: Result<unknown> | null) => {
+      if (answered) return;
+      answered = true;
+      // Acks from an older connection still tell the truth about what is stored.
+      const stored = this.applyAck(ack);
+      if (generation !== this.generation) return;
+      this.inFlight--;
+      if (!stored) return this.backoff('the server did not acknowledge a batch');
+      for (const [sid, seq] of highest) {
+        if (this.spool.has(sid) && this.spool.ackedSeq(sid) < seq) {
+          return this.backoff(`the server stored ${sid} only through seq ${this.spool.ackedSeq(sid)} of ${seq}`);
+        }
+      }
+      this.schedulePump();
+    };
+    try {
+      transport(batch, done);
+    } catch (err) {
+      this.log.error('sending events failed', err);
+      done(null);
+    }
+  }
+
+  /** Returns whether the ack was a well-formed success. */
+  private applyAck(ack: Result<unknown> | null): boolean {
+    if (!ack) return false;
+    if (!ack.ok) {
+      this.log.warn(`server refused events: ${ack.error?.code} ${ack.error?.message}`);
+      return false;
+    }
+    const parsed = EventAckSchema.safeParse(ack.data);
+    if (!parsed.success) {
+      this.log.warn(`malformed event ack: ${describeZodError(parsed.error)}`);
+      return false;
+    }
+    for (const a of parsed.data.acked) this.spool.ack(a.session_id, a.seq);
+    return true;
+  }
+
+  /** Forget what is in flight and resend from the acked seqs a little later. */
+  private backoff(why: string): void {
+    if (this.backoffTimer) return;
+    this.log.warn(`${why}; resending unacked events in ${RESEND_BACKOFF_MS} ms`);
+    this.generation++;
+    this.inFlight = 0;
+    this.cursors.clear();
+    this.backoffTimer = setTimeout(() => {
+      this.backoffTimer = null;
+      this.schedulePump();
+    }, RESEND_BACKOFF_MS);
+    this.backoffTimer.unref();
+  }
+}

@@ -1,0 +1,264 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { RunnerEventSchema, type RunnerEvent } from '../../protocol';
+import { captureLogger, makeTempDir, removeTempDir } from '../testing/fixtures';
+import { EventSender, MAX_BATCH_EVENTS, type EventTransport } from './sender';
+import { Spool, type SessionBase } from './spool';
+
+const base = (sid: string): SessionBase => ({
+  session_id: sid,
+  org_id: 'org_test',
+  repo_id: 'repo_sample01',
+  repo_ref: { provider: 'local', owner: '', name: 'sample' },
+});
+const A = base('sess_aaaaaaaa');
+const B = base('sess_bbbbbbbb');
+
+function chunk(data: string) {
+  return { type: 'TERMINAL_CHUNK' as const, data };
+}
+
+function readLines(file: string): RunnerEvent[] {
+  if (!fs.existsSync(file)) return [];
+  return fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => RunnerEventSchema.parse(JSON.parse(l)));
+}
+
+describe('Spool', () => {
+  let dir: string;
+  let clock: number;
+  const log = captureLogger();
+  const open = () => Spool.open(dir, { log, now: () => clock });
+
+  beforeEach(async () => {
+    dir = await makeTempDir('spool');
+    clock = 1_700_000_000_000;
+  });
+  afterEach(() => removeTempDir(dir));
+
+  it('assigns seq per session from 1 and writes each event to the JSONL before returning', async () => {
+    const spool = await open();
+    const e1 = spool.append(A, chunk('one'))!;
+    expect(readLines(path.join(dir, `${A.session_id}.jsonl`)).map((e) => e.seq)).toEqual([1]);
+    const e2 = spool.append(A, chunk('two'))!;
+    const b1 = spool.append(B, chunk('other'))!;
+    expect([e1.seq, e2.seq, b1.seq]).toEqual([1, 2, 1]);
+    expect(e1).toMatchObject({ ...A, ts: clock, type: 'TERMINAL_CHUNK', data: 'one' });
+    expect(readLines(path.join(dir, `${A.session_id}.jsonl`)).map((e) => e.seq)).toEqual([1, 2]);
+    spool.close();
+  });
+
+  it('drops acked events, ignores stale acks, and truncates the JSONL once everything is acked', async () => {
+    const spool = await open();
+    for (let i = 0; i < 5; i++) spool.append(A, chunk(`c${i}`));
+    spool.ack(A.session_id, 3);
+    expect(spool.pendingAfter(A.session_id, 0).map((p) => p.event.seq)).toEqual([4, 5]);
+    spool.ack(A.session_id, 2);
+    expect(spool.ackedSeq(A.session_id)).toBe(3);
+    const jsonl = path.join(dir, `${A.session_id}.jsonl`);
+    expect(readLines(jsonl)).toHaveLength(5);
+    spool.ack(A.session_id, 5);
+    expect(spool.pendingCount()).toBe(0);
+    expect(fs.statSync(jsonl).size).toBe(0);
+    // The next seq survives the truncation, in memory and on disk.
+    expect(spool.append(A, chunk('after'))!.seq).toBe(6);
+    expect(readLines(jsonl).map((e) => e.seq)).toEqual([6]);
+    expect(JSON.parse(fs.readFileSync(path.join(dir, `${A.session_id}.ack`), 'utf8'))).toMatchObject({ acked_seq: 5, last_seq: 5 });
+    spool.close();
+  });
+
+  it('deletes both files when an ended session is fully acked', async () => {
+    const spool = await open();
+    spool.append(A, { type: 'SESSION_STATE_CHANGED', from: 'RUNNING', to: 'COMPLETED', reason: 'done', exit_code: 0 });
+    spool.ack(A.session_id, 1);
+    expect(spool.has(A.session_id)).toBe(false);
+    expect(fs.readdirSync(dir)).toEqual([]);
+    spool.close();
+  });
+
+  it('refuses events after the final state and events that break the schema', async () => {
+    const spool = await open();
+    expect(spool.append(A, { type: 'SESSION_STATE_CHANGED', from: 'RUNNING', to: 'FAILED', reason: 'x' })).not.toBeNull();
+    expect(spool.append(A, chunk('late'))).toBeNull();
+    expect(spool.append(B, { type: 'TERMINAL_CHUNK', data: 'x'.repeat(1_048_577) })).toBeNull();
+    expect(spool.append(B, chunk('fine'))!.seq).toBe(1);
+    spool.close();
+  });
+
+  it('on restart marks a session that was running with OUTPUT_GAP and FAILED, continuing the seq', async () => {
+    const first = await open();
+    first.append(A, { type: 'SESSION_STATE_CHANGED', from: 'CREATED', to: 'PREPARING_WORKSPACE', reason: 'r' });
+    first.append(A, { type: 'SESSION_STATE_CHANGED', from: 'PREPARING_WORKSPACE', to: 'STARTING_PROVIDER', reason: 'r' });
+    first.append(A, { type: 'SESSION_STATE_CHANGED', from: 'STARTING_PROVIDER', to: 'RUNNING', reason: 'r' });
+    clock += 5_000;
+    first.append(A, chunk('last words'));
+    const lastTs = clock;
+    first.ack(A.session_id, 2);
+    first.close();
+
+    clock += 60_000;
+    const second = await open();
+    const pending = second.pendingAfter(A.session_id, second.ackedSeq(A.session_id)).map((p) => p.event);
+    expect(pending.map((e) => [e.seq, e.type])).toEqual([
+      [3, 'SESSION_STATE_CHANGED'],
+      [4, 'TERMINAL_CHUNK'],
+      [5, 'OUTPUT_GAP'],
+      [6, 'SESSION_STATE_CHANGED'],
+    ]);
+    expect(pending[2]).toMatchObject({ type: 'OUTPUT_GAP', down_since: lastTs, reason: expect.stringContaining('after seq 4') });
+    expect(pending[3]).toMatchObject({ from: 'RUNNING', to: 'FAILED', reason: 'runner restarted while the session was running' });
+    // Its end is recorded: nothing more may be appended, and the next restart adds no second gap.
+    expect(second.append(A, chunk('x'))).toBeNull();
+    second.close();
+    const third = await open();
+    expect(third.pendingAfter(A.session_id, 0).map((p) => p.event.seq)).toEqual([3, 4, 5, 6]);
+    third.ack(A.session_id, 6);
+    expect(fs.readdirSync(dir)).toEqual([]);
+    third.close();
+  });
+
+  it('continues the seq after a restart even when the JSONL was truncated', async () => {
+    const first = await open();
+    first.append(A, { type: 'SESSION_STATE_CHANGED', from: 'CREATED', to: 'PREPARING_WORKSPACE', reason: 'r' });
+    first.append(A, chunk('a'));
+    first.ack(A.session_id, 2);
+    first.close();
+    expect(fs.statSync(path.join(dir, `${A.session_id}.jsonl`)).size).toBe(0);
+    const second = await open();
+    expect(second.pendingAfter(A.session_id, 2).map((p) => [p.event.seq, p.event.type])).toEqual([
+      [3, 'OUTPUT_GAP'],
+      [4, 'SESSION_STATE_CHANGED'],
+    ]);
+    second.close();
+  });
+
+  it('drops an ended session that was fully acked, keeps an ended one with unacked events', async () => {
+    const first = await open();
+    first.append(A, { type: 'SESSION_STATE_CHANGED', from: 'RUNNING', to: 'COMPLETED', reason: 'done' });
+    first.append(B, chunk('x'));
+    first.append(B, { type: 'SESSION_STATE_CHANGED', from: 'RUNNING', to: 'COMPLETED', reason: 'done' });
+    first.close();
+    // Simulate the ack of A that was persisted just before the crash, files left in place.
+    fs.writeFileSync(path.join(dir, `${A.session_id}.ack`), JSON.stringify({ acked_seq: 1 }));
+    const second = await open();
+    expect(second.has(A.session_id)).toBe(false);
+    expect(fs.existsSync(path.join(dir, `${A.session_id}.jsonl`))).toBe(false);
+    expect(second.pendingAfter(B.session_id, 0).map((p) => p.event.type)).toEqual(['TERMINAL_CHUNK', 'SESSION_STATE_CHANGED']);
+    second.close();
+  });
+
+  it('skips a torn last line left by a crash', async () => {
+    const first = await open();
+    first.append(A, { type: 'SESSION_STATE_CHANGED', from: 'RUNNING', to: 'COMPLETED', reason: 'done' });
+    first.close();
+    fs.appendFileSync(path.join(dir, `${A.session_id}.jsonl`), '{"type":"TERMINAL_CH');
+    const second = await open();
+    expect(second.pendingAfter(A.session_id, 0).map((p) => p.event.seq)).toEqual([1]);
+    expect(readLines(path.join(dir, `${A.session_id}.jsonl`))).toHaveLength(1);
+    second.close();
+  });
+});
+
+describe('EventSender', () => {
+  let dir: string;
+  const log = captureLogger();
+  beforeEach(async () => {
+    dir = await makeTempDir('sender');
+  });
+  afterEach(() => removeTempDir(dir));
+
+  /** A transport that records batches and answers only when told to. */
+  function recorder() {
+    const batches: Array<{ batch: RunnerEvent[]; done: (ack: unknown) => void }> = [];
+    const transport: EventTransport = (batch, done) => void batches.push({ batch, done: done as (ack: unknown) => void });
+    const answer = (i: number) => {
+      const highest = new Map<string, number>();
+      for (const e of batches[i].batch) highest.set(e.session_id, Math.max(highest.get(e.session_id) ?? 0, e.seq));
+      batches[i].done({ ok: true, data: { acked: [...highest].map(([session_id, seq]) => ({ session_id, seq })) } });
+    };
+    return { batches, transport, answer };
+  }
+  const tick = () => new Promise((r) => setImmediate(r));
+
+  it('sends everything unacked in order after attach, in batches of at most MAX_BATCH_EVENTS', async () => {
+    const spool = await Spool.open(dir, { log });
+    for (let i = 0; i < 300; i++) spool.append(A, chunk(`c${i}`));
+    spool.append(B, chunk('b'));
+    const sender = new EventSender(spool, log);
+    const r = recorder();
+    sender.attach(r.transport);
+    await tick();
+    expect(r.batches.length).toBe(2);
+    expect(r.batches[0].batch.length).toBe(MAX_BATCH_EVENTS);
+    const seqA = r.batches.flatMap((b) => b.batch).filter((e) => e.session_id === A.session_id).map((e) => e.seq);
+    expect(seqA).toEqual(Array.from({ length: 300 }, (_, i) => i + 1));
+    r.answer(0);
+    r.answer(1);
+    expect(spool.pendingCount()).toBe(0);
+    sender.dispose();
+    spool.close();
+  });
+
+  it('forgets in-flight batches on disconnect and resends from the last acked seq + 1', async () => {
+    const spool = await Spool.open(dir, { log });
+    for (let i = 0; i < 10; i++) spool.append(A, chunk(`c${i}`));
+    const sender = new EventSender(spool, log);
+    const first = recorder();
+    sender.attach(first.transport);
+    await tick();
+    expect(first.batches[0].batch.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    // The server stored 1..4 (say, from an earlier ack), then the connection dropped.
+    spool.ack(A.session_id, 4);
+    sender.detach();
+    spool.append(A, chunk('while down'));
+    await tick();
+    expect(first.batches).toHaveLength(1);
+
+    const second = recorder();
+    sender.attach(second.transport);
+    await tick();
+    expect(second.batches.flatMap((b) => b.batch.map((e) => e.seq))).toEqual([5, 6, 7, 8, 9, 10, 11]);
+    // A late answer from the dead connection is harmless.
+    first.answer(0);
+    second.answer(0);
+    expect(spool.pendingCount()).toBe(0);
+    sender.dispose();
+    spool.close();
+  });
+
+  it('keeps events when the server refuses a batch', async () => {
+    const spool = await Spool.open(dir, { log });
+    spool.append(A, chunk('x'));
+    const sender = new EventSender(spool, log);
+    const r = recorder();
+    sender.attach(r.transport);
+    await tick();
+    r.batches[0].done({ ok: false, error: { code: 'BAD_REQUEST', message: 'no' } });
+    expect(spool.pendingCount()).toBe(1);
+    const again = recorder();
+    sender.detach();
+    sender.attach(again.transport);
+    await tick();
+    expect(again.batches[0].batch.map((e) => e.seq)).toEqual([1]);
+    sender.dispose();
+    spool.close();
+  });
+
+  it('whenDrained resolves once everything is acked', async () => {
+    const spool = await Spool.open(dir, { log });
+    spool.append(A, chunk('x'));
+    const sender = new EventSender(spool, log);
+    const r = recorder();
+    sender.attach(r.transport);
+    const drained = sender.whenDrained(5_000);
+    await tick();
+    r.answer(0);
+    await expect(drained).resolves.toBe(true);
+    sender.dispose();
+    spool.close();
+  });
+});

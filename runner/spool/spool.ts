@@ -1,0 +1,440 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import {
+  RunnerEventSchema,
+  SessionStateSchema,
+  TERMINAL_STATES,
+  type RepoRef,
+  type RunnerEvent,
+  type RunnerEventBody,
+  type SessionState,
+} from '../../protocol';
+import { errorMessage, type Logger } from '../log';
+
+/**
+ * Durable per-session event spool (ARCHITECTURE.md §4 "nothing lost, nothing doubled").
+ *
+ * Layout under `<data-dir>/spool/`:
+ * - `<sid>.jsonl` — events appended synchronously before they are sent, one JSON object a line.
+ *   It may still hold acked events; they are skipped on load. Truncated when the session is
+ *   fully acked, compacted when it grows large with an acked prefix.
+ * - `<sid>.ack` — small JSON: the acked seq plus what is needed to continue after the JSONL was
+ *   truncated (last seq/ts/state and the session's base fields). Written throttled: a stale ack
+ *   only means a few events are resent, and the server treats duplicates as no-ops.
+ * Both files are deleted once a session has ended and every event of it is acked.
+ */
+
+/** Acks arrive many times a second under load; persisting them that often buys nothing. */
+export const ACK_PERSIST_DELAY_MS = 500;
+/** Rewrite a JSONL whose acked prefix is this big, so a session that is never idle stays small. */
+export const SPOOL_COMPACT_BYTES = 8 * 1024 * 1024;
+
+export interface SessionBase {
+  session_id: string;
+  org_id: string;
+  repo_id: string;
+  repo_ref: RepoRef;
+}
+
+interface AckFile {
+  acked_seq: number;
+  last_seq: number;
+  last_ts: number | null;
+  last_state: SessionState | null;
+  base: SessionBase | null;
+}
+
+export interface PendingEvent {
+  event: RunnerEvent;
+  /** Serialized length, used to size batches without serializing twice. */
+  size: number;
+}
+
+interface SessionSpool {
+  base: SessionBase;
+  /** Unacked events, contiguous seqs in ascending order. */
+  pending: PendingEvent[];
+  ackedSeq: number;
+  lastSeq: number;
+  lastTs: number | null;
+  lastState: SessionState | null;
+  ended: boolean;
+  fd: number | null;
+  fileBytes: number;
+  ackDirty: boolean;
+}
+
+export class Spool {
+  private readonly sessions = new Map<string, SessionSpool>();
+  private readonly listeners = new Set<() => void>();
+  private ackTimer: NodeJS.Timeout | null = null;
+  private closed = false;
+
+  private constructor(
+    readonly dir: string,
+    private readonly log: Logger,
+    private readonly now: () => number,
+  ) {}
+
+  /**
+   * Loads what a previous runner left behind. A session that had not reached COMPLETED/FAILED
+   * lost its process with that runner, so it gets an OUTPUT_GAP and a FAILED state change.
+   */
+  static async open(dir: string, opts: { log: Logger; now?: () => number }): Promise<Spool> {
+    await fs.promises.mkdir(dir, { recursive: true });
+    const spool = new Spool(dir, opts.log, opts.now ?? Date.now);
+    spool.load();
+    return spool;
+  }
+
+  /** Called (synchronously) after every append and ack; the sender coalesces. */
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  has(sessionId: string): boolean {
+    return this.sessions.has(sessionId);
+  }
+
+  sessionIds(): string[] {
+    return [...this.sessions.keys()];
+  }
+
+  ackedSeq(sessionId: string): number {
+    return this.sessions.get(sessionId)?.ackedSeq ?? 0;
+  }
+
+  lastSeq(sessionId: string): number {
+    return this.sessions.get(sessionId)?.lastSeq ?? 0;
+  }
+
+  /** Unacked events of a session with seq > afterSeq, in order (a view; do not mutate). */
+  pendingAfter(sessionId: string, afterSeq: number): PendingEvent[] {
+    const s = this.sessions.get(sessionId);
+    if (!s || s.pending.length === 0) return [];
+    const first = s.pending[0].event.seq;
+    const start = Math.max(0, afterSeq - first + 1);
+    return start === 0 ? s.pending : s.pending.slice(start);
+  }
+
+  pendingCount(): number {
+    let n = 0;
+    for (const s of this.sessions.values()) n += s.pending.length;
+    return n;
+  }
+
+  /**
+   * Assigns seq and ts, validates, and appends the event durably before anyone can send it.
+   * An event that fails validation is a runner bug: it is logged and dropped (no seq consumed)
+   * rather than spooled, because one invalid event would make the server refuse every batch.
+   */
+  append(base: SessionBase, body: RunnerEventBody): RunnerEvent | null {
+    if (this.closed) {
+      this.log.warn(`spool closed; dropping ${body.type} for ${base.session_id}`);
+      return null;
+    }
+    let s = this.sessions.get(base.session_id);
+    if (s?.ended) {
+      this.log.error(`event ${body.type} after the end of ${base.session_id} dropped`);
+      return null;
+    }
+    const candidate = {
+      ...body,
+      session_id: base.session_id,
+      org_id: base.org_id,
+      repo_id: base.repo_id,
+      repo_ref: base.repo_ref,
+      ts: this.now(),
+      seq: (s?.lastSeq ?? 0) + 1,
+    };
+    const parsed = RunnerEventSchema.safeParse(candidate);
+    if (!parsed.success) {
+      this.log.error(`invalid ${body.type} event for ${base.session_id} dropped`, parsed.error);
+      return null;
+    }
+    const event = parsed.data;
+    if (!s) {
+      s = {
+        base: { session_id: base.session_id, org_id: base.org_id, repo_id: base.repo_id, repo_ref: base.repo_ref },
+        pending: [],
+        ackedSeq: 0,
+        lastSeq: 0,
+        lastTs: null,
+        lastState: null,
+        ended: false,
+        fd: null,
+        fileBytes: 0,
+        ackDirty: false,
+      };
+      this.sessions.set(base.session_id, s);
+    }
+    const line = JSON.stringify(event) + '\n';
+    if (s.fd === null) s.fd = fs.openSync(this.jsonlPath(base.session_id), 'a');
+    fs.writeSync(s.fd, line);
+    s.fileBytes += Buffer.byteLength(line);
+    s.pending.push({ event, size: line.length });
+    s.lastSeq = event.seq;
+    s.lastTs = event.ts;
+    if (event.type === 'SESSION_STATE_CHANGED') {
+      s.lastState = event.to;
+      if (TERMINAL_STATES.includes(event.to)) s.ended = true;
+    }
+    this.emitChange();
+    return event;
+  }
+
+  /** The server stored everything of this session up to `seq`. Acks only ever move forward. */
+  ack(sessionId: string, seq: number): void {
+    const s = this.sessions.get(sessionId);
+    if (!s || seq <= s.ackedSeq) return;
+    s.ackedSeq = Math.min(seq, s.lastSeq);
+    let drop = 0;
+    while (drop < s.pending.length && s.pending[drop].event.seq <= s.ackedSeq) drop++;
+    if (drop > 0) s.pending.splice(0, drop);
+    s.ackDirty = true;
+    if (s.pending.length === 0) {
+      if (s.ended) this.forget(sessionId, s);
+      else this.truncate(sessionId, s);
+    } else if (s.fileBytes > SPOOL_COMPACT_BYTES) {
+      this.compact(sessionId, s);
+    } else {
+      this.scheduleAckPersist();
+    }
+    this.emitChange();
+  }
+
+  /** Writes every dirty ack file now (shutdown). */
+  flush(): void {
+    if (this.ackTimer) clearTimeout(this.ackTimer);
+    this.ackTimer = null;
+    for (const [sid, s] of this.sessions) {
+      if (!s.ackDirty) continue;
+      try {
+        this.writeAckFile(sid, s);
+      } catch (err) {
+        this.log.error(`could not persist the ack of ${sid}`, err);
+      }
+    }
+  }
+
+  close(): void {
+    this.flush();
+    this.closed = true;
+    for (const s of this.sessions.values()) {
+      if (s.fd !== null) fs.closeSync(s.fd);
+      s.fd = null;
+    }
+  }
+
+  // ---- internals ----
+
+  private emitChange(): void {
+    for (const l of this.listeners) {
+      try {
+        l();
+      } catch (err) {
+        this.log.error('spool listener failed', err);
+      }
+    }
+  }
+
+  private jsonlPath(sid: string): string {
+    return path.join(this.dir, `${sid}.jsonl`);
+  }
+
+  private ackPath(sid: string): string {
+    return path.join(this.dir, `${sid}.ack`);
+  }
+
+  private scheduleAckPersist(): void {
+    if (this.ackTimer || this.closed) return;
+    this.ackTimer = setTimeout(() => {
+      this.ackTimer = null;
+      this.flush();
+    }, ACK_PERSIST_DELAY_MS);
+    this.ackTimer.unref();
+  }
+
+  private writeAckFile(sid: string, s: SessionSpool): void {
+    const body: AckFile = { acked_seq: s.ackedSeq, last_seq: s.lastSeq, last_ts: s.lastTs, last_state: s.lastState, base: s.base };
+    const tmp = `${this.ackPath(sid)}.tmp`;
+    fs.writeFileSync(tmp, JSON.stringify(body));
+    fs.renameSync(tmp, this.ackPath(sid));
+    s.ackDirty = false;
+  }
+
+  /** The ack file must be durable before the JSONL shrinks, or a restart would lose the seq. */
+  private truncate(sid: string, s: SessionSpool): void {
+    try {
+      this.writeAckFile(sid, s);
+      if (s.fd !== null) fs.ftruncateSync(s.fd, 0);
+      else fs.truncateSync(this.jsonlPath(sid), 0);
+      s.fileBytes = 0;
+    } catch (err) {
+      this.log.error(`could not truncate the spool of ${sid}`, err);
+    }
+  }
+
+  private compact(sid: string, s: SessionSpool): void {
+    try {
+      this.writeAckFile(sid, s);
+      this.rewriteJsonl(sid, s);
+    } catch (err) {
+      this.log.error(`could not compact the spool of ${sid}`, err);
+    }
+  }
+
+  private rewriteJsonl(sid: string, s: SessionSpool): void {
+    if (s.fd !== null) fs.closeSync(s.fd);
+    s.fd = null;
+    const text = s.pending.map((p) => JSON.stringify(p.event) + '\n').join('');
+    const tmp = `${this.jsonlPath(sid)}.tmp`;
+    fs.writeFileSync(tmp, text);
+    fs.renameSync(tmp, this.jsonlPath(sid));
+    s.fileBytes = Buffer.byteLength(text);
+  }
+
+  private forget(sid: string, s: SessionSpool): void {
+    if (s.fd !== null) fs.closeSync(s.fd);
+    s.fd = null;
+    this.sessions.delete(sid);
+    for (const p of [this.jsonlPath(sid), this.ackPath(sid)]) {
+      try {
+        fs.rmSync(p, { force: true });
+      } catch (err) {
+        this.log.error(`could not delete ${p}`, err);
+      }
+    }
+  }
+
+  private load(): void {
+    const ids = new Set<string>();
+    for (const name of fs.readdirSync(this.dir)) {
+      const m = /^(sess_[A-Za-z0-9_-]+)\.(jsonl|ack)$/.exec(name);
+      if (m) ids.add(m[1]);
+      else if (name.endsWith('.tmp')) fs.rmSync(path.join(this.dir, name), { force: true });
+    }
+    for (const sid of [...ids].sort()) {
+      try {
+        this.loadSession(sid);
+      } catch (err) {
+        this.log.error(`could not load the spool of ${sid}; leaving its files alone`, err);
+      }
+    }
+  }
+
+  private loadSession(sid: string): void {
+    const ack = this.readAckFile(sid);
+    const events = this.readJsonl(sid);
+    let base = ack?.base ?? null;
+    let lastSeq = Math.max(ack?.last_seq ?? 0, ack?.acked_seq ?? 0);
+    let lastTs = ack?.last_ts ?? null;
+    let lastState = ack?.last_state ?? null;
+    for (const e of events) {
+      base = { session_id: e.session_id, org_id: e.org_id, repo_id: e.repo_id, repo_ref: e.repo_ref };
+      if (e.seq > lastSeq) lastSeq = e.seq;
+      lastTs = e.ts;
+      if (e.type === 'SESSION_STATE_CHANGED') lastState = e.to;
+    }
+    const ackedSeq = Math.min(ack?.acked_seq ?? 0, lastSeq);
+    if (!base) {
+      this.log.warn(`spool of ${sid} has no readable event; deleting it`);
+      this.deleteFiles(sid);
+      return;
+    }
+    const seen = new Set<number>();
+    const pending: PendingEvent[] = [];
+    for (const e of events) {
+      if (e.seq <= ackedSeq || seen.has(e.seq)) continue;
+      seen.add(e.seq);
+      pending.push({ event: e, size: JSON.stringify(e).length + 1 });
+    }
+    pending.sort((a, b) => a.event.seq - b.event.seq);
+    const ended = lastState !== null && TERMINAL_STATES.includes(lastState);
+    if (ended && pending.length === 0) {
+      this.deleteFiles(sid);
+      return;
+    }
+    const s: SessionSpool = { base, pending, ackedSeq, lastSeq, lastTs, lastState, ended: false, fd: null, fileBytes: 0, ackDirty: true };
+    this.sessions.set(sid, s);
+    // Keep only what is still unacked (also drops a torn last line), then continue appending.
+    this.writeAckFile(sid, s);
+    this.rewriteJsonl(sid, s);
+    if (ended) {
+      s.ended = true;
+    } else {
+      const from = lastState ?? 'CREATED';
+      this.append(base, {
+        type: 'OUTPUT_GAP',
+        reason: `runner restarted: output after seq ${lastSeq} while the runner was down is lost`,
+        down_since: lastTs,
+      });
+      this.append(base, {
+        type: 'SESSION_STATE_CHANGED',
+        from,
+        to: 'FAILED',
+        reason: 'runner restarted while the session was running',
+        exit_code: null,
+      });
+      this.log.info(`session ${sid} died with the previous runner; recorded a gap after seq ${lastSeq} and FAILED`);
+    }
+  }
+
+  private deleteFiles(sid: string): void {
+    fs.rmSync(this.jsonlPath(sid), { force: true });
+    fs.rmSync(this.ackPath(sid), { force: true });
+  }
+
+  private readAckFile(sid: string): AckFile | null {
+    let text: string;
+    try {
+      text = fs.readFileSync(this.ackPath(sid), 'utf8');
+    } catch {
+      return null;
+    }
+    try {
+      const raw = JSON.parse(text) as Partial<AckFile>;
+      const num = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : 0);
+      const state = SessionStateSchema.safeParse(raw.last_state);
+      const b = raw.base;
+      const base =
+        b && typeof b.session_id === 'string' && typeof b.org_id === 'string' && typeof b.repo_id === 'string' && b.repo_ref
+          ? b
+          : null;
+      return {
+        acked_seq: num(raw.acked_seq),
+        last_seq: num(raw.last_seq),
+        last_ts: typeof raw.last_ts === 'number' ? raw.last_ts : null,
+        last_state: state.success ? state.data : null,
+        base,
+      };
+    } catch (err) {
+      this.log.warn(`ack file of ${sid} unreadable (${errorMessage(err)}); resending everything spooled`);
+      return null;
+    }
+  }
+
+  private readJsonl(sid: string): RunnerEvent[] {
+    let text: string;
+    try {
+      text = fs.readFileSync(this.jsonlPath(sid), 'utf8');
+    } catch {
+      return [];
+    }
+    const out: RunnerEvent[] = [];
+    let bad = 0;
+    for (const line of text.split('\n')) {
+      if (!line.trim()) continue;
+      try {
+        const parsed = RunnerEventSchema.safeParse(JSON.parse(line));
+        if (parsed.success && parsed.data.session_id === sid) out.push(parsed.data);
+        else bad++;
+      } catch {
+        bad++;
+      }
+    }
+    if (bad > 0) this.log.warn(`skipped ${bad} unreadable line(s) in the spool of ${sid}`);
+    return out;
+  }
+}
