@@ -1,0 +1,128 @@
+/**
+ * Terminal benchmarks through the whole product: real server, attached runner, real PTY, and
+ * Debian's Chromium running the real page. Prints figures; asserts nothing about time.
+ *   (a) spawn → first terminal byte in the browser (click "Spawn agent" → first chunk reaches xterm)
+ *   (b) throughput PTY → browser xterm for 64 MB, with a checksum of what xterm was given
+ * Usage: npm run bench   (needs `npm run build` first and /usr/bin/chromium)
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium } from '@playwright/test';
+import { Api, startStack, waitFor } from '../server/integration/harness';
+
+const SPAWN_RUNS = 5;
+const THROUGHPUT_MB = Number(process.env.BENCH_MB ?? 64);
+
+/** FNV-1a over UTF-16 code units: cheap enough to run in the page on 64 MB. */
+function fnv1a(s: string, h = 0x811c9dc5): number {
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h >>> 0;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+async function main() {
+  const stack = await startStack();
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--no-first-run', '--disable-quic'],
+  });
+  try {
+    const api = new Api(stack.url);
+    await api.setupAdmin();
+    await api.readyRepo();
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const [name, value] = api.cookie.split('=');
+    await context.addCookies([{ name: name!, value: value!, url: stack.url }]);
+    const page = await context.newPage();
+    await page.goto(stack.url);
+    await page.getByRole('button', { name: 'Spawn agent' }).waitFor();
+
+    // (a) spawn → first byte, several times.
+    const spawnTimes: number[] = [];
+    for (let i = 0; i < SPAWN_RUNS; i++) {
+      await page.evaluate(() => {
+        const w = window as unknown as { __firstChunk?: number; __avOnChunk?: (id: string, d: string) => void };
+        w.__firstChunk = undefined;
+        w.__avOnChunk = () => {
+          w.__firstChunk ??= performance.now();
+        };
+      });
+      const t0 = await page.evaluate(() => performance.now());
+      await page.getByRole('button', { name: 'Spawn agent' }).click();
+      const t1 = await waitFor(() => page.evaluate(() => (window as unknown as { __firstChunk?: number }).__firstChunk), 'first chunk');
+      spawnTimes.push(t1 - t0);
+      for (const s of (await api.world()).sessions.filter((x) => x.state !== 'COMPLETED' && x.state !== 'FAILED')) {
+        if (i < SPAWN_RUNS - 1) await api.ok('POST', `/api/sessions/${s.id}/stop`);
+      }
+    }
+    console.log(`spawn → first terminal byte in the browser: median ${median(spawnTimes).toFixed(0)} ms (runs: ${spawnTimes.map((t) => t.toFixed(0)).join(', ')} ms)`);
+
+    // (b) throughput: cat a 64 MB file in the open terminal, between two control-character markers.
+    const line = 'Agent Village throughput line: the quick brown fox jumps over the lazy dog 0123456789\n';
+    const content = line.repeat(Math.ceil((THROUGHPUT_MB * 1024 * 1024) / line.length));
+    const file = join(stack.dataDir, 'throughput.txt');
+    writeFileSync(file, content);
+    const expected = fnv1a(content.replaceAll('\n', '\r\n'));
+    await page.locator('.terminal-panel[data-phase="live"]').waitFor({ timeout: 30_000 });
+    await page.evaluate(() => {
+      const w = window as unknown as Record<string, unknown> & { __avOnChunk?: (id: string, d: string) => void };
+      const st = { inside: false, done: false, hash: 0x811c9dc5, chars: 0, t0: 0, t1: 0 };
+      w.__bench = st;
+      w.__avOnChunk = (_id, d) => {
+        let s = d;
+        if (!st.inside) {
+          const i = s.indexOf('\x02');
+          if (i < 0) return;
+          st.inside = true;
+          st.t0 = performance.now();
+          s = s.slice(i + 1);
+        }
+        if (st.done) return;
+        const j = s.indexOf('\x03');
+        const part = j >= 0 ? s.slice(0, j) : s;
+        let h = st.hash;
+        for (let k = 0; k < part.length; k++) {
+          h ^= part.charCodeAt(k);
+          h = Math.imul(h, 0x01000193) >>> 0;
+        }
+        st.hash = h;
+        st.chars += part.length;
+        if (j >= 0) {
+          st.done = true;
+          // Stop the clock when xterm has parsed everything it was given.
+          const term = Object.values((window as unknown as { __avTerminals: Record<string, { write(d: string, cb: () => void): void }> }).__avTerminals)[0]!;
+          term.write('', () => (st.t1 = performance.now()));
+        }
+      };
+    });
+    await page.locator('.terminal-panel .xterm').click();
+    await page.keyboard.type(`printf '\\002'; cat ${file}; printf '\\003'`);
+    await page.keyboard.press('Enter');
+    const st = await waitFor(
+      () => page.evaluate(() => {
+        const s = (window as unknown as { __bench: { t1: number; hash: number; chars: number; t0: number } }).__bench;
+        return s.t1 ? s : null;
+      }),
+      'throughput run',
+      600_000,
+    );
+    const seconds = (st.t1 - st.t0) / 1000;
+    const mb = st.chars / (1024 * 1024);
+    console.log(
+      `throughput PTY → browser xterm: ${mb.toFixed(1)} MB in ${seconds.toFixed(2)} s = ${(mb / seconds).toFixed(1)} MB/s; ` +
+        `checksum ${st.hash === expected && st.chars === content.length + content.split('\n').length - 1 ? 'OK' : `MISMATCH (got ${st.hash.toString(16)}, ${st.chars} chars; want ${expected.toString(16)})`}`,
+    );
+  } finally {
+    await browser.close();
+    await stack.stop();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

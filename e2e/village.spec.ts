@@ -1,0 +1,124 @@
+import { expect, test, type Page } from '@playwright/test';
+import { STRINGS } from '../components/ui/strings';
+
+type VillageApi = {
+  ready: boolean;
+  spriteScreenPosition(id: string): { x: number; y: number } | null;
+  spriteRoom(id: string): string | null;
+};
+
+const village = (page: Page) => page.evaluate(() => (window as unknown as { __village?: VillageApi }).__village?.ready ?? false);
+
+async function spritePosition(page: Page, id: string) {
+  return page.evaluate((sid) => (window as unknown as { __village: VillageApi }).__village.spriteScreenPosition(sid), id);
+}
+
+/** Wait until the sprite has stopped walking, then return where it stands. */
+async function settledSprite(page: Page, id: string) {
+  let last = await spritePosition(page, id);
+  for (let i = 0; i < 100; i++) {
+    await page.waitForTimeout(150);
+    const now = await spritePosition(page, id);
+    if (now && last && Math.abs(now.x - last.x) < 0.5 && Math.abs(now.y - last.y) < 0.5) return now;
+    last = now;
+  }
+  throw new Error('sprite never settled');
+}
+
+const terminalRows = (page: Page) => page.locator('.terminal-panel .xterm-rows');
+
+test('[VILLAGE]: first admin, spawn in a room, click the sprite, type, reload, stop', async ({ page }) => {
+  await page.goto('/');
+  await expect(page).toHaveURL(/\/setup$/);
+  await expect(page.getByRole('heading', { name: STRINGS.setupTitle })).toBeVisible();
+  await page.getByLabel('Your name').fill('Ada');
+  await page.getByLabel('Email').fill('ada@example.com');
+  await page.getByLabel('Password').fill('correct horse battery');
+  await page.getByRole('button', { name: STRINGS.setupButton }).click();
+
+  await expect(page).toHaveURL(/\/$/);
+  const nav = page.getByRole('navigation', { name: 'Buildings, rooms and sessions' });
+  await expect(nav.getByRole('region', { name: 'Building lamplighter' })).toBeVisible();
+  await expect.poll(() => village(page), { timeout: 20_000 }).toBe(true);
+  await expect(page.getByRole('status').filter({ hasText: 'runner online' })).toBeVisible();
+
+  // Spawn a shell agent in src/core, chosen from the keyboard-reachable room list.
+  await nav.getByRole('button', { name: 'core/' }).first().click();
+  await expect(page.getByTestId('selected-room')).toHaveText('lamplighter/src/core');
+  await page.getByRole('button', { name: STRINGS.spawnButton }).click();
+  const entry = nav.locator('li[data-session-id]').first();
+  await expect(entry).toBeVisible();
+  const sessionId = (await entry.getAttribute('data-session-id'))!;
+  await expect.poll(() => page.evaluate((sid) => (window as unknown as { __village: VillageApi }).__village.spriteRoom(sid), sessionId)).toBe('src/core');
+
+  // Close the dock the spawn opened, then open the terminal the way a person does: click the sprite.
+  await page.getByRole('button', { name: STRINGS.closeTerminal }).click();
+  await expect(page.locator('.terminal-panel')).toHaveCount(0);
+  const at = await settledSprite(page, sessionId);
+  await page.mouse.click(at.x, at.y);
+  const panel = page.locator(`.terminal-panel[data-session-id="${sessionId}"]`);
+  await expect(panel).toHaveAttribute('data-phase', 'live', { timeout: 15_000 });
+  await expect(panel.getByText('working')).toBeVisible({ timeout: 15_000 });
+
+  await panel.locator('.xterm').click();
+  await page.keyboard.type('echo hello');
+  await page.keyboard.press('Enter');
+  await expect(terminalRows(page).locator('div').filter({ hasText: /^hello\s*$/ })).toHaveCount(1);
+
+  // Reload: the same screen is painted again from the replay, and it is live.
+  await page.reload();
+  await expect(nav.locator(`li[data-session-id="${sessionId}"]`)).toBeVisible();
+  await nav.getByRole('button', { name: new RegExp(STRINGS.openTerminal) }).first().click();
+  await expect(panel).toHaveAttribute('data-phase', 'live', { timeout: 15_000 });
+  await expect(terminalRows(page)).toContainText('echo hello');
+  await expect(terminalRows(page).locator('div').filter({ hasText: /^hello\s*$/ })).toHaveCount(1);
+  await panel.locator('.xterm').click();
+  await page.keyboard.type('echo again-$((20+1))');
+  await page.keyboard.press('Enter');
+  await expect(terminalRows(page)).toContainText('again-21');
+
+  // Stop: the session completes, its sprite and list entry go away.
+  await panel.getByRole('button', { name: STRINGS.stopSession }).click();
+  await expect(nav.locator(`li[data-session-id="${sessionId}"]`)).toHaveCount(0, { timeout: 20_000 });
+  await expect.poll(() => spritePosition(page, sessionId), { timeout: 10_000 }).toBeNull();
+  const stored = await page.request.get(`/api/sessions/${sessionId}`);
+  expect((await stored.json()).data.state).toBe('COMPLETED');
+});
+
+test('[VILLAGE]: a second tab sees the same live terminal; bad login is explained', async ({ browser }) => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto('/login');
+  await page.getByLabel('Email').fill('ada@example.com');
+  await page.getByLabel('Password').fill('wrong password');
+  await page.getByRole('button', { name: STRINGS.loginButton }).click();
+  await expect(page.getByRole('alert')).toHaveText('Wrong email or password.');
+  await page.getByLabel('Password').fill('correct horse battery');
+  await page.getByRole('button', { name: STRINGS.loginButton }).click();
+  await expect(page).toHaveURL(/\/$/);
+
+  const nav = page.getByRole('navigation', { name: 'Buildings, rooms and sessions' });
+  await nav.getByRole('button', { name: 'tests/' }).first().click();
+  await page.getByRole('button', { name: STRINGS.spawnButton }).click();
+  const panel = page.locator('.terminal-panel');
+  await expect(panel).toHaveAttribute('data-phase', 'live', { timeout: 15_000 });
+  await panel.locator('.xterm').click();
+  await page.keyboard.type('echo tab-one-$((2+2))');
+  await page.keyboard.press('Enter');
+  await expect(panel.locator('.xterm-rows')).toContainText('tab-one-4');
+
+  const second = await context.newPage();
+  await second.goto('/');
+  await second.getByRole('navigation', { name: 'Buildings, rooms and sessions' }).getByRole('button', { name: new RegExp(STRINGS.openTerminal) }).first().click();
+  const panel2 = second.locator('.terminal-panel');
+  await expect(panel2).toHaveAttribute('data-phase', 'live', { timeout: 15_000 });
+  await expect(panel2.locator('.xterm-rows')).toContainText('tab-one-4');
+  await panel2.locator('.xterm').click();
+  await second.keyboard.type('echo tab-two-$((3+3))');
+  await second.keyboard.press('Enter');
+  await expect(panel.locator('.xterm-rows')).toContainText('tab-two-6');
+  await expect(panel2.locator('.xterm-rows')).toContainText('tab-two-6');
+  await panel2.getByRole('button', { name: STRINGS.stopSession }).click();
+  await expect(panel.getByText('finished')).toBeVisible({ timeout: 20_000 });
+  await context.close();
+});
