@@ -88,11 +88,13 @@ test('[VILLAGE]: first admin, spawn in a room, click the sprite, type, reload, s
 test('[VILLAGE]: a second tab sees the same live terminal; bad login is explained', async ({ browser }) => {
   const context = await browser.newContext();
   const page = await context.newPage();
+  // Independent of the first test: make sure the admin exists (409 when it already does).
+  await page.request.post('/api/setup', { data: { email: 'ada@example.com', password: 'correct horse battery', name: 'Ada' } });
   await page.goto('/login');
   await page.getByLabel('Email').fill('ada@example.com');
   await page.getByLabel('Password').fill('wrong password');
   await page.getByRole('button', { name: STRINGS.loginButton }).click();
-  await expect(page.getByRole('alert')).toHaveText('Wrong email or password.');
+  await expect(page.locator('form').getByRole('alert')).toHaveText('Wrong email or password.');
   await page.getByLabel('Password').fill('correct horse battery');
   await page.getByRole('button', { name: STRINGS.loginButton }).click();
   await expect(page).toHaveURL(/\/$/);
@@ -119,6 +121,6 @@ test('[VILLAGE]: a second tab sees the same live terminal; bad login is explaine
   await expect(panel.locator('.xterm-rows')).toContainText('tab-two-6');
   await expect(panel2.locator('.xterm-rows')).toContainText('tab-two-6');
   await panel2.getByRole('button', { name: STRINGS.stopSession }).click();
-  await expect(panel.getByText('finished')).toBeVisible({ timeout: 20_000 });
+  await expect(panel.locator('.state-pill')).toHaveText('finished', { timeout: 20_000 });
   await context.close();
 });

@@ -59,3 +59,19 @@ try {
   log.error('could not start', err);
   process.exit(EXIT_START_FAILED);
 }
+
+/** How often an attached runner checks that the control plane that started it is still there. */
+const PARENT_CHECK_MS = 1_000;
+
+// An attached runner (started by `npm start`) ends with its control plane: a new control plane
+// starts its own runner on the same data folder, and two must never share it.
+const parentPid = Number(process.env.AGENT_RUNNER_PARENT_PID ?? 0);
+if (parentPid > 0) {
+  setInterval(() => {
+    try {
+      process.kill(parentPid, 0);
+    } catch {
+      void shutdown(0, `the control plane (pid ${parentPid}) is gone`);
+    }
+  }, PARENT_CHECK_MS).unref();
+}

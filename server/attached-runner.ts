@@ -23,6 +23,7 @@ export function startAttachedRunner(opts: { serverUrl: string; token: string; da
       LANG: process.env.LANG ?? 'C.UTF-8',
       NODE_ENV: process.env.NODE_ENV,
       AGENT_RUNNER_TOKEN: opts.token,
+      AGENT_RUNNER_PARENT_PID: String(process.pid),
     };
     const startedAt = Date.now();
     child = spawn(

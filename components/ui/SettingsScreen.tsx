@@ -27,6 +27,10 @@ export default function SettingsScreen() {
     },
     onError: (e) => setRepoError(e instanceof ApiRequestError ? e.message : String(e)),
   });
+  const revokeToken = useMutation({
+    mutationFn: (id: string) => api(`/api/runner-tokens/${id}`, { method: 'DELETE' }),
+    onSuccess: () => void qc.invalidateQueries({ queryKey: ['runner-tokens'] }),
+  });
   const createToken = useMutation({
     mutationFn: (name: string) => api<{ id: string; token: string }>('/api/runner-tokens', { body: { name } }),
     onSuccess: (t) => {
@@ -105,7 +109,12 @@ export default function SettingsScreen() {
               <ul className="plain-list">
                 {tokens.data?.map((t) => (
                   <li key={t.id}>
-                    {t.name} · created {new Date(t.created_at).toLocaleString()} {t.revoked ? '· revoked' : ''}
+                    {t.name} · created {new Date(t.created_at).toLocaleString()} {t.revoked ? '· revoked' : ''}{' '}
+                    {!t.revoked && (
+                      <button type="button" className="btn btn-small btn-danger" onClick={() => revokeToken.mutate(t.id)} aria-label={`Revoke token ${t.name}`}>
+                        Revoke
+                      </button>
+                    )}
                   </li>
                 ))}
               </ul>

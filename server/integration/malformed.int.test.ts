@@ -108,6 +108,22 @@ describe('malformed messages (REST, browser socket, runner socket)', () => {
     await alive();
   });
 
+  it('a revoked runner token is disconnected at once and refused afterwards', async () => {
+    const { id, token } = await api.ok<{ id: string; token: string }>('POST', '/api/runner-tokens', { name: 'short-lived' });
+    const r = await runnerSocket(stack.url, token);
+    const body = { name: 'short', hostname: 'h', version: '0', capacity: 1, providers: ['shell'], sessions: [] };
+    expect((await call(r, 'runner:register', body)).ok).toBe(true);
+    const dropped = new Promise((res) => r.once('disconnect', res));
+    await api.ok('DELETE', `/api/runner-tokens/${id}`);
+    await dropped;
+    const again = await runnerSocket(stack.url, token);
+    const refused = await call(again, 'runner:register', body);
+    expect(!refused.ok && refused.error.code).toBe('UNAUTHORIZED');
+    again.close();
+    const tokens = await api.ok<Array<{ id: string; revoked: boolean }>>('GET', '/api/runner-tokens');
+    expect(tokens.find((t) => t.id === id)?.revoked).toBe(true);
+  });
+
   it('a raw client that never sends an ack function or sends junk frames does not crash the server', async () => {
     const raw = io(`${stack.url}/runner`, { transports: ['websocket'], auth: { token: runnerToken }, forceNew: true, reconnection: false });
     await new Promise((res) => raw.once('connect', () => res(null)));

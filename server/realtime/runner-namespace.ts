@@ -115,5 +115,10 @@ export function attachRunnerNamespace(io: Server, services: Services): RunnerGat
     notify(runnerId, name, body) {
       connected.get(runnerId)?.socket.emit(name, body);
     },
+    dropToken(tokenId) {
+      for (const socket of nsp.sockets.values()) {
+        if (socket.data.identity?.tokenId === tokenId) socket.disconnect(true);
+      }
+    },
   };
 }

@@ -10,6 +10,8 @@ export interface RunnerGateway {
   activeSessions(runnerId: string): number;
   command<K extends CommandName>(runnerId: string, name: K, body: CommandBody<K>): Promise<Result<CommandData<K>>>;
   notify(runnerId: string, name: 'terminal:ack', body: CommandBody<'terminal:ack'>): void;
+  /** Disconnect every runner that authenticated with this token (it was revoked). */
+  dropToken(tokenId: string): void;
 }
 
 /** How services tell browsers about changes; implemented by the /ui namespace. */

@@ -40,18 +40,16 @@ export function createRunnerService(db: Db, gateway: () => RunnerGateway, broadc
       return { id, token };
     },
 
-    /** The attached runner gets a fresh token at every start; the previous one is revoked. */
+    /** The attached runner gets a fresh token at every start; the previous ones are deleted. */
     async rotateAttachedToken(orgId: string): Promise<string> {
-      await db.runnerToken.updateMany({
-        where: { orgId, name: ATTACHED_RUNNER_TOKEN_NAME, revokedAt: null },
-        data: { revokedAt: new Date() },
-      });
+      await db.runnerToken.deleteMany({ where: { orgId, name: ATTACHED_RUNNER_TOKEN_NAME } });
       return (await this.createToken(orgId, ATTACHED_RUNNER_TOKEN_NAME)).token;
     },
 
     async revokeToken(orgId: string, tokenId: string) {
       const res = await db.runnerToken.updateMany({ where: { id: tokenId, orgId, revokedAt: null }, data: { revokedAt: new Date() } });
       if (res.count === 0) throw new AppError('NOT_FOUND', 'That runner token was not found or is already revoked.');
+      gateway().dropToken(tokenId);
     },
 
     async listTokens(orgId: string) {
