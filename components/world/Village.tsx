@@ -1,0 +1,124 @@
+'use client';
+
+/**
+ * The pixel village: every repository a building, every directory a room, every session a sprite.
+ *
+ * Browser only (pixi.js is imported dynamically inside an effect); host it with
+ * `dynamic(() => import('…/components/world/Village'), { ssr: false })`. The parent must give the
+ * component a size (it fills its parent: width and height 100%).
+ */
+import { useEffect, useMemo, useRef } from 'react';
+import type { RepoSummary, SessionSummary } from '../../protocol/ui';
+import { layoutVillage, type VillageLayout } from './layout';
+import type { VillageEngine } from './engine';
+
+export interface VillageProps {
+  repos: RepoSummary[];
+  /** Sessions to show; COMPLETED ones walk out and disappear, FAILED ones show a red cross briefly, then leave. */
+  sessions: SessionSummary[];
+  selectedSessionId: string | null;
+  selectedRoom: { repoId: string; roomPath: string } | null;
+  /** Clicking a sprite. */
+  onSelectSession(id: string): void;
+  /** Clicking a room (the deepest room under the pointer). */
+  onSelectRoom(repoId: string, roomPath: string): void;
+  className?: string;
+}
+
+/** A cheap signature of what the layout depends on: re-layout only when a repository or its tree changes. */
+function layoutSignature(repos: readonly RepoSummary[]): string {
+  const parts: string[] = [];
+  for (const r of repos) {
+    let h = 0x811c9dc5;
+    if (r.tree) {
+      for (const d of r.tree.dirs) {
+        for (let i = 0; i < d.path.length; i++) h = Math.imul(h ^ d.path.charCodeAt(i), 0x01000193);
+        h = Math.imul(h ^ (d.files + 0x2f), 0x01000193);
+      }
+    }
+    parts.push(`${r.id}\u0000${r.name}\u0000${r.status}\u0000${r.tree ? `${r.tree.head_sha}:${r.tree.dirs.length}:${h >>> 0}` : '-'}`);
+  }
+  return parts.join('\u0001');
+}
+
+export default function Village(props: VillageProps) {
+  const { repos, sessions, selectedSessionId, selectedRoom } = props;
+  const hostRef = useRef<HTMLDivElement>(null);
+  const engineRef = useRef<VillageEngine | null>(null);
+
+  const signature = useMemo(() => layoutSignature(repos), [repos]);
+  // Re-layout only when the signature changes (not on every new `repos` array).
+  const layout: VillageLayout = useMemo(() => layoutVillage(repos.map((r) => ({ id: r.id, name: r.name, tree: r.tree }))), [signature]);
+
+  // Latest values for the engine's async start and its callbacks.
+  const latest = useRef({ props, layout });
+  useEffect(() => {
+    latest.current = { props, layout };
+  });
+
+  useEffect(() => {
+    const host = hostRef.current;
+    if (!host) return;
+    let cancelled = false;
+    let engine: VillageEngine | null = null;
+    void (async () => {
+      const { createVillageEngine } = await import('./engine');
+      if (cancelled) return;
+      const e = await createVillageEngine(host, () => ({
+        onSelectSession: (id) => latest.current.props.onSelectSession(id),
+        onSelectRoom: (repoId, path) => latest.current.props.onSelectRoom(repoId, path),
+      }));
+      if (cancelled) {
+        e.destroy();
+        return;
+      }
+      engine = e;
+      engineRef.current = e;
+      window.__village = e.debugApi;
+      const { props: p, layout: l } = latest.current;
+      e.setWorld(l, p.repos);
+      e.setSessions(p.sessions);
+      e.setSelection(p.selectedSessionId, p.selectedRoom);
+    })().catch((err: unknown) => {
+      console.error('village: could not start the renderer', err);
+    });
+    return () => {
+      cancelled = true;
+      engine?.destroy();
+      if (engineRef.current === engine) engineRef.current = null;
+    };
+  }, []);
+
+  useEffect(() => {
+    engineRef.current?.setWorld(layout, repos);
+  }, [layout, repos]);
+
+  useEffect(() => {
+    engineRef.current?.setSessions(sessions);
+  }, [sessions]);
+
+  const roomRepo = selectedRoom?.repoId;
+  const roomPath = selectedRoom?.roomPath;
+  useEffect(() => {
+    engineRef.current?.setSelection(selectedSessionId, roomRepo !== undefined && roomPath !== undefined ? { repoId: roomRepo, roomPath } : null);
+  }, [selectedSessionId, roomRepo, roomPath]);
+
+  const live = sessions.filter((s) => s.state !== 'COMPLETED' && s.state !== 'FAILED').length;
+  const label =
+    `Village map: ${repos.length} ${repos.length === 1 ? 'repository' : 'repositories'} as buildings, ` +
+    `${live} active ${live === 1 ? 'agent' : 'agents'}. Drag or use the arrow keys to pan, ` +
+    `mouse wheel or + and - to zoom, 0 to fit.`;
+
+  return (
+    <div
+      ref={hostRef}
+      className={props.className}
+      tabIndex={0}
+      role="application"
+      aria-label={label}
+      aria-roledescription="village map"
+      data-testid="village"
+      style={{ position: 'relative', width: '100%', height: '100%', minHeight: 240, overflow: 'hidden', outline: 'none' }}
+    />
+  );
+}

@@ -1,0 +1,23 @@
+// The village's pure parts (safe on the server and in tests). The renderer itself is the default
+// export of './Village' (browser only: load it with next/dynamic and { ssr: false }).
+export {
+  TILE,
+  MAX_DEPTH,
+  MAX_CHILDREN,
+  MAX_ROOMS_PER_BUILDING,
+  layoutVillage,
+  roomFor,
+  roomByPath,
+  roomAt,
+  spotFor,
+  routeTo,
+  routeBetween,
+  planWalk,
+  buildingFor,
+  normalizePath,
+} from './layout';
+export type { Point, Rect, RoomLayout, BuildingLayout, VillageLayout, VillageRepoInput, Walk } from './layout';
+export { bubbleFor, statusText } from './status';
+export type { BubbleKind } from './status';
+export type { VillageProps } from './Village';
+export type { VillageDebugApi } from './engine';

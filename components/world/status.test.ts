@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { bubbleFor, spawnsSprite, statusText } from './status';
+
+describe('sprite status', () => {
+  it('maps states and reasons to bubbles', () => {
+    expect(bubbleFor({ state: 'WAITING_FOR_APPROVAL', reason: 'merge to main' })).toBe('approval');
+    expect(bubbleFor({ state: 'PAUSED_BY_HUMAN', reason: 'paused by ann' })).toBe('idle');
+    expect(bubbleFor({ state: 'FAILED', reason: 'exit 1' })).toBe('failed');
+    expect(bubbleFor({ state: 'RUNNING', reason: 'waiting for input' })).toBe('input');
+    expect(bubbleFor({ state: 'RUNNING', reason: 'idle for 5 minutes' })).toBe('idle');
+    expect(bubbleFor({ state: 'RUNNING', reason: 'editing src/a.ts' })).toBeNull();
+    expect(bubbleFor({ state: 'PREPARING_WORKSPACE', reason: '' })).toBe('starting');
+    expect(bubbleFor({ state: 'COMPLETED', reason: '' })).toBeNull();
+  });
+
+  it('gives readable status text', () => {
+    expect(statusText({ state: 'RUNNING', reason: 'idle for 5 minutes' })).toBe('idle for 5 minutes');
+    expect(statusText({ state: 'WAITING_FOR_APPROVAL', reason: '' })).toBe('waiting for approval');
+    expect(statusText({ state: 'RUNNING', reason: 'editing' })).toBe('working');
+  });
+
+  it('never walks ended sessions in', () => {
+    expect(spawnsSprite({ state: 'RUNNING' })).toBe(true);
+    expect(spawnsSprite({ state: 'COMPLETED' })).toBe(false);
+    expect(spawnsSprite({ state: 'FAILED' })).toBe(false);
+  });
+});
