@@ -98,6 +98,40 @@ describe('walking village (real server, real runner, real PTY, real git)', () =>
     third.socket.close();
   });
 
+  it('forwards resize, and full-screen programs (vim, top) and colours work', async () => {
+    const resized = await watcher.socket.timeout(10_000).emitWithAck('terminal:resize', { session_id: session.id, cols: 100, rows: 30 });
+    expect(resized.ok).toBe(true);
+    await watcher.type('stty size\r');
+    await watcher.waitText('30 100');
+
+    await watcher.type("printf '\\033[31mred-%s\\033[0m\\n' ok\r");
+    await watcher.waitText('\x1b[31mred-ok\x1b[0m');
+
+    await watcher.type('vi -u NONE -N notes.txt\r');
+    await watcher.waitText('\x1b[?1049h', 'vim on the alternate screen');
+    await watcher.type('ihello from vim');
+    await watcher.waitText('hello from vim');
+    await watcher.type('\x1b');
+    // vim reads a lone ESC only after its escape-sequence timeout, as with a person typing.
+    await new Promise((r) => setTimeout(r, 300));
+    await watcher.type(':wq\r');
+    await watcher.waitText('\x1b[?1049l', 'vim to leave the alternate screen');
+    await watcher.type('cat notes.txt; echo vim-done-$((1+8))\r');
+    await watcher.waitText(/hello from vim\r\nvim-done-9/).catch((e) => {
+      throw new Error(`${e.message}; screen tail: ${JSON.stringify(watcher.text().slice(-800))}`);
+    });
+
+    const before = watcher.text().length;
+    await watcher.type('top\r');
+    await waitFor(() => /load average/.test(watcher.text().slice(before)), 'top to draw');
+    const drawn = watcher.text().length;
+    await watcher.type('q');
+    // Back at the shell: the prompt (it ends in "# " or "$ ") is the last thing on the screen.
+    await waitFor(() => /[#$] $/.test(watcher.text().slice(drawn)), 'top to quit back to the prompt');
+    await watcher.type('echo top-done-$((2+8))\r');
+    await watcher.waitText('top-done-10');
+  });
+
   it('stops the session: process group ended, worktree removed, session completed', async () => {
     await watcher.type('sleep 1000 & echo bg-pid-$!\r');
     const m = await waitFor(() => /bg-pid-(\d+)/.exec(watcher.text()), 'background pid');
