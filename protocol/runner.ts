@@ -3,12 +3,19 @@ import type { Ack } from './result';
 import { RunnerEventSchema } from './events';
 import { OrgIdSchema, ProviderIdSchema, RepoIdSchema, RepoRefSchema, RepoTreeSchema, RoomPathSchema, SessionIdSchema } from './world';
 
-/** Flow control for terminal output (numbers from VS Code's pty host). */
+/**
+ * Flow control for terminal output. VS Code's pty host uses 100 000 / 5 000 over local IPC; our
+ * round trip also crosses the runner socket, the database commit and the browser socket, so the
+ * window must cover that bandwidth-delay product: at 100 000 a 64 MB cat crawled at ~1 MB/s.
+ * A 1 MB window still drains in well under 100 ms after Ctrl-C. (Figures: README, Benchmarks.)
+ */
 export const FLOW_CONTROL = {
   /** Pause the PTY when this many characters are sent but not yet parsed by a viewer. */
-  HIGH_WATERMARK_CHARS: 100_000,
-  /** Resume it when the backlog falls below this. */
-  LOW_WATERMARK_CHARS: 5_000,
+  HIGH_WATERMARK_CHARS: 1_000_000,
+  /** Resume it when the backlog falls below this (hysteresis keeps the pipe full meanwhile). */
+  LOW_WATERMARK_CHARS: 250_000,
+  /** A viewer acks at once after parsing this many characters (smaller backlogs wait for a timer). */
+  ACK_CHARS: 50_000,
 } as const;
 
 export const RunnerRegisterSchema = z.object({

@@ -3,11 +3,11 @@ import { useEffect, useRef, useState } from 'react';
 import type { Terminal as XTerm } from '@xterm/xterm';
 import '@xterm/xterm/css/xterm.css';
 import type { SessionSummary, WireEvent } from '../../protocol';
-import { TERMINAL_STATES } from '../../protocol';
+import { FLOW_CONTROL, TERMINAL_STATES } from '../../protocol';
 import { getUiSocket } from '../realtime/socket';
 import { STRINGS, stateLabel } from '../ui/strings';
 
-/** Acks are coalesced over this long: frequent enough to keep the PTY flowing, rare enough to be cheap. */
+/** Small outputs are acked after this long, coalesced; big ones every FLOW_CONTROL.ACK_CHARS at once. */
 const ACK_INTERVAL_MS = 20;
 /** Resize events settle for this long before the PTY is resized (dragging fires many). */
 const RESIZE_DEBOUNCE_MS = 80;
@@ -70,16 +70,21 @@ export default function TerminalPanel({ session, readOnly, onClose, onStop }: Te
       let lastSeq = 0;
       let replaying = true;
       let ackSeq = 0;
+      let unackedChars = 0;
       let ackTimer: ReturnType<typeof setTimeout> | null = null;
       let sentSize = { cols: 0, rows: 0 };
 
-      const scheduleAck = (seq: number) => {
+      const sendAck = () => {
+        if (ackTimer) clearTimeout(ackTimer);
+        ackTimer = null;
+        unackedChars = 0;
+        socket.emit('terminal:ack', { session_id: sessionId, seq: ackSeq });
+      };
+      const scheduleAck = (seq: number, chars: number) => {
         ackSeq = Math.max(ackSeq, seq);
-        if (ackTimer) return;
-        ackTimer = setTimeout(() => {
-          ackTimer = null;
-          socket.emit('terminal:ack', { session_id: sessionId, seq: ackSeq });
-        }, ACK_INTERVAL_MS);
+        unackedChars += chars;
+        if (unackedChars >= FLOW_CONTROL.ACK_CHARS) return sendAck();
+        ackTimer ??= setTimeout(sendAck, ACK_INTERVAL_MS);
       };
 
       const sendResize = () => {
@@ -96,10 +101,11 @@ export default function TerminalPanel({ session, readOnly, onClose, onStop }: Te
           lastSeq = e.seq;
           if (e.type === 'TERMINAL_CHUNK' && e.data !== undefined) {
             const seq = e.seq;
+            const chars = e.data.length;
             const live = !body.replay;
             window.__avOnChunk?.(sessionId, e.data);
             term.write(e.data, () => {
-              if (live) scheduleAck(seq);
+              if (live) scheduleAck(seq, chars);
             });
           } else if (e.type === 'OUTPUT_GAP') {
             term.write(`\r\n\x1b[33m[output lost: ${String(e.payload?.reason ?? 'the runner was down')}]\x1b[0m\r\n`);

@@ -938,10 +938,28 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
 
   // ───────── the frame loop ─────────
 
+  // A still village needs few frames: drawing 60 per second on a software-rendered canvas takes
+  // the CPU the terminal needs. Full rate while anything moves or the person interacts.
+  const BUSY_FPS = 60;
+  const IDLE_FPS = 12;
+  const INTERACTION_BUSY_MS = 1_500;
+  let lastInteraction = -Infinity;
+  const markInteraction = () => {
+    lastInteraction = time;
+    app.ticker.maxFPS = BUSY_FPS;
+  };
+  for (const type of ['pointerdown', 'pointermove', 'wheel'] as const) canvas.addEventListener(type, markInteraction, { passive: true });
+  host.addEventListener('keydown', markInteraction);
+
   const tick = () => {
     const dt = Math.min(100, app.ticker.deltaMS);
     time += dt;
-    for (const a of [...actors.values(), ...leavingActors]) stepActor(a, dt);
+    let busy = leavingActors.size > 0 || time - lastInteraction < INTERACTION_BUSY_MS;
+    for (const a of [...actors.values(), ...leavingActors]) {
+      stepActor(a, dt);
+      if (a.walk || a.appear) busy = true;
+    }
+    app.ticker.maxFPS = busy ? BUSY_FPS : IDLE_FPS;
     updateDetail(12); // paint missing building pixels, a few milliseconds per frame
     const sel = selectedSession ? actors.get(selectedSession) : undefined;
     if (sel && selTitle.visible) {
@@ -1052,6 +1070,8 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
       canvas.removeEventListener('pointercancel', onPointerCancel);
       canvas.removeEventListener('wheel', onWheel);
       host.removeEventListener('keydown', onKeyDown);
+      for (const type of ['pointerdown', 'pointermove', 'wheel'] as const) canvas.removeEventListener(type, markInteraction);
+      host.removeEventListener('keydown', markInteraction);
       if (window.__village === api) delete window.__village;
       if (ready) delete host.dataset.ready;
       app.ticker.remove(tick);
