@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { io } from 'socket.io-client';
+import WebSocket from 'ws';
 import { Api, call, runnerSocket, startStack, uiSocket, type Stack } from './harness';
 
 /** Bad input anywhere gets a clear error, changes nothing, and the server stays up. */
@@ -122,6 +123,34 @@ describe('malformed messages (REST, browser socket, runner socket)', () => {
     again.close();
     const tokens = await api.ok<Array<{ id: string; revoked: boolean }>>('GET', '/api/runner-tokens');
     expect(tokens.find((t) => t.id === id)?.revoked).toBe(true);
+  });
+
+  it('a raw websocket sending broken Engine.IO / Socket.IO frames does not crash the server', async () => {
+    for (const ns of ['/ui', '/runner']) {
+      const ws = new WebSocket(`${stack.url.replace('http', 'ws')}/socket.io/?EIO=4&transport=websocket`, {
+        headers: { cookie: api.cookie },
+      });
+      await new Promise((res, rej) => {
+        ws.once('open', res);
+        ws.once('error', rej);
+      });
+      const frames = [
+        `40${ns},`, // connect to the namespace
+        `40${ns},{"token":42}`,
+        `42${ns},["session:attach",{"session_id":{"$ne":null}}]`,
+        `42${ns},["runner:events",[{"type":"TERMINAL_CHUNK","seq":"1"}]]`,
+        `42${ns},[`, // truncated JSON
+        `42${ns},["terminal:input"`,
+        '4{not json',
+        '9',
+        Buffer.from([0xff, 0x00, 0x13, 0x37]),
+      ];
+      for (const f of frames) ws.send(f);
+      await new Promise((r) => setTimeout(r, 100));
+      ws.close();
+    }
+    await alive();
+    expect((await api.world()).sessions).toHaveLength(0);
   });
 
   it('a raw client that never sends an ack function or sends junk frames does not crash the server', async () => {
