@@ -6,7 +6,11 @@ const DATA_DIR = process.env.E2E_DATA_DIR ?? `/tmp/agent-village-e2e-${process.p
 /** End-to-end: the real server (built Next.js app), its attached runner, Debian's Chromium. */
 export default defineConfig({
   testDir: 'e2e',
-  testMatch: '**/*.spec.ts',
+  // The setup project creates the first admin through the setup page; every other spec logs in.
+  projects: [
+    { name: 'setup', testMatch: /setup\.spec\.ts$/ },
+    { name: 'app', testMatch: /\.spec\.ts$/, testIgnore: /setup\.spec\.ts$/, dependencies: ['setup'] },
+  ],
   timeout: 60_000,
   expect: { timeout: 10_000 },
   fullyParallel: false,
@@ -38,6 +42,14 @@ export default defineConfig({
     reuseExistingServer: false,
     stdout: 'pipe',
     stderr: 'pipe',
-    env: { PORT: String(PORT), HOST: '127.0.0.1', DATA_DIR, NODE_ENV: 'production', NEXT_TELEMETRY_DISABLED: '1' },
+    env: {
+      PORT: String(PORT),
+      HOST: '127.0.0.1',
+      DATA_DIR,
+      NODE_ENV: 'production',
+      NEXT_TELEMETRY_DISABLED: '1',
+      // The attached runner offers `claude` through the fake agent CLI (real CLIs cannot log in here).
+      AGENT_RUNNER_CLAUDE_BIN: `${process.cwd()}/e2e/fixtures/fake-agent/fake-claude.mjs`,
+    },
   },
 });

@@ -1,5 +1,7 @@
 import { expect, test, type Page } from '@playwright/test';
 import { STRINGS } from '../components/ui/strings';
+import { ADMIN } from './fixtures/accounts';
+import { logIn } from './fixtures/login';
 
 type VillageApi = {
   ready: boolean;
@@ -27,15 +29,9 @@ async function settledSprite(page: Page, id: string) {
 
 const terminalRows = (page: Page) => page.locator('.terminal-panel .xterm-rows');
 
-test('[VILLAGE]: first admin, spawn in a room, click the sprite, type, reload, stop', async ({ page }) => {
-  await page.goto('/');
-  await expect(page).toHaveURL(/\/setup$/);
-  await expect(page.getByRole('heading', { name: STRINGS.setupTitle })).toBeVisible();
-  await page.getByLabel('Your name').fill('Ada');
-  await page.getByLabel('Email').fill('ada@example.com');
-  await page.getByLabel('Password').fill('correct horse battery');
-  await page.getByRole('button', { name: STRINGS.setupButton }).click();
 
+test('[VILLAGE]: spawn in a room, click the sprite, type, reload, stop', async ({ page }) => {
+  await logIn(page);
   await expect(page).toHaveURL(/\/$/);
   const nav = page.getByRole('navigation', { name: 'Buildings, rooms and sessions' });
   await expect(nav.getByRole('region', { name: 'Building lamplighter' })).toBeVisible();
@@ -88,14 +84,12 @@ test('[VILLAGE]: first admin, spawn in a room, click the sprite, type, reload, s
 test('[VILLAGE]: a second tab sees the same live terminal; bad login is explained', async ({ browser }) => {
   const context = await browser.newContext();
   const page = await context.newPage();
-  // Independent of the first test: make sure the admin exists (409 when it already does).
-  await page.request.post('/api/setup', { data: { email: 'ada@example.com', password: 'correct horse battery', name: 'Ada' } });
   await page.goto('/login');
-  await page.getByLabel('Email').fill('ada@example.com');
+  await page.getByLabel('Email').fill(ADMIN.email);
   await page.getByLabel('Password').fill('wrong password');
   await page.getByRole('button', { name: STRINGS.loginButton }).click();
   await expect(page.locator('form').getByRole('alert')).toHaveText('Wrong email or password.');
-  await page.getByLabel('Password').fill('correct horse battery');
+  await page.getByLabel('Password').fill(ADMIN.password);
   await page.getByRole('button', { name: STRINGS.loginButton }).click();
   await expect(page).toHaveURL(/\/$/);
 

@@ -41,6 +41,9 @@ export const SpawnSessionBodySchema = z.object({
   room_path: RoomPathSchema,
   provider: ProviderIdSchema.default('shell'),
   title: z.string().trim().max(200).optional(),
+  /** What the agent should do (sent to AI providers as their first prompt). */
+  goal: z.string().trim().max(10000).optional(),
+  mode: z.enum(['write', 'read_only']).default('write'),
   cols: z.number().int().min(2).max(1000).optional(),
   rows: z.number().int().min(2).max(500).optional(),
 });

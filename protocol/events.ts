@@ -105,6 +105,20 @@ export const AlertRaisedSchema = z.object({
   room_path: RoomPathSchema.optional(),
 });
 
+/**
+ * What the agent is doing, from the provider's own signals (hooks: a turn ended, it waits for
+ * input, a notification) or the runner's idle detection. Not a lifecycle state: a RUNNING
+ * session can be working, waiting for input or idle.
+ */
+export const AgentActivitySchema = z.object({
+  ...base,
+  type: z.literal('AGENT_ACTIVITY'),
+  activity: z.enum(['working', 'waiting_for_input', 'idle']),
+  detail: z.string().max(2000),
+  /** Since when (epoch ms) the agent has been in this activity. */
+  since: z.number().int().nonnegative(),
+});
+
 export const UsageTickSchema = z.object({
   ...base,
   type: z.literal('USAGE_TICK'),
@@ -129,12 +143,16 @@ export const RunnerEventSchema = z.discriminatedUnion('type', [
   ApprovalRequestedSchema,
   ApprovalResolvedSchema,
   AlertRaisedSchema,
+  AgentActivitySchema,
   UsageTickSchema,
 ]);
 export type RunnerEvent = z.infer<typeof RunnerEventSchema>;
 export type RunnerEventType = RunnerEvent['type'];
 export type TerminalChunk = z.infer<typeof TerminalChunkSchema>;
 export type SessionStateChanged = z.infer<typeof SessionStateChangedSchema>;
+export type AgentActivity = z.infer<typeof AgentActivitySchema>;
+export type DiffSummary = z.infer<typeof DiffSummarySchema>;
+export type TestRunFinished = z.infer<typeof TestRunFinishedSchema>;
 
 /** The part of an event a runner fills in before the spool assigns seq and ts. */
 export type RunnerEventBody = RunnerEvent extends infer E

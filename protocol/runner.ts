@@ -18,12 +18,28 @@ export const FLOW_CONTROL = {
   ACK_CHARS: 50_000,
 } as const;
 
+/** Provider availability as detected on the runner (binary on PATH and its version). */
+export const ProviderInfoSchema = z.object({
+  id: ProviderIdSchema,
+  version: z.string().max(200).nullable(),
+});
+export type ProviderInfo = z.infer<typeof ProviderInfoSchema>;
+
 export const RunnerRegisterSchema = z.object({
   name: z.string().min(1).max(100),
   hostname: z.string().min(1).max(255),
   version: z.string().max(50),
   capacity: z.number().int().min(0).max(1000),
   providers: z.array(ProviderIdSchema).max(10),
+  /** Versions of the providers found (same ids as `providers`). */
+  provider_info: z.array(ProviderInfoSchema).max(10).default([]),
+  /** Free-form labels for placement and display ("gpu", "eu-west", "customer-hosted"). */
+  labels: z.array(z.string().min(1).max(50)).max(50).default([]),
+  /**
+   * Repository sources this runner can reach, as glob patterns over the source string
+   * ("/srv/code/**", "https://github.com/acme/*"); "*" or an empty list means any.
+   */
+  repo_access: z.array(z.string().min(1).max(500)).max(200).default([]),
   /** Sessions the runner still owns (alive, or with unacked events), so the server can reconcile. */
   sessions: z.array(z.object({ session_id: SessionIdSchema, alive: z.boolean() })).max(1000),
 });
@@ -39,6 +55,9 @@ export type RunnerRegistered = z.infer<typeof RunnerRegisteredSchema>;
 export const RunnerHeartbeatSchema = z.object({
   active_sessions: z.number().int().min(0),
   ts: z.number().int().nonnegative(),
+  /** Runner health: p99 event-loop delay over the last interval, and resident memory. */
+  event_loop_lag_ms: z.number().nonnegative().optional(),
+  rss_bytes: z.number().int().nonnegative().optional(),
 });
 export type RunnerHeartbeat = z.infer<typeof RunnerHeartbeatSchema>;
 
@@ -107,6 +126,15 @@ export type SessionRef = z.infer<typeof SessionRefSchema>;
 export const TerminalAckSchema = z.object({ session_id: SessionIdSchema, seq: z.number().int().nonnegative() });
 export type TerminalAck = z.infer<typeof TerminalAckSchema>;
 
+/** agent-runner.md §6.3 approve: the decision is bound to one approval request. */
+export const ApproveCommandSchema = z.object({
+  session_id: SessionIdSchema,
+  approval_id: z.string().min(1).max(100),
+  decision: z.enum(['allow', 'deny']),
+  note: z.string().max(2000).optional(),
+});
+export type ApproveCommand = z.infer<typeof ApproveCommandSchema>;
+
 export const RepoScanCommandSchema = z.object({
   repo_id: RepoIdSchema,
   source: z.string().min(1).max(4096),
@@ -124,6 +152,11 @@ export interface ServerToRunnerEvents {
   'session:input': (cmd: z.input<typeof SessionInputCommandSchema>, ack: Ack<null>) => void;
   'session:resize': (cmd: SessionResizeCommand, ack: Ack<null>) => void;
   'session:stop': (cmd: SessionRef, ack: Ack<null>) => void;
+  /** Stop the whole process group where it stands (SIGSTOP); usage stops counting. */
+  'session:pause': (cmd: SessionRef, ack: Ack<null>) => void;
+  /** Continue a paused session (SIGCONT). */
+  'session:resume': (cmd: SessionRef, ack: Ack<null>) => void;
+  'session:approve': (cmd: ApproveCommand, ack: Ack<null>) => void;
   'terminal:ack': (cmd: TerminalAck) => void;
   'repo:scan': (cmd: RepoScanCommand, ack: Ack<z.infer<typeof RepoTreeSchema>>) => void;
 }

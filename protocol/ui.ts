@@ -15,6 +15,25 @@ export const SessionSummarySchema = z.object({
   created_by: z.string(),
   created_at: z.string(),
   last_seq: z.number().int(),
+  mode: z.enum(['write', 'read_only']),
+  /** What the agent is doing while RUNNING (from provider hooks or idle detection). */
+  activity: z.enum(['working', 'waiting_for_input', 'idle']).nullable(),
+  activity_detail: z.string(),
+  activity_since: z.number().nullable(),
+  /** The latest DIFF_SUMMARY: changed files with +/- line counts (null counts for binary files). */
+  diff: z.array(z.object({ path: z.string(), added: z.number().int().nullable(), removed: z.number().int().nullable() })).nullable(),
+  /** The latest test run seen in the session (running until TEST_RUN_FINISHED arrives). */
+  tests: z
+    .object({
+      command: z.string(),
+      running: z.boolean(),
+      passed: z.number().int(),
+      failed: z.number().int(),
+      exit_code: z.number().int().nullable(),
+    })
+    .nullable(),
+  /** Set while the session's runner is disconnected and within its grace period. */
+  runner_lost: z.boolean(),
 });
 export type SessionSummary = z.infer<typeof SessionSummarySchema>;
 
@@ -37,7 +56,12 @@ export const RunnerSummarySchema = z.object({
   online: z.boolean(),
   capacity: z.number().int(),
   providers: z.array(ProviderIdSchema),
+  provider_versions: z.record(z.string(), z.string().nullable()),
+  labels: z.array(z.string()),
+  repo_access: z.array(z.string()),
   active_sessions: z.number().int(),
+  event_loop_lag_ms: z.number().nullable(),
+  rss_bytes: z.number().nullable(),
   last_seen_at: z.string(),
 });
 export type RunnerSummary = z.infer<typeof RunnerSummarySchema>;

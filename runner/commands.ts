@@ -1,10 +1,12 @@
 import {
+  ApproveCommandSchema,
   CreateSessionCommandSchema,
   RepoScanCommandSchema,
   SessionInputCommandSchema,
   SessionRefSchema,
   SessionResizeCommandSchema,
   TerminalAckSchema,
+  fail,
   ok,
   parseInput,
   type RepoTree,
@@ -13,23 +15,28 @@ import {
 import { failureFrom } from './errors';
 import type { Logger } from './log';
 import type { SessionManager } from './sessions/session-manager';
+import { REPO_ACCESS_DENIED } from './workspace/repo-access';
 import type { WorkspaceManager } from './workspace/workspace-manager';
 
 export interface CommandDeps {
   sessions: SessionManager;
   workspaces: WorkspaceManager;
   log: Logger;
+  /** --repo-access: whether this runner may clone from a source. Defaults to any. */
+  canReach?: (source: string) => boolean;
 }
 
 /**
  * Control plane → runner commands. Each takes the raw payload, validates it with the protocol
  * schema (a malformed one is answered BAD_REQUEST and changes nothing) and answers a Result.
  */
-export function createCommandHandlers({ sessions, workspaces, log }: CommandDeps) {
+export function createCommandHandlers({ sessions, workspaces, log, canReach = () => true }: CommandDeps) {
   return {
     'session:create': (raw: unknown): Result<{ session_id: string }> => {
       const cmd = parseInput(CreateSessionCommandSchema, raw);
-      return cmd.ok ? sessions.create(cmd.data) : cmd;
+      if (!cmd.ok) return cmd;
+      if (!canReach(cmd.data.repo_source)) return fail('FORBIDDEN', REPO_ACCESS_DENIED);
+      return sessions.create(cmd.data);
     },
     'session:input': (raw: unknown): Result<null> => {
       const cmd = parseInput(SessionInputCommandSchema, raw);
@@ -43,6 +50,18 @@ export function createCommandHandlers({ sessions, workspaces, log }: CommandDeps
       const cmd = parseInput(SessionRefSchema, raw);
       return cmd.ok ? sessions.stop(cmd.data) : cmd;
     },
+    'session:pause': (raw: unknown): Result<null> => {
+      const cmd = parseInput(SessionRefSchema, raw);
+      return cmd.ok ? sessions.pause(cmd.data) : cmd;
+    },
+    'session:resume': (raw: unknown): Result<null> => {
+      const cmd = parseInput(SessionRefSchema, raw);
+      return cmd.ok ? sessions.resume(cmd.data) : cmd;
+    },
+    'session:approve': (raw: unknown): Result<null> => {
+      const cmd = parseInput(ApproveCommandSchema, raw);
+      return cmd.ok ? sessions.approve(cmd.data) : cmd;
+    },
     /** Fire-and-forget from the server: a bad one is only logged. */
     'terminal:ack': (raw: unknown): void => {
       const cmd = parseInput(TerminalAckSchema, raw);
@@ -52,6 +71,7 @@ export function createCommandHandlers({ sessions, workspaces, log }: CommandDeps
     'repo:scan': async (raw: unknown): Promise<Result<RepoTree>> => {
       const cmd = parseInput(RepoScanCommandSchema, raw);
       if (!cmd.ok) return cmd;
+      if (!canReach(cmd.data.source)) return fail('FORBIDDEN', REPO_ACCESS_DENIED);
       try {
         return ok(await workspaces.scan(cmd.data.repo_id, cmd.data.source));
       } catch (err) {

@@ -8,7 +8,7 @@ describe('loadConfig', () => {
     const r = loadConfig(['--server', 'http://localhost:3000/', '--token', 't0k'], {});
     expect(r).toEqual({
       ok: true,
-      config: { server: 'http://localhost:3000', token: 't0k', name: expect.any(String), data_dir: path.join(os.homedir(), '.agent-runner'), capacity: DEFAULT_CAPACITY },
+      config: { server: 'http://localhost:3000', token: 't0k', name: expect.any(String), data_dir: path.join(os.homedir(), '.agent-runner'), capacity: DEFAULT_CAPACITY, labels: [], repo_access: [], listen: null },
     });
     const env = loadConfig([], {
       AGENT_RUNNER_SERVER: 'https://cp.example.com',
@@ -17,10 +17,25 @@ describe('loadConfig', () => {
       AGENT_RUNNER_DATA_DIR: '/tmp/x/../runner-data',
       AGENT_RUNNER_CAPACITY: '3',
     });
-    expect(env).toEqual({ ok: true, config: { server: 'https://cp.example.com', token: 'envtoken', name: 'box-1', data_dir: '/tmp/runner-data', capacity: 3 } });
+    expect(env).toEqual({
+      ok: true,
+      config: { server: 'https://cp.example.com', token: 'envtoken', name: 'box-1', data_dir: '/tmp/runner-data', capacity: 3, labels: [], repo_access: [], listen: null },
+    });
     // A flag wins over the environment.
     const both = loadConfig(['--capacity', '5'], { AGENT_RUNNER_SERVER: 'http://a', AGENT_RUNNER_TOKEN: 't', AGENT_RUNNER_CAPACITY: '3' });
     expect(both.ok && both.config.capacity).toBe(5);
+  });
+
+  it('reads labels, repo access patterns and the listen port (flags win over the environment)', () => {
+    const base = { AGENT_RUNNER_SERVER: 'http://a', AGENT_RUNNER_TOKEN: 't' };
+    const fromEnv = loadConfig([], { ...base, AGENT_RUNNER_LABELS: 'gpu, eu-west,,', AGENT_RUNNER_REPO_ACCESS: '/srv/code/**,https://github.com/acme/*', AGENT_RUNNER_LISTEN: '7070' });
+    expect(fromEnv.ok && fromEnv.config).toMatchObject({ labels: ['gpu', 'eu-west'], repo_access: ['/srv/code/**', 'https://github.com/acme/*'], listen: 7070 });
+    const flags = loadConfig(['--labels', 'a,b', '--repo-access', '/x/*', '--listen', '0'], { ...base, AGENT_RUNNER_LABELS: 'env' });
+    expect(flags.ok && flags.config).toMatchObject({ labels: ['a', 'b'], repo_access: ['/x/*'], listen: 0 });
+    const badPort = loadConfig(['--listen', '70000'], base);
+    expect(!badPort.ok && badPort.message).toMatch(/listen: must be a port number/);
+    const longLabel = loadConfig(['--labels', 'x'.repeat(51)], base);
+    expect(!longLabel.ok && longLabel.message).toMatch(/labels/);
   });
 
   it('explains what is wrong', () => {

@@ -7,6 +7,14 @@ import { describeZodError } from '../protocol';
 /** Default concurrency of one runner: a laptop copes with this many shells/agents at once. */
 export const DEFAULT_CAPACITY = 8;
 
+/** Comma-separated list from a flag or an environment variable; blanks dropped. */
+const csv = (item: z.ZodString, max: number) =>
+  z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((x) => x.trim()).filter((x) => x.length > 0))
+    .pipe(z.array(item).max(max));
+
 export const RunnerConfigSchema = z.object({
   server: z
     .string({ error: 'is required (--server or AGENT_RUNNER_SERVER)' })
@@ -23,6 +31,17 @@ export const RunnerConfigSchema = z.object({
     .default(() => path.join(os.homedir(), '.agent-runner'))
     .transform((d) => path.resolve(d.startsWith('~/') ? path.join(os.homedir(), d.slice(2)) : d)),
   capacity: z.coerce.number({ error: 'must be a whole number' }).int('must be a whole number').min(0).max(1000).default(DEFAULT_CAPACITY),
+  /** RunnerRegisterSchema's limits. */
+  labels: csv(z.string().max(50, 'a label is at most 50 characters'), 50),
+  repo_access: csv(z.string().max(500, 'a pattern is at most 500 characters'), 200),
+  /** Also serve the §6.3 commands as HTTP on 127.0.0.1:<listen> (null: not at all). */
+  listen: z.coerce
+    .number({ error: 'must be a port number' })
+    .int('must be a port number')
+    .min(0, 'must be a port number (0–65535)')
+    .max(65535, 'must be a port number (0–65535)')
+    .nullable()
+    .default(null),
 });
 export type RunnerConfig = z.infer<typeof RunnerConfigSchema>;
 export type RunnerConfigInput = z.input<typeof RunnerConfigSchema>;
@@ -30,7 +49,9 @@ export type RunnerConfigInput = z.input<typeof RunnerConfigSchema>;
 export type ConfigResult = { ok: true; config: RunnerConfig } | { ok: false; message: string; help?: boolean };
 
 export const USAGE = `usage: node --import tsx runner/index.ts --server URL --token TOKEN [--name NAME] [--data-dir DIR] [--capacity N]
-  env fallbacks: AGENT_RUNNER_SERVER, AGENT_RUNNER_TOKEN, AGENT_RUNNER_NAME, AGENT_RUNNER_DATA_DIR (default ~/.agent-runner), AGENT_RUNNER_CAPACITY (default ${DEFAULT_CAPACITY})`;
+       [--labels a,b] [--repo-access PATTERN[,PATTERN]] [--listen PORT]
+  env fallbacks: AGENT_RUNNER_SERVER, AGENT_RUNNER_TOKEN, AGENT_RUNNER_NAME, AGENT_RUNNER_DATA_DIR (default ~/.agent-runner), AGENT_RUNNER_CAPACITY (default ${DEFAULT_CAPACITY}),
+  AGENT_RUNNER_LABELS, AGENT_RUNNER_REPO_ACCESS (globs over the repository source; empty or * = any), AGENT_RUNNER_LISTEN (HTTP on 127.0.0.1, Bearer = the runner token)`;
 
 /** Flags win over environment variables; empty environment variables count as unset. */
 export function loadConfig(argv: string[], env: Record<string, string | undefined>): ConfigResult {
@@ -44,6 +65,9 @@ export function loadConfig(argv: string[], env: Record<string, string | undefine
         name: { type: 'string' },
         'data-dir': { type: 'string' },
         capacity: { type: 'string' },
+        labels: { type: 'string' },
+        'repo-access': { type: 'string' },
+        listen: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -65,6 +89,9 @@ export function loadConfig(argv: string[], env: Record<string, string | undefine
     name: pick('name', 'AGENT_RUNNER_NAME'),
     data_dir: pick('data-dir', 'AGENT_RUNNER_DATA_DIR'),
     capacity: pick('capacity', 'AGENT_RUNNER_CAPACITY'),
+    labels: pick('labels', 'AGENT_RUNNER_LABELS'),
+    repo_access: pick('repo-access', 'AGENT_RUNNER_REPO_ACCESS'),
+    listen: pick('listen', 'AGENT_RUNNER_LISTEN'),
   });
   if (!parsed.success) return { ok: false, message: `invalid runner configuration: ${describeZodError(parsed.error)}\n${USAGE}` };
   return { ok: true, config: parsed.data };

@@ -86,7 +86,10 @@ class FakeControlPlane {
     return [...(this.stored.get(sid)?.values() ?? [])].sort((a, b) => a.seq - b.seq);
   }
 
-  command<K extends 'session:create' | 'session:input' | 'session:stop' | 'repo:scan'>(name: K, body: unknown): Promise<Result<unknown>> {
+  command<K extends 'session:create' | 'session:input' | 'session:stop' | 'session:pause' | 'session:resume' | 'session:approve' | 'repo:scan'>(
+    name: K,
+    body: unknown,
+  ): Promise<Result<unknown>> {
     const s = this.socket!;
     return (s.timeout(10_000) as unknown as { emitWithAck(n: string, b: unknown): Promise<Result<unknown>> }).emitWithAck(name, body);
   }
@@ -105,9 +108,17 @@ describe('runner over a real socket', () => {
   let runner: RunnerHandle | null = null;
   const log = captureLogger();
 
-  const start = (overrides: { token?: string; onUnauthorized?: (m: string) => void } = {}) =>
+  const start = (overrides: { token?: string; onUnauthorized?: (m: string) => void; labels?: string[]; repo_access?: string[] } = {}) =>
     startRunner(
-      { server: url, token: overrides.token ?? TOKEN, name: 'test-runner', data_dir: path.join(tmp, 'data'), capacity: 2 },
+      {
+        server: url,
+        token: overrides.token ?? TOKEN,
+        name: 'test-runner',
+        data_dir: path.join(tmp, 'data'),
+        capacity: 2,
+        labels: overrides.labels,
+        repo_access: overrides.repo_access,
+      },
       { log, onUnauthorized: overrides.onUnauthorized },
     );
 
@@ -170,6 +181,37 @@ describe('runner over a real socket', () => {
     expect(res.ok && res.data.dirs.map((d) => d.path)).toEqual(['', 'docs', 'src', 'src/lib', 'src/lib/deep']);
     const bad = await cp.command('repo:scan', { repo_id: 'repo_missing01', source: path.join(tmp, 'nope') });
     expect(bad).toMatchObject({ ok: false, error: { code: 'RUNNER_ERROR', message: expect.stringMatching(/^git clone failed: /) } });
+  });
+
+  it('registers labels and repo access; refuses sources outside it; pause/resume/approve are validated', async () => {
+    runner = await start({ labels: ['gpu', 'eu-west'], repo_access: [path.join(tmp, 'source')] });
+    await waitFor(() => cp.registers.length === 1, 'register');
+    expect(cp.registers[0]).toMatchObject({ labels: ['gpu', 'eu-west'], repo_access: [path.join(tmp, 'source')] });
+    const denied = { ok: false, error: { code: 'FORBIDDEN', message: 'this runner cannot reach that repository' } };
+    expect(await cp.command('repo:scan', { repo_id: 'repo_other001', source: path.join(tmp, 'other') })).toEqual(denied);
+    expect(await cp.command('session:create', createCommand({ repo_source: '/etc' }))).toEqual(denied);
+    expect(runner.sessions.activeCount()).toBe(0);
+    expect((await cp.command('repo:scan', { repo_id: 'repo_sample01', source })).ok).toBe(true);
+
+    expect(await cp.command('session:pause', { session_id: 'sess_missing01' })).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
+    expect(await cp.command('session:resume', { nope: 1 })).toMatchObject({ ok: false, error: { code: 'BAD_REQUEST' } });
+    expect(await cp.command('session:approve', { session_id: 'sess_missing01', approval_id: '', decision: 'allow' })).toMatchObject({
+      ok: false,
+      error: { code: 'BAD_REQUEST' },
+    });
+    const cmd = createCommand({ repo_source: source });
+    await cp.command('session:create', cmd);
+    await waitFor(() => cp.events(cmd.session_id).some((e) => e.type === 'SESSION_STATE_CHANGED' && e.to === 'RUNNING'), 'RUNNING');
+    expect(await cp.command('session:pause', { session_id: cmd.session_id })).toEqual({ ok: true, data: null });
+    expect(await cp.command('session:approve', { session_id: cmd.session_id, approval_id: 'appr_1', decision: 'deny' })).toEqual({
+      ok: false,
+      error: { code: 'NOT_FOUND', message: 'no pending approval with that id' },
+    });
+    expect(await cp.command('session:resume', { session_id: cmd.session_id })).toEqual({ ok: true, data: null });
+    await waitFor(
+      () => cp.events(cmd.session_id).filter((e) => e.type === 'SESSION_STATE_CHANGED' && e.to === 'RUNNING').length === 2,
+      'RUNNING again',
+    );
   });
 
   it('resends unacked events after a reconnect, in order, and the server ends with no hole', async () => {
@@ -237,6 +279,25 @@ describe('runner over a real socket', () => {
     expect(cp.events(cmd.session_id).at(-1)).toMatchObject({ type: 'SESSION_STATE_CHANGED', to: 'COMPLETED' });
     expect(fs.readdirSync(path.join(tmp, 'data', 'worktrees'))).toEqual([]);
     expect(child.stderr()).toMatch(/^\[runner\] /m);
+  });
+
+  it('CLI: --listen serves the commands over HTTP with the runner token', async () => {
+    const child = spawnCli(['--server', url, '--token', TOKEN, '--data-dir', path.join(tmp, 'data'), '--listen', '0', '--labels', 'a,b']);
+    try {
+      const m = await waitFor(() => /serving the runner commands on (http:\/\/127\.0\.0\.1:\d+\/runner\/v1)/.exec(child.stderr()), 'listening', 15_000);
+      await waitFor(() => cp.registers.length === 1, 'register of the child', 15_000);
+      expect(cp.registers[0].labels).toEqual(['a', 'b']);
+      const stop = (token: string) =>
+        fetch(`${m[1]}/sessions/sess_missing01/stop`, { method: 'POST', headers: { authorization: `Bearer ${token}` } }).then(async (r) => ({
+          status: r.status,
+          json: await r.json(),
+        }));
+      expect(await stop('wrong')).toMatchObject({ status: 401, json: { ok: false, error: { code: 'UNAUTHORIZED' } } });
+      expect(await stop(TOKEN)).toMatchObject({ status: 404, json: { ok: false, error: { code: 'NOT_FOUND' } } });
+    } finally {
+      child.proc.kill('SIGTERM');
+      await child.exited;
+    }
   });
 
   it('CLI: exits 2 on bad configuration and 3 when the token is refused', async () => {

@@ -1,3 +1,4 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { io, type Socket } from 'socket.io-client';
 import { z } from 'zod';
 import {
@@ -50,7 +51,16 @@ export interface ConnectionDeps {
   onUnauthorized: (message: string) => void;
 }
 
-const ACKED_COMMANDS = ['session:create', 'session:input', 'session:resize', 'session:stop', 'repo:scan'] as const;
+const ACKED_COMMANDS = [
+  'session:create',
+  'session:input',
+  'session:resize',
+  'session:stop',
+  'session:pause',
+  'session:resume',
+  'session:approve',
+  'repo:scan',
+] as const;
 
 /**
  * The runner's one socket to the control plane. On every connect: register (and wait for the
@@ -60,6 +70,8 @@ export class RunnerConnection {
   private readonly socket: RunnerSocket;
   private registeredAs: RunnerRegistered | null = null;
   private heartbeatTimer: NodeJS.Timeout | null = null;
+  /** Event-loop delay histogram, sampled every 10 ms, reported and reset with each heartbeat. */
+  private readonly loopDelay = monitorEventLoopDelay({ resolution: 10 });
   private retryTimer: NodeJS.Timeout | null = null;
   /** Bumped on every connect, so a late answer from an old connection is ignored. */
   private serial = 0;
@@ -90,12 +102,14 @@ export class RunnerConnection {
   }
 
   start(): void {
+    this.loopDelay.enable();
     this.deps.log.info(`connecting to ${this.deps.server}/runner`);
     this.socket.connect();
   }
 
   close(): void {
     this.closed = true;
+    this.loopDelay.disable();
     this.lost();
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = null;
@@ -190,9 +204,19 @@ export class RunnerConnection {
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     this.heartbeatTimer = setInterval(() => {
       if (!this.socket.connected) return;
-      this.socket
-        .timeout(HEARTBEAT_ACK_TIMEOUT_MS)
-        .emit('runner:heartbeat', { active_sessions: this.deps.activeSessions(), ts: Date.now() }, () => undefined);
+      // Health rides along: how late the event loop ran since the last beat, and memory.
+      const lagMs = this.loopDelay.percentile(99) / 1e6;
+      this.loopDelay.reset();
+      this.socket.timeout(HEARTBEAT_ACK_TIMEOUT_MS).emit(
+        'runner:heartbeat',
+        {
+          active_sessions: this.deps.activeSessions(),
+          ts: Date.now(),
+          event_loop_lag_ms: Number.isFinite(lagMs) ? Math.round(lagMs * 10) / 10 : 0,
+          rss_bytes: process.memoryUsage.rss(),
+        },
+        () => undefined,
+      );
     }, intervalMs);
     this.heartbeatTimer.unref();
   }

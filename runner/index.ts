@@ -4,7 +4,8 @@ import { startRunner, type RunnerHandle } from './main';
 
 /**
  * CLI entry: node --import tsx runner/index.ts --server URL --token TOKEN [--name NAME]
- * [--data-dir DIR] [--capacity N]. Exit codes: 0 after a signal-driven shutdown, 1 start-up
+ * [--data-dir DIR] [--capacity N] [--labels a,b] [--repo-access PATTERN,…] [--listen PORT]
+ * (config.ts USAGE has the environment fallbacks). Exit codes: 0 after a signal-driven shutdown, 1 start-up
  * failure, 2 bad configuration, 3 token refused by the control plane.
  */
 const EXIT_START_FAILED = 1;

@@ -5,12 +5,16 @@ import type { ProviderId, RunnerRegister } from '../protocol';
 import { createCommandHandlers, type CommandHandlers } from './commands';
 import type { RunnerConfig } from './config';
 import { RunnerConnection } from './connection';
+import { startHttpServer, type RunnerHttpServer } from './http/listener';
 import { createStderrLogger, type Logger } from './log';
-import { defaultProviders, detectProviders, type ProviderAdapter } from './providers';
+import { HookServer } from './hooks';
+import { defaultProviders, detectAll, type ProviderAdapter } from './providers';
 import { SessionManager } from './sessions/session-manager';
 import { EventSender } from './spool/sender';
 import { Spool } from './spool/spool';
 import { RUNNER_VERSION } from './version';
+import { probeReadOnlyPrevention } from './workspace/read-only';
+import { createRepoAccess } from './workspace/repo-access';
 import { WorkspaceManager } from './workspace/workspace-manager';
 
 /** On shutdown, give the final state changes this long to reach the server; the spool keeps the rest. */
@@ -24,21 +28,28 @@ export interface StartRunnerOptions {
   providers?: ProviderAdapter[];
   /** The control plane refused the token. Defaults to logging; index.ts exits 3. */
   onUnauthorized?: (message: string) => void;
+  /** Tests: force the read-only mount on or off instead of probing for it. */
+  readOnlyPrevention?: boolean;
 }
+
+/** What startRunner needs; the newer options may be left out by callers that build a config by hand. */
+export type StartRunnerConfig = Omit<RunnerConfig, 'labels' | 'repo_access' | 'listen'> & Partial<Pick<RunnerConfig, 'labels' | 'repo_access' | 'listen'>>;
 
 export interface RunnerHandle {
   /** Stops every session (process groups), flushes the spool, closes the socket. Idempotent. */
   stop(): Promise<void>;
-  readonly config: RunnerConfig;
+  readonly config: StartRunnerConfig;
   readonly sessions: SessionManager;
   readonly workspaces: WorkspaceManager;
   readonly spool: Spool;
   readonly connection: RunnerConnection;
   readonly handlers: CommandHandlers;
   readonly providers: ProviderId[];
+  /** The --listen HTTP server, when asked for. */
+  readonly http: RunnerHttpServer | null;
 }
 
-export async function startRunner(config: RunnerConfig, options: StartRunnerOptions = {}): Promise<RunnerHandle> {
+export async function startRunner(config: StartRunnerConfig, options: StartRunnerOptions = {}): Promise<RunnerHandle> {
   const log = options.log ?? createStderrLogger();
   const dataDir = config.data_dir;
   const homesDir = path.join(dataDir, 'homes');
@@ -51,9 +62,19 @@ export async function startRunner(config: RunnerConfig, options: StartRunnerOpti
   const workspaces = new WorkspaceManager(dataDir, log);
   await workspaces.init();
   await workspaces.cleanupOrphans();
-  const providers = await detectProviders(options.providers ?? defaultProviders(), log);
-  const sessions = new SessionManager({ spool, workspaces, providers, homesDir, log, capacity: config.capacity });
-  const handlers = createCommandHandlers({ sessions, workspaces, log });
+  const { providers, info: providerInfo } = await detectAll(options.providers ?? defaultProviders(), log);
+  // One local endpoint for every session's hook calls; each session gets its own token.
+  const hooks = await HookServer.start(log);
+  const readOnly = options.readOnlyPrevention !== undefined ? { available: options.readOnlyPrevention, why: 'set by the caller' } : await probeReadOnlyPrevention();
+  log.info(
+    readOnly.available
+      ? `read-only sessions: worktree mounted read-only (${readOnly.why})`
+      : `read-only sessions: writes are detected and reverted, not prevented (${readOnly.why})`,
+  );
+  const labels = config.labels ?? [];
+  const repoAccess = config.repo_access ?? [];
+  const sessions = new SessionManager({ spool, workspaces, providers, homesDir, log, capacity: config.capacity, readOnlyPrevention: readOnly.available, hooks });
+  const handlers = createCommandHandlers({ sessions, workspaces, log, canReach: createRepoAccess(repoAccess) });
   const sender = new EventSender(spool, log);
   const providerIds = [...providers.keys()].sort();
 
@@ -63,6 +84,9 @@ export async function startRunner(config: RunnerConfig, options: StartRunnerOpti
     version: RUNNER_VERSION,
     capacity: config.capacity,
     providers: providerIds,
+    provider_info: providerInfo,
+    labels,
+    repo_access: repoAccess,
     sessions: sessions.owned().slice(0, MAX_REPORTED_SESSIONS),
   });
 
@@ -86,6 +110,8 @@ export async function startRunner(config: RunnerConfig, options: StartRunnerOpti
       const left = spool.pendingCount();
       sender.dispose();
       connection.close();
+      await http?.close();
+      await hooks.close();
       spool.close();
       log.info(left > 0 ? `stopped; ${left} unacked event(s) stay spooled for the next start` : 'stopped');
     })();
@@ -93,6 +119,16 @@ export async function startRunner(config: RunnerConfig, options: StartRunnerOpti
   };
 
   log.info(`runner "${config.name}" v${RUNNER_VERSION}: data in ${dataDir}, capacity ${config.capacity}, providers ${providerIds.join(', ') || 'none'}`);
+  let http: RunnerHttpServer | null = null;
+  if (config.listen !== null && config.listen !== undefined) {
+    try {
+      http = await startHttpServer({ port: config.listen, token: config.token, handlers, log });
+    } catch (err) {
+      spool.close();
+      await hooks.close();
+      throw new Error(`cannot listen on ${config.listen}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
   connection.start();
-  return { stop, config, sessions, workspaces, spool, connection, handlers, providers: providerIds };
+  return { stop, config, sessions, workspaces, spool, connection, handlers, providers: providerIds, http };
 }

@@ -17,7 +17,13 @@ export function startAttachedRunner(opts: { serverUrl: string; token: string; da
   let delay = RESTART_DELAY_MS;
 
   const launch = () => {
+    // Runner settings given to `npm start` (AGENT_RUNNER_CAPACITY, AGENT_RUNNER_CLAUDE_BIN, …) pass
+    // through; nothing else of the server's environment does.
+    const runnerSettings = Object.fromEntries(
+      Object.entries(process.env).filter(([k]) => k.startsWith('AGENT_RUNNER_') && k !== 'AGENT_RUNNER_TOKEN'),
+    );
     const env: NodeJS.ProcessEnv = {
+      ...runnerSettings,
       PATH: process.env.PATH,
       HOME: process.env.HOME,
       LANG: process.env.LANG ?? 'C.UTF-8',

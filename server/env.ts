@@ -18,6 +18,11 @@ const EnvSchema = z.object({
   AGENT_VILLAGE_ATTACHED_RUNNER: bool.default(true),
   /** Register the shipped demo repository on first start. */
   AGENT_VILLAGE_DEMO_REPO: bool.default(true),
+  /** How long sessions of a lost runner wait for it to return before they are FAILED. */
+  AGENT_VILLAGE_RUNNER_GRACE_MS: z.coerce.number().int().min(0).default(120_000),
+  /** Socket.IO ping: a runner or browser that stops answering is dropped within interval + timeout. */
+  AGENT_VILLAGE_PING_INTERVAL_MS: z.coerce.number().int().min(100).default(10_000),
+  AGENT_VILLAGE_PING_TIMEOUT_MS: z.coerce.number().int().min(100).default(20_000),
   /** Serve the Next.js pages (tests of the realtime layer alone may switch it off). */
   AGENT_VILLAGE_NEXT: bool.default(true),
 });

@@ -19,7 +19,7 @@ async function main() {
   await migrate(env.DATABASE_URL);
   const db = await connectDb(env.DATABASE_URL);
   const org = await ensureDefaultOrg(db);
-  const services = createServices(db, org.id);
+  const services = createServices(db, org.id, { runnerGraceMs: env.AGENT_VILLAGE_RUNNER_GRACE_MS });
   setServices(services);
   await services.runners.resetOnline();
 
@@ -32,7 +32,12 @@ async function main() {
     if (handler) return void handler(req, res);
     res.writeHead(404).end();
   });
-  const io = new Server(http, { maxHttpBufferSize: 4 * 1024 * 1024, serveClient: false });
+  const io = new Server(http, {
+    maxHttpBufferSize: 4 * 1024 * 1024,
+    serveClient: false,
+    pingInterval: env.AGENT_VILLAGE_PING_INTERVAL_MS,
+    pingTimeout: env.AGENT_VILLAGE_PING_TIMEOUT_MS,
+  });
   services.ports.gateway = attachRunnerNamespace(io, services);
   services.ports.broadcast = attachUiNamespace(io, services);
   if (dev && app) {

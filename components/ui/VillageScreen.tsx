@@ -5,6 +5,7 @@ import { useMutation } from '@tanstack/react-query';
 import type { ProviderId, SessionSummary } from '../../protocol';
 import { ROLE_RANK } from '../../protocol';
 import TerminalPanel from '../terminal/TerminalPanel';
+import SessionDetails from './SessionDetails';
 import { api, ApiRequestError } from './api';
 import Header from './Header';
 import { STRINGS } from './strings';
@@ -29,6 +30,8 @@ export default function VillageScreen() {
   const [provider, setProvider] = useState<ProviderId>('shell');
   const [dockHeight, setDockHeight] = useState(DOCK_DEFAULT);
   const [actionError, setActionError] = useState<string | null>(null);
+  const [goal, setGoal] = useState('');
+  const [mode, setMode] = useState<'write' | 'read_only'>('write');
 
   const canOperate = me.data ? ROLE_RANK[me.data.role] >= ROLE_RANK.operator : false;
   const sessions = useMemo(() => (world.data?.sessions ?? []).filter((s) => s.state !== 'COMPLETED'), [world.data]);
@@ -43,7 +46,9 @@ export default function VillageScreen() {
 
   const spawn = useMutation({
     mutationFn: () =>
-      api<SessionSummary>('/api/sessions', { body: { repo_id: room!.repoId, room_path: room!.roomPath, provider } }),
+      api<SessionSummary>('/api/sessions', {
+        body: { repo_id: room!.repoId, room_path: room!.roomPath, provider, mode, ...(goal.trim() ? { goal: goal.trim() } : {}) },
+      }),
     onSuccess: (s) => {
       setActionError(null);
       setOpenSessionId(s.id);
@@ -52,6 +57,11 @@ export default function VillageScreen() {
   });
   const stop = useMutation({
     mutationFn: (id: string) => api<SessionSummary>(`/api/sessions/${id}/stop`, { method: 'POST' }),
+    onError: (e) => setActionError(e instanceof ApiRequestError ? e.message : String(e)),
+  });
+  const control = useMutation({
+    mutationFn: ({ id, action }: { id: string; action: 'pause' | 'resume' }) =>
+      api<SessionSummary>(`/api/sessions/${id}/${action}`, { method: 'POST' }),
     onError: (e) => setActionError(e instanceof ApiRequestError ? e.message : String(e)),
   });
 
@@ -81,6 +91,13 @@ export default function VillageScreen() {
                     </option>
                   ))}
                 </select>
+                <label className="sr-only" htmlFor="mode">
+                  Workspace mode
+                </label>
+                <select id="mode" value={mode} onChange={(e) => setMode(e.target.value as 'write' | 'read_only')}>
+                  <option value="write">write</option>
+                  <option value="read_only">read-only</option>
+                </select>
                 <button
                   type="button"
                   className="btn btn-primary"
@@ -90,6 +107,12 @@ export default function VillageScreen() {
                   {spawn.isPending ? 'Spawning…' : STRINGS.spawnButton}
                 </button>
               </div>
+            )}
+            {canOperate && provider !== 'shell' && (
+              <label className="small">
+                Task for the agent
+                <textarea rows={2} value={goal} onChange={(e) => setGoal(e.target.value)} placeholder="Fix the failing test in this room" />
+              </label>
             )}
             {!providers.length && <p className="muted small">{STRINGS.noRunner}</p>}
             {actionError && (
@@ -108,6 +131,21 @@ export default function VillageScreen() {
             onOpenSession={setOpenSessionId}
             onStopSession={(id) => stop.mutate(id)}
           />
+          <h2 className="panel-title">Runners</h2>
+          <ul className="runner-list">
+            {world.data.runners.map((r) => (
+              <li key={r.id} title={`${r.hostname} · providers ${r.providers.join(', ')}${r.labels.length ? ` · ${r.labels.join(', ')}` : ''}`}>
+                <span className={`dot ${r.online ? 'state-running' : 'state-failed'}`} aria-hidden /> {r.name}{' '}
+                <span className="load-bar" role="img" aria-label={`load ${r.active_sessions} of ${r.capacity}`}>
+                  <span style={{ width: `${Math.min(100, (100 * r.active_sessions) / Math.max(1, r.capacity))}%` }} />
+                </span>{' '}
+                <span className="muted">
+                  {r.online ? `${r.active_sessions}/${r.capacity}` : 'offline'}
+                  {r.labels.length ? ` · ${r.labels.join(', ')}` : ''}
+                </span>
+              </li>
+            ))}
+          </ul>
         </aside>
         <main className="world-column">
           <div className="village-wrap">
@@ -146,13 +184,21 @@ export default function VillageScreen() {
                   window.addEventListener('pointerup', up);
                 }}
               />
-              <TerminalPanel
-                key={openSession.id}
-                session={openSession}
-                readOnly={!canOperate}
-                onClose={() => setOpenSessionId(null)}
-                onStop={() => stop.mutate(openSession.id)}
-              />
+              <div className="dock-body">
+                <TerminalPanel
+                  key={openSession.id}
+                  session={openSession}
+                  readOnly={!canOperate}
+                  onClose={() => setOpenSessionId(null)}
+                  onStop={() => stop.mutate(openSession.id)}
+                />
+                <SessionDetails
+                  session={openSession}
+                  canOperate={canOperate}
+                  onPause={() => control.mutate({ id: openSession.id, action: 'pause' })}
+                  onResume={() => control.mutate({ id: openSession.id, action: 'resume' })}
+                />
+              </div>
             </div>
           )}
         </main>

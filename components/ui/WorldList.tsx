@@ -1,6 +1,6 @@
 'use client';
 import type { RepoSummary, SessionSummary } from '../../protocol';
-import { STRINGS, stateLabel } from './strings';
+import { activityLabel, STRINGS } from './strings';
 
 export interface WorldListProps {
   repos: RepoSummary[];
@@ -32,8 +32,8 @@ export default function WorldList(props: WorldListProps) {
                   <span className="session-title">{s.title}</span>
                 </div>
                 <div className="muted small">
-                  {repo?.name ?? 'repository'}/{s.room_path || '(root)'} · {stateLabel(s.state)}
-                  {s.reason ? ` — ${s.reason}` : ''}
+                  {repo?.name ?? 'repository'}/{s.room_path || '(root)'} · {activityLabel(s)}
+                  {s.runner_lost ? ' — runner lost' : s.reason ? ` — ${s.reason}` : ''}
                 </div>
                 <div className="row">
                   <button type="button" className="btn btn-small" onClick={() => props.onOpenSession(s.id)} aria-label={`${STRINGS.openTerminal}: ${s.title}`}>

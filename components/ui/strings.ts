@@ -1,4 +1,4 @@
-import type { SessionState } from '../../protocol';
+import type { SessionState, SessionSummary } from '../../protocol';
 
 /** User-facing strings in one place; tests assert on these, not on copies. */
 export const STRINGS = {
@@ -15,7 +15,29 @@ export const STRINGS = {
   readOnly: 'Read-only: viewers can watch but not type.',
   noRunner: 'No runner is online. The attached runner starts with the server; remote runners need a token (Settings).',
   addRepoButton: 'Add repository',
+  pauseSession: 'Pause',
+  resumeSession: 'Resume',
+  runnerLost: 'Runner lost — waiting for it to come back',
+  changedFiles: 'Changed files',
+  testsTitle: 'Tests',
+  noChanges: 'No changes yet.',
+  noTests: 'No test run yet.',
 } as const;
+
+/** What a running agent is doing, in words (from its hooks or idle detection). */
+export function activityLabel(s: Pick<SessionSummary, 'state' | 'activity' | 'activity_since'>, now = Date.now()): string {
+  if (s.state !== 'RUNNING') return stateLabel(s.state);
+  switch (s.activity) {
+    case 'waiting_for_input':
+      return 'waiting for input';
+    case 'idle': {
+      const minutes = s.activity_since ? Math.floor((now - s.activity_since) / 60_000) : 0;
+      return minutes >= 1 ? `idle for ${minutes} min` : 'idle';
+    }
+    default:
+      return 'working';
+  }
+}
 
 /** A sprite's state in words a person can read. */
 export function stateLabel(state: SessionState): string {

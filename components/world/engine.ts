@@ -118,6 +118,8 @@ interface Actor {
   title: string;
   state: SessionState;
   reason: string;
+  activity: SessionSummary['activity'];
+  activitySince: number | null;
   failedAt: number | null;
   leaving: boolean;
   fade: number; // 0..1 while appearing, then 1; decreases when gone
@@ -586,6 +588,8 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
       title: s.title,
       state: s.state,
       reason: s.reason,
+      activity: s.activity,
+      activitySince: s.activity_since,
       failedAt: null,
       leaving: false,
       fade: 0,
@@ -665,6 +669,8 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
       if (a && (s.state === 'COMPLETED' || !room || a.repoId !== s.repo_id)) {
         a.state = s.state;
         a.reason = s.reason;
+        a.activity = s.activity;
+        a.activitySince = s.activity_since;
         leave(a);
         actors.delete(s.id);
         leavingActors.add(a);
@@ -681,6 +687,8 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
       a.title = s.title;
       a.state = s.state;
       a.reason = s.reason;
+      a.activity = s.activity;
+      a.activitySince = s.activity_since;
       if (s.state === 'FAILED' && a.failedAt === null) a.failedAt = now;
       const idx = inRoom.get(`${room.repoId}|${room.path}`)!.indexOf(s.id);
       const spotKey = `${room.repoId}|${room.path}|${idx}`;

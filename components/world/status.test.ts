@@ -6,15 +6,16 @@ describe('sprite status', () => {
     expect(bubbleFor({ state: 'WAITING_FOR_APPROVAL', reason: 'merge to main' })).toBe('approval');
     expect(bubbleFor({ state: 'PAUSED_BY_HUMAN', reason: 'paused by ann' })).toBe('idle');
     expect(bubbleFor({ state: 'FAILED', reason: 'exit 1' })).toBe('failed');
-    expect(bubbleFor({ state: 'RUNNING', reason: 'waiting for input' })).toBe('input');
-    expect(bubbleFor({ state: 'RUNNING', reason: 'idle for 5 minutes' })).toBe('idle');
+    expect(bubbleFor({ state: 'RUNNING', reason: '', activity: 'waiting_for_input' })).toBe('input');
+    expect(bubbleFor({ state: 'RUNNING', reason: '', activity: 'idle' })).toBe('idle');
+    expect(bubbleFor({ state: 'RUNNING', reason: 'waiting for input', activity: 'working' })).toBeNull();
     expect(bubbleFor({ state: 'RUNNING', reason: 'editing src/a.ts' })).toBeNull();
     expect(bubbleFor({ state: 'PREPARING_WORKSPACE', reason: '' })).toBe('starting');
     expect(bubbleFor({ state: 'COMPLETED', reason: '' })).toBeNull();
   });
 
   it('gives readable status text', () => {
-    expect(statusText({ state: 'RUNNING', reason: 'idle for 5 minutes' })).toBe('idle for 5 minutes');
+    expect(statusText({ state: 'RUNNING', reason: '', activity: 'idle', activitySince: 1_000 }, 1_000 + 5 * 60_000)).toBe('idle for 5 min');
     expect(statusText({ state: 'WAITING_FOR_APPROVAL', reason: '' })).toBe('waiting for approval');
     expect(statusText({ state: 'RUNNING', reason: 'editing' })).toBe('working');
   });

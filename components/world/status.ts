@@ -4,7 +4,9 @@ import type { SessionSummary } from '../../protocol/ui';
 /** Icon over a sprite: "…" waiting for input, a hand for approval, "zz" paused / idle, a red cross for failed. */
 export type BubbleKind = 'input' | 'approval' | 'idle' | 'failed' | 'starting';
 
-export function bubbleFor(s: Pick<SessionSummary, 'state' | 'reason'>): BubbleKind | null {
+type Status = Pick<SessionSummary, 'state' | 'reason'> & { activity?: SessionSummary['activity']; activitySince?: number | null };
+
+export function bubbleFor(s: Status): BubbleKind | null {
   switch (s.state) {
     case 'WAITING_FOR_APPROVAL':
       return 'approval';
@@ -16,26 +18,28 @@ export function bubbleFor(s: Pick<SessionSummary, 'state' | 'reason'>): BubbleKi
     case 'PREPARING_WORKSPACE':
     case 'STARTING_PROVIDER':
       return 'starting';
-    case 'RUNNING': {
-      const r = s.reason.toLowerCase();
-      if (/\bidle\b/.test(r)) return 'idle';
-      if (/\binput\b|\bprompt\b|waiting for (you|user)/.test(r)) return 'input';
+    case 'RUNNING':
+      // From the provider's hooks or the runner's idle detection, never from screen text.
+      if (s.activity === 'idle') return 'idle';
+      if (s.activity === 'waiting_for_input') return 'input';
       return null;
-    }
     default:
       return null;
   }
 }
 
 /** A short readable status, for labels and the accessible description. */
-export function statusText(s: Pick<SessionSummary, 'state' | 'reason'>): string {
+export function statusText(s: Status, now = Date.now()): string {
   switch (bubbleFor(s)) {
     case 'approval':
       return 'waiting for approval';
     case 'input':
       return 'waiting for input';
-    case 'idle':
-      return s.state === 'PAUSED_BY_HUMAN' ? 'paused' : s.reason || 'idle';
+    case 'idle': {
+      if (s.state === 'PAUSED_BY_HUMAN') return 'paused';
+      const minutes = s.activitySince ? Math.floor((now - s.activitySince) / 60_000) : 0;
+      return minutes >= 1 ? `idle for ${minutes} min` : 'idle';
+    }
     case 'failed':
       return 'failed';
     case 'starting':

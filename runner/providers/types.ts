@@ -1,8 +1,25 @@
 import type { CreateSessionCommand, ProviderId } from '../../protocol';
+import type { HookEndpoint } from '../hooks/hook-server';
 
 export interface ProviderDetection {
   available: boolean;
   version?: string;
+  /** The binary that will be launched (absolute), when the adapter runs one. */
+  path?: string;
+}
+
+/** Signals an adapter can deliver as structured events rather than screen text. */
+export type ProviderSignal = 'files_touched' | 'tests_run' | 'turn_ended' | 'waiting_for_input' | 'asking_permission';
+
+export interface ProviderCapabilities {
+  /** The CLI calls our hook program (Claude Code hooks, Codex hooks/notify, Gemini CLI hooks, bash preexec). */
+  hooks: boolean;
+  /** The task can be handed over as the first prompt on the command line. */
+  initial_prompt: boolean;
+  /** The CLI keeps a transcript file whose path its hooks report. */
+  transcript: boolean;
+  /** What arrives through the hooks; the rest comes from git diff / file watching. */
+  signals: ProviderSignal[];
 }
 
 export interface ProviderLaunchContext {
@@ -15,6 +32,10 @@ export interface ProviderLaunchContext {
   /** The clean environment the runner built; a provider adds to it, it never reaches for process.env. */
   env: Record<string, string>;
   command: CreateSessionCommand;
+  /** The session's hook channel, when the runner has one; adapters wire their CLI's hooks to it. */
+  hook?: HookEndpoint;
+  /** Secrets the org injects into this session's environment (API keys); values are never logged. */
+  secrets?: Record<string, string>;
 }
 
 export interface ProviderLaunch {
@@ -24,11 +45,15 @@ export interface ProviderLaunch {
 }
 
 /**
- * One adapter per agent CLI. Adding claude/codex/gemini means writing one of these: detect the
- * binary, say how to launch it in a PTY. Everything else (workspace, PTY, events) is shared.
+ * One adapter per agent CLI: detect the binary, write its config/hook files into the session
+ * (never the user's real home), say how to launch it in a PTY. Everything else (workspace, PTY,
+ * events) is shared.
  */
 export interface ProviderAdapter {
   id: ProviderId;
+  capabilities: ProviderCapabilities;
   detect(): Promise<ProviderDetection>;
+  /** Writes settings/hook files into ctx.home (or the worktree) before launch. */
+  prepare?(ctx: ProviderLaunchContext): Promise<void>;
   launch(ctx: ProviderLaunchContext): ProviderLaunch;
 }

@@ -5,6 +5,7 @@ interface ProcInfo {
   ppid: number;
   pgid: number;
   sid: number;
+  state: string;
   zombie: boolean;
 }
 
@@ -13,7 +14,7 @@ function readProc(pid: number): ProcInfo | null {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name may hold spaces and parentheses; fields resume after the last ')'.
     const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { pid, ppid: Number(rest[1]), pgid: Number(rest[2]), sid: Number(rest[3]), zombie: rest[0] === 'Z' };
+    return { pid, ppid: Number(rest[1]), pgid: Number(rest[2]), sid: Number(rest[3]), state: rest[0], zombie: rest[0] === 'Z' };
   } catch {
     return null;
   }
@@ -63,8 +64,12 @@ function trySignal(target: number, signal: NodeJS.Signals): boolean {
  * process group in the leader's session and every descendant. Processes that called setsid()
  * and reparented themselves (daemons) escape; that is the price of not using cgroups.
  * Returns how many targets were signalled.
+ *
+ * Order matters for pause/resume of an interactive shell: the leader is signalled first by
+ * default (SIGSTOP: the shell stops before it can see its job stop and take the terminal back),
+ * and last with `leaderLast` (SIGCONT: the jobs run again before the shell looks at them).
  */
-export function signalSessionTree(leaderPid: number, signal: NodeJS.Signals): number {
+export function signalSessionTree(leaderPid: number, signal: NodeJS.Signals, opts: { leaderLast?: boolean } = {}): number {
   const groups = new Set<number>([leaderPid]);
   const pids = new Set<number>();
   const procs = listProcs();
@@ -97,7 +102,19 @@ export function signalSessionTree(leaderPid: number, signal: NodeJS.Signals): nu
   groups.delete(own?.pgid ?? -1);
   pids.delete(process.pid);
   let n = 0;
+  const leaderGroup = groups.delete(leaderPid) && leaderPid > 1;
+  // The leader is in its own group; signalling it once keeps the order above.
+  if (leaderGroup) pids.delete(leaderPid);
+  if (leaderGroup && !opts.leaderLast && trySignal(-leaderPid, signal)) n++;
   for (const g of groups) if (g > 1 && trySignal(-g, signal)) n++;
   for (const p of pids) if (p > 1 && trySignal(p, signal)) n++;
+  if (leaderGroup && opts.leaderLast && trySignal(-leaderPid, signal)) n++;
   return n;
+}
+
+/** Process states of everything in the session of `leaderPid` ('T' = stopped), for tests and checks. */
+export function sessionProcessStates(leaderPid: number): Map<number, string> {
+  const out = new Map<number, string>();
+  for (const p of listProcs()) if (p.sid === leaderPid && !p.zombie) out.set(p.pid, p.state);
+  return out;
 }

@@ -1,6 +1,7 @@
 import {
   fail,
   ok,
+  type ApproveCommand,
   type CreateSessionCommand,
   type Result,
   type SessionInputCommand,
@@ -83,6 +84,27 @@ export class SessionManager {
     if (!s) return fail('NOT_FOUND', `session ${cmd.session_id} is not on this runner`);
     s.stop(reason);
     return ok(null);
+  }
+
+  /** SIGSTOP of the whole session; CONFLICT unless it is RUNNING. */
+  pause(cmd: SessionRef, reason?: string): Result<null> {
+    const s = this.sessions.get(cmd.session_id);
+    if (!s) return fail('NOT_FOUND', `session ${cmd.session_id} is not on this runner`);
+    return s.pause(reason);
+  }
+
+  /** SIGCONT; CONFLICT unless it is PAUSED_BY_HUMAN. */
+  resume(cmd: SessionRef, reason?: string): Result<null> {
+    const s = this.sessions.get(cmd.session_id);
+    if (!s) return fail('NOT_FOUND', `session ${cmd.session_id} is not on this runner`);
+    return s.resume(reason);
+  }
+
+  /** Approvals arrive in a later issue; until then no request can be pending. */
+  approve(cmd: ApproveCommand): Result<null> {
+    const s = this.sessions.get(cmd.session_id);
+    if (!s) return fail('NOT_FOUND', `session ${cmd.session_id} is not on this runner`);
+    return fail('NOT_FOUND', 'no pending approval with that id');
   }
 
   terminalAck(cmd: TerminalAck): void {

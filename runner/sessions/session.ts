@@ -2,19 +2,51 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawn, type IPty } from 'node-pty';
-import { canTransition, fail, ok, type CreateSessionCommand, type ProviderId, type Result, type RunnerEventBody, type SessionState } from '../../protocol';
+import {
+  canTransition,
+  fail,
+  ok,
+  type AgentActivity,
+  type CreateSessionCommand,
+  type ProviderId,
+  type Result,
+  type RunnerEventBody,
+  type SessionState,
+} from '../../protocol';
+import { SessionHooks, type HookServer } from '../hooks';
 import { errorMessage, type Logger } from '../log';
 import type { ProviderAdapter } from '../providers';
 import { buildSessionEnv, createSessionHome } from '../pty/clean-env';
 import { FlowControl } from '../pty/flow-control';
 import { OutputBatcher } from '../pty/output-batcher';
-import { signalSessionTree } from '../pty/process-tree';
+import { sessionProcessStates, signalSessionTree } from '../pty/process-tree';
 import type { SessionBase, Spool } from '../spool/spool';
+import { isIgnoredPath, WorktreeWatcher, type WatchChange } from '../watch/worktree-watcher';
+import { computeDiff, revertPath } from '../workspace/diff';
+import { readOnlyLaunch } from '../workspace/read-only';
 import type { PreparedWorktree, WorkspaceManager } from '../workspace/workspace-manager';
 import { UsageMeter, type UsageWindow } from './usage-meter';
 
 /** Time a stopping process gets to clean up after SIGTERM before the whole group gets SIGKILL. */
 export const STOP_GRACE_MS = 3_000;
+/** No PTY output and no input for this long: the agent shows as idle (ARCHITECTURE.md §6 "idle for N minutes"). */
+export const IDLE_AFTER_MS = 2 * 60_000;
+/** DIFF_SUMMARY runs git at most this often while files keep changing (git diff of a big tree is not free). */
+export const DIFF_MIN_INTERVAL_MS = 3_000;
+/** The same file reported by hooks and the watcher (or written again and again) is one FILE_TOUCHED per this window. */
+export const FILE_TOUCHED_DEDUPE_MS = 2_000;
+/** How many entries the dedupe map holds before old ones are dropped (it must not grow with the session). */
+const FILE_TOUCHED_DEDUPE_MAX_KEYS = 2_000;
+/**
+ * inotify events are read by the event loop, not when the write happens: a program that writes and
+ * exits at once may end before its last write was seen. The final flush waits this long first.
+ */
+const FINAL_WATCH_SETTLE_MS = 50;
+/** A process forking while the pause signals go out can escape one pass; a few passes catch it. */
+const PAUSE_SIGNAL_PASSES = 3;
+
+export type ActivityKind = AgentActivity['activity'];
+export type FileTouchReason = 'write' | 'read' | 'diff';
 
 export interface SessionDeps {
   spool: Spool;
@@ -24,6 +56,31 @@ export interface SessionDeps {
   log: Logger;
   /** Tests shorten the grace period; production uses STOP_GRACE_MS. */
   stopGraceMs?: number;
+  /** The hook channel the agent CLIs call back on (runner/hooks); without it sessions get no hook signals. */
+  hooks?: HookServer;
+  /** Tests shorten these; production uses the constants above. */
+  idleAfterMs?: number;
+  diffIntervalMs?: number;
+  fileTouchedDedupeMs?: number;
+  watchDebounceMs?: number;
+  /**
+   * Read-only sessions run in a mount namespace with their worktree mounted read-only (see
+   * workspace/read-only.ts); the runner probes once whether that works here. Without it, writes
+   * are detected by the watcher and reverted.
+   */
+  readOnlyPrevention?: boolean;
+}
+
+function describeDuration(ms: number): string {
+  if (ms >= 60_000) {
+    const min = Math.round(ms / 60_000);
+    return `${min} minute${min === 1 ? '' : 's'}`;
+  }
+  if (ms >= 1000) {
+    const s = Math.round(ms / 1000);
+    return `${s} second${s === 1 ? '' : 's'}`;
+  }
+  return `${ms} ms`;
 }
 
 const SIGNAL_NAMES = new Map<number, string>(Object.entries(os.constants.signals).map(([name, n]) => [n, name]));
@@ -66,6 +123,25 @@ export class Session {
   private readonly usage = new UsageMeter();
   private usageTimer: NodeJS.Timeout | null = null;
 
+  private activity: ActivityKind | null = null;
+  private lastIoAt = 0;
+  private idleTimer: NodeJS.Timeout | null = null;
+
+  private watcher: WorktreeWatcher | null = null;
+  private hookChannel: SessionHooks | null = null;
+  /** `reason\0path` → when it was last reported. */
+  private readonly touched = new Map<string, number>();
+  /** What the last DIFF_SUMMARY said; a clean worktree needs no event. */
+  private lastDiff = '[]';
+  private diffDirty = false;
+  private diffTimer: NodeJS.Timeout | null = null;
+  private diffRunning: Promise<void> | null = null;
+  private lastDiffAt = 0;
+  /** Set once the final summary is being made; no interim one may follow it. */
+  private diffClosed = false;
+  /** Reverts of a read-only session run one after the other. */
+  private reverts: Promise<void> = Promise.resolve();
+
   constructor(
     readonly cmd: CreateSessionCommand,
     private readonly deps: SessionDeps,
@@ -94,8 +170,91 @@ export class Session {
 
   input(data: string, mode: 'raw' | 'line'): Result<null> {
     if (!this.alive || !this.pty) return fail('CONFLICT', `session ${this.id} is not running (${this.state})`);
+    // A stopped process reads nothing; keystrokes would pile up and all arrive at resume.
+    if (this.state === 'PAUSED_BY_HUMAN') return fail('CONFLICT', `session ${this.id} is paused; resume it first`);
     this.pty.write(mode === 'line' ? `${data}\r` : data);
+    this.noteIo();
     return ok(null);
+  }
+
+  /** SIGSTOP to every process of the session; usage and idle detection stop counting. */
+  pause(reason = 'paused from the control plane'): Result<null> {
+    if (this.state !== 'RUNNING' || !this.alive || this.pid === null) {
+      return fail('CONFLICT', `session ${this.id} cannot be paused: it is ${this.state}`);
+    }
+    const pid = this.pid;
+    signalSessionTree(pid, 'SIGSTOP');
+    for (let i = 1; i < PAUSE_SIGNAL_PASSES; i++) {
+      // Delivery is asynchronous, so a process may still show as running; a second SIGSTOP is harmless.
+      if ([...sessionProcessStates(pid).values()].every((st) => st === 'T')) break;
+      signalSessionTree(pid, 'SIGSTOP');
+    }
+    this.transition('PAUSED_BY_HUMAN', reason);
+    this.emitUsage(this.usage.pause(Date.now()));
+    this.clearIdleTimer();
+    return ok(null);
+  }
+
+  /** SIGCONT, jobs before their shell; back to RUNNING. */
+  resume(reason = 'resumed from the control plane'): Result<null> {
+    if (this.state !== 'PAUSED_BY_HUMAN' || !this.alive || this.pid === null) {
+      return fail('CONFLICT', `session ${this.id} is not paused (it is ${this.state})`);
+    }
+    signalSessionTree(this.pid, 'SIGCONT', { leaderLast: true });
+    this.transition('RUNNING', reason);
+    this.emitUsage(this.usage.resume(Date.now()));
+    this.lastIoAt = Date.now();
+    this.scheduleIdle();
+    return ok(null);
+  }
+
+  /** What the agent is doing, as last reported (null before anything said so). */
+  get currentActivity(): ActivityKind | null {
+    return this.activity;
+  }
+
+  /**
+   * The one way to report AGENT_ACTIVITY (provider hooks and the runner's idle detection both
+   * use it): emits only when the activity changes. Returns whether it emitted.
+   */
+  setActivity(activity: ActivityKind, detail: string, since = Date.now()): boolean {
+    if (this.finished || this.exited || this.activity === activity) return false;
+    this.activity = activity;
+    this.emit({ type: 'AGENT_ACTIVITY', activity, detail: detail.slice(0, 2000), since });
+    if (activity === 'working') {
+      this.lastIoAt = Date.now();
+      this.scheduleIdle();
+    }
+    return true;
+  }
+
+  /**
+   * The one way to report FILE_TOUCHED (provider hooks and the file watcher both use it): `file`
+   * is relative to the worktree or absolute inside it. The same (reason, file) within
+   * FILE_TOUCHED_DEDUPE_MS is reported once, whoever noticed it. Returns whether it emitted.
+   */
+  noteFileTouched(file: string, reason: FileTouchReason, source: string): boolean {
+    const wt = this.worktree?.path;
+    if (!wt || this.finished) return false;
+    let rel = path.isAbsolute(file) ? path.relative(wt, file) : file;
+    rel = path.posix.normalize(rel.split(path.sep).join('/')).replace(/^(\.\/)+/, '').replace(/\/+$/, '');
+    if (!rel || rel === '.' || rel === '..' || rel.startsWith('../') || path.posix.isAbsolute(rel)) return false;
+    if (rel.split('/').includes('.git')) return false;
+    const now = Date.now();
+    const window = this.deps.fileTouchedDedupeMs ?? FILE_TOUCHED_DEDUPE_MS;
+    const key = `${reason}\0${rel}`;
+    const last = this.touched.get(key);
+    if (last !== undefined && now - last < window) return false;
+    if (this.touched.size >= FILE_TOUCHED_DEDUPE_MAX_KEYS) {
+      for (const [k, t] of this.touched) if (now - t >= window) this.touched.delete(k);
+    }
+    this.touched.set(key, now);
+    const dir = path.posix.dirname(rel);
+    this.emit({ type: 'FILE_TOUCHED', path: rel.slice(0, 4096), room_path: dir === '.' ? '' : dir, reason });
+    this.usage.addFileTouched(rel);
+    if (reason === 'write') this.markDiffDirty();
+    if (source !== 'watcher') this.noteIo();
+    return true;
   }
 
   resize(cols: number, rows: number): Result<null> {
@@ -113,7 +272,9 @@ export class Session {
     // Once the process has exited, its own exit decides the final state.
     if (this.finished || this.exited || this.stopReason !== null) return;
     this.stopReason = reason;
+    const wasPaused = this.state === 'PAUSED_BY_HUMAN';
     if (canTransition(this.state, 'STOPPING')) this.transition('STOPPING', reason);
+    this.clearIdleTimer();
     if (this.alive && this.pid !== null) {
       const pid = this.pid;
       // Whatever the program prints while dying must still be read, or its exit would hang.
@@ -126,6 +287,8 @@ export class Session {
       } catch {
         // Already gone.
       }
+      // Stopped processes only act on SIGTERM/SIGHUP once continued (the signals stay pending).
+      if (wasPaused) signalSessionTree(pid, 'SIGCONT', { leaderLast: true });
       const grace = this.deps.stopGraceMs ?? STOP_GRACE_MS;
       this.killTimer = setTimeout(() => {
         this.killTimer = null;
@@ -159,11 +322,22 @@ export class Session {
       if (this.stopReason !== null) return this.finishWithoutProcess('COMPLETED', `${this.stopReason} (before the provider started)`);
       const cwd = startDirectory(this.worktree.path, cmd.room_path);
       const env = buildSessionEnv({ session_id: cmd.session_id, home: this.home });
-      const launch = provider.launch({ session_id: cmd.session_id, home: this.home, cwd, worktree_path: this.worktree.path, env, command: cmd });
-      const pty = spawn(launch.file, launch.args, { name: 'xterm-256color', cols: cmd.cols, rows: cmd.rows, cwd, env: launch.env });
+      this.hookChannel = this.openHooks(provider.id, this.worktree.path);
+      const launchCtx = { session_id: cmd.session_id, home: this.home, cwd, worktree_path: this.worktree.path, env, command: cmd, hook: this.hookChannel?.endpoint };
+      await provider.prepare?.(launchCtx);
+      const launch = provider.launch(launchCtx);
+      // Watching starts before the process, so not even its first write goes unseen.
+      this.startWatching();
+      const readOnly = cmd.mode === 'read_only' && deps.readOnlyPrevention === true;
+      const exec = readOnly ? readOnlyLaunch(this.worktree.path, cwd, launch.file, launch.args) : { file: launch.file, args: launch.args };
+      const pty = spawn(exec.file, exec.args, { name: 'xterm-256color', cols: cmd.cols, rows: cmd.rows, cwd, env: launch.env });
       this.pty = pty;
       this.pid = pty.pid;
-      pty.onData((data) => this.batcher.push(data));
+      pty.onData((data) => {
+        this.batcher.push(data);
+        this.hookChannel?.observeOutput(data);
+        this.noteIo();
+      });
       pty.onExit(({ exitCode, signal }) => {
         void this.onExit(exitCode, signal ?? 0).catch((err) => {
           this.deps.log.error(`session ${this.id} exit handling failed`, err);
@@ -180,6 +354,8 @@ export class Session {
       });
       this.transition('RUNNING', `${provider.id} running as pid ${pty.pid}`);
       this.startUsage();
+      this.lastIoAt = Date.now();
+      this.scheduleIdle();
       deps.log.info(`session ${this.id} running (pid ${pty.pid}) in ${cwd}`);
     } catch (err) {
       const reason = errorMessage(err);
@@ -198,6 +374,7 @@ export class Session {
     this.exited = true;
     if (this.killTimer) clearTimeout(this.killTimer);
     this.killTimer = null;
+    this.clearIdleTimer();
     this.batcher.flush();
     this.stopUsage(Date.now());
     // Jobs the program left behind must not outlive the worktree they run in.
@@ -221,6 +398,20 @@ export class Session {
     this.finish(to, reason, signalName ? null : exitCode);
   }
 
+  /** Hook calls become events through the same paths the watcher and idle detection use. */
+  private openHooks(provider: ProviderId, worktree: string): SessionHooks | null {
+    if (!this.deps.hooks) return null;
+    return new SessionHooks(this.deps.hooks, this.id, {
+      provider,
+      worktree,
+      sink: {
+        emit: (body) => void this.emit(body),
+        activity: (activity, detail) => void this.setActivity(activity, detail),
+        fileTouched: (file, reason) => void this.noteFileTouched(file, reason, 'hook'),
+      },
+    });
+  }
+
   private async finishWithoutProcess(to: SessionState, reason: string): Promise<void> {
     if (this.finished) return;
     await this.cleanup();
@@ -228,7 +419,12 @@ export class Session {
   }
 
   private async cleanup(): Promise<void> {
+    // The token dies with the process: a late hook call gets 401, never an event after the end.
+    this.hookChannel?.close();
     this.stopUsageTimer();
+    this.clearIdleTimer();
+    // The final DIFF_SUMMARY needs the worktree, so it comes before the removal.
+    await this.finalDiff().catch((err) => this.deps.log.error(`final diff of ${this.id} failed`, err));
     const { workspaces, log } = this.deps;
     if (this.worktree || fs.existsSync(workspaces.worktreePath(this.id))) {
       await workspaces.removeWorktree(this.id).catch((err) => log.error(`could not remove the worktree of ${this.id}`, err));
@@ -284,6 +480,124 @@ export class Session {
     if (seq !== null) this.flow.chunkSent(seq, data.length);
   }
 
+  // ---- activity (idle detection) ----
+
+  /** PTY output or input: the agent is not idle. Cheap; called for every chunk. */
+  private noteIo(): void {
+    this.lastIoAt = Date.now();
+    if (this.activity === 'idle') this.setActivity('working', 'output or input again');
+  }
+
+  private clearIdleTimer(): void {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = null;
+  }
+
+  /** One timer per session, not one per chunk: it fires when idleness could begin and looks at lastIoAt. */
+  private scheduleIdle(): void {
+    this.clearIdleTimer();
+    if (this.finished || this.exited || this.state !== 'RUNNING' || this.activity === 'idle') return;
+    const idleMs = this.deps.idleAfterMs ?? IDLE_AFTER_MS;
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = null;
+      if (this.finished || this.exited || this.state !== 'RUNNING') return;
+      if (Date.now() - this.lastIoAt < idleMs) return this.scheduleIdle();
+      // An agent that said it waits for input says more than "idle"; keep that.
+      if (this.activity === 'waiting_for_input') return;
+      this.setActivity('idle', `no output or input for ${describeDuration(idleMs)}`, this.lastIoAt);
+    }, Math.max(0, this.lastIoAt + idleMs - Date.now()));
+    this.idleTimer.unref();
+  }
+
+  // ---- files: watcher, read-only guard, diff summary ----
+
+  private startWatching(): void {
+    if (!this.worktree || this.watcher) return;
+    this.watcher = new WorktreeWatcher(this.worktree.path, (changes) => this.onWatchChanges(changes), this.deps.log, this.deps.watchDebounceMs);
+    this.watcher.start();
+  }
+
+  private onWatchChanges(changes: WatchChange[]): void {
+    if (this.finished) return;
+    if (this.cmd.mode === 'read_only') return this.revertWrites(changes);
+    for (const c of changes) if (!isIgnoredPath(c.path)) this.noteFileTouched(c.path, 'write', 'watcher');
+    this.markDiffDirty();
+  }
+
+  /** Detect-and-revert for read-only sessions (the fallback where the read-only mount is not possible). */
+  private revertWrites(changes: WatchChange[]): void {
+    const wt = this.worktree;
+    if (!wt) return;
+    this.reverts = this.reverts.then(async () => {
+      for (const c of changes) {
+        const dir = path.posix.dirname(c.path);
+        const room_path = dir === '.' ? '' : dir;
+        try {
+          if (!(await revertPath(wt.path, wt.sha, c.path))) continue;
+          this.deps.log.warn(`session ${this.id}: read-only session wrote ${c.path}; reverted`);
+          this.emit({ type: 'ALERT_RAISED', severity: 'warning', message: `read-only session wrote ${c.path}; reverted`.slice(0, 4000), room_path });
+        } catch (err) {
+          this.emit({
+            type: 'ALERT_RAISED',
+            severity: 'error',
+            message: `read-only session wrote ${c.path}; could not revert it: ${errorMessage(err)}`.slice(0, 4000),
+            room_path,
+          });
+        }
+      }
+    });
+  }
+
+  private markDiffDirty(): void {
+    this.diffDirty = true;
+    if (this.diffClosed || this.diffTimer || this.diffRunning) return;
+    const interval = this.deps.diffIntervalMs ?? DIFF_MIN_INTERVAL_MS;
+    this.diffTimer = setTimeout(
+      () => {
+        this.diffTimer = null;
+        this.runDiff();
+      },
+      Math.max(0, this.lastDiffAt + interval - Date.now()),
+    );
+  }
+
+  private runDiff(): void {
+    const wt = this.worktree;
+    if (!wt || this.diffClosed) return;
+    this.diffDirty = false;
+    this.lastDiffAt = Date.now();
+    this.diffRunning = computeDiff(wt.path, wt.sha)
+      .then((files) => {
+        const json = JSON.stringify(files);
+        if (this.diffClosed || json === this.lastDiff) return;
+        this.lastDiff = json;
+        this.emit({ type: 'DIFF_SUMMARY', files, final: false });
+      })
+      .catch((err) => this.deps.log.warn(`diff of ${this.id} failed: ${errorMessage(err)}`))
+      .finally(() => {
+        this.diffRunning = null;
+        if (this.diffDirty) this.markDiffDirty();
+      });
+  }
+
+  /** Last changes seen, then one DIFF_SUMMARY with final=true (only for a session whose process ran). */
+  private async finalDiff(): Promise<void> {
+    if (this.watcher) await new Promise((r) => setTimeout(r, FINAL_WATCH_SETTLE_MS));
+    this.watcher?.flushNow();
+    this.watcher?.close();
+    this.watcher = null;
+    this.diffClosed = true;
+    if (this.diffTimer) clearTimeout(this.diffTimer);
+    this.diffTimer = null;
+    await this.diffRunning;
+    await this.reverts;
+    const wt = this.worktree;
+    if (!wt || this.pid === null || !fs.existsSync(wt.path)) return;
+    const files = await computeDiff(wt.path, wt.sha);
+    this.lastDiff = JSON.stringify(files);
+    this.emit({ type: 'DIFF_SUMMARY', files, final: true });
+  }
+
   // ---- usage ----
 
   private startUsage(): void {
@@ -305,7 +619,7 @@ export class Session {
         type: 'USAGE_TICK',
         provider: this.cmd.provider,
         window_start: w.window_start,
-        units: { agent_seconds: w.agent_seconds, terminal_kb: w.terminal_kb, files_touched: 0 },
+        units: { agent_seconds: w.agent_seconds, terminal_kb: w.terminal_kb, files_touched: w.files_touched },
       });
     }
   }
@@ -313,6 +627,11 @@ export class Session {
   private stopUsageTimer(): void {
     if (this.usageTimer) clearTimeout(this.usageTimer);
     this.usageTimer = null;
+  }
+
+  /** True while USAGE_TICKs are scheduled; false once the session ended. */
+  get usageTicking(): boolean {
+    return this.usageTimer !== null;
   }
 
   /** The partial last window is billed too. */

@@ -16,17 +16,44 @@ describe('UsageMeter', () => {
     // A late timer closes two windows at once.
     const ticks = m.closeWindowsUntil(BASE + 2 * W + 1);
     expect(ticks).toEqual([
-      { window_start: BASE, agent_seconds: 20, terminal_kb: 2 },
-      { window_start: BASE + W, agent_seconds: 30, terminal_kb: 0 },
+      { window_start: BASE, agent_seconds: 20, terminal_kb: 2, files_touched: 0 },
+      { window_start: BASE + W, agent_seconds: 30, terminal_kb: 0, files_touched: 0 },
     ]);
     m.addOutput(512);
-    expect(m.finish(BASE + 2 * W + 7_500)).toEqual([{ window_start: BASE + 2 * W, agent_seconds: 7.5, terminal_kb: 0.5 }]);
+    expect(m.finish(BASE + 2 * W + 7_500)).toEqual([{ window_start: BASE + 2 * W, agent_seconds: 7.5, terminal_kb: 0.5, files_touched: 0 }]);
     expect(m.finish(T0 + 10 * W)).toEqual([]);
   });
 
   it('emits nothing for an empty last window', () => {
     const m = new UsageMeter();
     m.start(BASE);
-    expect(m.finish(BASE + W)).toEqual([{ window_start: BASE, agent_seconds: 30, terminal_kb: 0 }]);
+    expect(m.finish(BASE + W)).toEqual([{ window_start: BASE, agent_seconds: 30, terminal_kb: 0, files_touched: 0 }]);
+  });
+
+  it('does not count paused time, within a window and across windows', () => {
+    const m = new UsageMeter();
+    m.start(BASE); // active 0–5 s
+    expect(m.pause(BASE + 5_000)).toEqual([]);
+    expect(m.paused).toBe(true);
+    // Paused through the end of the first window and all of the second: nothing for the second.
+    expect(m.closeWindowsUntil(BASE + W)).toEqual([{ window_start: BASE, agent_seconds: 5, terminal_kb: 0, files_touched: 0 }]);
+    expect(m.closeWindowsUntil(BASE + 2 * W)).toEqual([]);
+    // Resumed 10 s into the third window, paused again 4 s later, resumed, finished.
+    expect(m.resume(BASE + 2 * W + 10_000)).toEqual([]);
+    m.pause(BASE + 2 * W + 14_000);
+    m.pause(BASE + 2 * W + 15_000); // a second pause changes nothing
+    m.resume(BASE + 2 * W + 20_000);
+    m.addFileTouched('src/a.ts');
+    m.addFileTouched('src/a.ts');
+    m.addFileTouched('README.md');
+    expect(m.finish(BASE + 2 * W + 21_000)).toEqual([{ window_start: BASE + 2 * W, agent_seconds: 5, terminal_kb: 0, files_touched: 2 }]);
+  });
+
+  it('a pause that comes after a late boundary closes the whole windows first', () => {
+    const m = new UsageMeter();
+    m.start(BASE);
+    expect(m.pause(BASE + W + 3_000)).toEqual([{ window_start: BASE, agent_seconds: 30, terminal_kb: 0, files_touched: 0 }]);
+    expect(m.resume(BASE + 3 * W)).toEqual([{ window_start: BASE + W, agent_seconds: 3, terminal_kb: 0, files_touched: 0 }]);
+    expect(m.finish(BASE + 3 * W + 1_000)).toEqual([{ window_start: BASE + 3 * W, agent_seconds: 1, terminal_kb: 0, files_touched: 0 }]);
   });
 });

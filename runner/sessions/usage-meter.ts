@@ -5,6 +5,7 @@ export interface UsageWindow {
   window_start: number;
   agent_seconds: number;
   terminal_kb: number;
+  files_touched: number;
 }
 
 function round3(n: number): number {
@@ -14,14 +15,25 @@ function round3(n: number): number {
 /**
  * Splits a session's running time and output into windows aligned to USAGE_WINDOW_MS, so
  * (session, window_start) identifies a tick and a resent tick can never be billed twice.
+ * Time spent paused (SIGSTOP by a person) is not agent time and is not billed.
+ * Every method takes `now` from the caller, so tests drive it with their own clock.
  */
 export class UsageMeter {
-  private runningSince: number | null = null;
+  private started = false;
+  /** Start of the current unpaused stretch; null while paused or not started. */
+  private activeSince: number | null = null;
   private windowStart = 0;
+  /** Active milliseconds of the current window from stretches that already ended (pauses). */
+  private windowActiveMs = 0;
   private windowBytes = 0;
+  private windowFiles = new Set<string>();
 
   get running(): boolean {
-    return this.runningSince !== null;
+    return this.started;
+  }
+
+  get paused(): boolean {
+    return this.started && this.activeSince === null;
   }
 
   /** When the current window ends; the caller's timer fires then. */
@@ -30,42 +42,75 @@ export class UsageMeter {
   }
 
   start(now: number): void {
-    this.runningSince = now;
+    this.started = true;
+    this.activeSince = now;
     this.windowStart = Math.floor(now / USAGE_WINDOW_MS) * USAGE_WINDOW_MS;
+    this.windowActiveMs = 0;
     this.windowBytes = 0;
+    this.windowFiles = new Set();
   }
 
   addOutput(bytes: number): void {
-    if (this.runningSince !== null) this.windowBytes += bytes;
+    if (this.started) this.windowBytes += bytes;
+  }
+
+  /** A file the agent touched; counted once per window. */
+  addFileTouched(path: string): void {
+    if (this.started) this.windowFiles.add(path);
+  }
+
+  /** Stops counting time. Returns the windows that ended by `now` (the caller emits them). */
+  pause(now: number): UsageWindow[] {
+    if (!this.started || this.activeSince === null) return [];
+    const out = this.closeWindowsUntil(now);
+    this.windowActiveMs += Math.max(0, now - Math.max(this.activeSince, this.windowStart));
+    this.activeSince = null;
+    return out;
+  }
+
+  /** Counts time again from `now`. Returns the windows that ended while paused (only bytes/files count in them). */
+  resume(now: number): UsageWindow[] {
+    if (!this.started || this.activeSince !== null) return [];
+    const out = this.closeWindowsUntil(now);
+    this.activeSince = now;
+    return out;
   }
 
   /** Every whole window that ended by `now` (timers fire late, never early, so there may be several). */
   closeWindowsUntil(now: number): UsageWindow[] {
     const out: UsageWindow[] = [];
-    if (this.runningSince === null) return out;
+    if (!this.started) return out;
     while (this.windowStart + USAGE_WINDOW_MS <= now) {
       const w = this.measure(this.windowStart + USAGE_WINDOW_MS);
       if (w) out.push(w);
       this.windowStart += USAGE_WINDOW_MS;
+      this.windowActiveMs = 0;
       this.windowBytes = 0;
+      this.windowFiles = new Set();
     }
     return out;
   }
 
   /** The process ended: whole windows, then the partial last one. */
   finish(now: number): UsageWindow[] {
-    if (this.runningSince === null) return [];
+    if (!this.started) return [];
     const out = this.closeWindowsUntil(now);
     const last = this.measure(now);
     if (last) out.push(last);
-    this.runningSince = null;
+    this.started = false;
+    this.activeSince = null;
     return out;
   }
 
   private measure(end: number): UsageWindow | null {
-    const from = Math.max(this.windowStart, this.runningSince ?? end);
-    const seconds = Math.max(0, (end - from) / 1000);
-    if (seconds === 0 && this.windowBytes === 0) return null;
-    return { window_start: this.windowStart, agent_seconds: round3(seconds), terminal_kb: round3(this.windowBytes / 1024) };
+    const current = this.activeSince === null ? 0 : Math.max(0, end - Math.max(this.windowStart, this.activeSince));
+    const seconds = (this.windowActiveMs + current) / 1000;
+    if (seconds === 0 && this.windowBytes === 0 && this.windowFiles.size === 0) return null;
+    return {
+      window_start: this.windowStart,
+      agent_seconds: round3(seconds),
+      terminal_kb: round3(this.windowBytes / 1024),
+      files_touched: this.windowFiles.size,
+    };
   }
 }

@@ -15,8 +15,9 @@ import { GIT_NETWORK_TIMEOUT_MS, GitError, git } from './git';
  *   write mode → new branch `agent/<session_id>` from the checkout ref (kept in the bare clone
  *   after the session, it is the agent's work);
  *   read_only mode → detached HEAD, and every file and directory made read-only (`chmod -R a-w`)
- *   so an audit cannot change the tree by accident. This is a guard against mistakes, not a
- *   sandbox: the session runs as the runner's user and could chmod it back.
+ *   so an audit cannot change the tree by accident. That binds a non-root session (which could
+ *   still chmod it back) and not root at all; read-only.ts (mount namespace) and the session's
+ *   detect-and-revert watcher are what hold for root (README, "Read-only sessions").
  * - removed with `git worktree remove --force` + `git worktree prune` when the session ends.
  */
 

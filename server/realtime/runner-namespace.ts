@@ -16,6 +16,10 @@ import { handle } from './handler';
 
 /** A runner that does not answer a command in this time is treated as failed for that command. */
 const COMMAND_TIMEOUT_MS = 15_000;
+/** No heartbeat for this long (9 missed beats) and the runner is dropped as lost. */
+export const RUNNER_LOST_AFTER_MS = 45_000;
+/** How often the silent-runner sweep runs. */
+const SWEEP_MS = 5_000;
 
 interface RunnerSocketData {
   identity: RunnerIdentity | null;
@@ -26,7 +30,20 @@ type RunnerSocket = Socket<RunnerToServerEvents, ServerToRunnerEvents, Record<st
 /** The /runner namespace: runners dial in with a token, register, heartbeat and stream events. */
 export function attachRunnerNamespace(io: Server, services: Services): RunnerGateway {
   const nsp = io.of('/runner') as unknown as Namespace<RunnerToServerEvents, ServerToRunnerEvents, Record<string, never>, RunnerSocketData>;
-  const connected = new Map<string, { socket: RunnerSocket; active: number }>();
+  const connected = new Map<
+    string,
+    { socket: RunnerSocket; active: number; lastBeat: number; lag: number | null; rss: number | null }
+  >();
+  // A runner whose socket stays open but which stopped heartbeating (hung) is lost all the same.
+  setInterval(() => {
+    const now = Date.now();
+    for (const [id, entry] of connected) {
+      if (now - entry.lastBeat > RUNNER_LOST_AFTER_MS) {
+        console.error(`[server] runner ${id} missed its heartbeats for ${RUNNER_LOST_AFTER_MS} ms: dropping it`);
+        entry.socket.disconnect(true);
+      }
+    }
+  }, SWEEP_MS).unref();
 
   nsp.use(async (socket, next) => {
     try {
@@ -56,7 +73,13 @@ export function attachRunnerNamespace(io: Server, services: Services): RunnerGat
         const { runner } = await services.runners.register(identity, body);
         const previous = connected.get(runner.id);
         if (previous && previous.socket.id !== socket.id) previous.socket.disconnect(true);
-        connected.set(runner.id, { socket, active: body.sessions.filter((s) => s.alive).length });
+        connected.set(runner.id, {
+          socket,
+          active: body.sessions.filter((s) => s.alive).length,
+          lastBeat: Date.now(),
+          lag: null,
+          rss: null,
+        });
         socket.data.runnerId = runner.id;
         services.ports.broadcast!.runnerUpdated(identity.orgId, services.runners.summary(runner));
         // Repositories added while no runner was online get their scan now.
@@ -71,7 +94,12 @@ export function attachRunnerNamespace(io: Server, services: Services): RunnerGat
       handle('runner:heartbeat', RunnerHeartbeatSchema, async (body) => {
         const r = requireRunner();
         const entry = connected.get(r.id);
-        if (entry) entry.active = body.active_sessions;
+        if (entry) {
+          entry.active = body.active_sessions;
+          entry.lastBeat = Date.now();
+          entry.lag = body.event_loop_lag_ms ?? null;
+          entry.rss = body.rss_bytes ?? null;
+        }
         await services.runners.heartbeat(r.id);
         return { ts: Date.now() };
       }),
@@ -94,6 +122,10 @@ export function attachRunnerNamespace(io: Server, services: Services): RunnerGat
   return {
     isOnline: (runnerId) => connected.has(runnerId),
     activeSessions: (runnerId) => connected.get(runnerId)?.active ?? 0,
+    health: (runnerId) => {
+      const e = connected.get(runnerId);
+      return { event_loop_lag_ms: e?.lag ?? null, rss_bytes: e?.rss ?? null };
+    },
     command(runnerId, name, body) {
       const entry = connected.get(runnerId);
       if (!entry) return Promise.resolve(fail('RUNNER_ERROR', 'The runner is offline.'));

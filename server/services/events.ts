@@ -72,14 +72,46 @@ export function createEventService(
           const mine = fresh.filter((e) => e.session_id === id);
           if (!mine.length) continue;
           const s = byId.get(id)!;
-          const data: { state?: SessionState; reason?: string; endedAt?: Date; lastSeq: number } = {
-            lastSeq: Math.max(s.lastSeq, ...mine.map((e) => e.seq)),
-          };
+          const data: {
+            state?: SessionState;
+            reason?: string;
+            endedAt?: Date;
+            lastSeq: number;
+            currentRoom?: string;
+            activity?: string;
+            activityDetail?: string;
+            activitySince?: bigint;
+            diff?: string;
+            tests?: string;
+          } = { lastSeq: Math.max(s.lastSeq, ...mine.map((e) => e.seq)) };
+          // Later events of the batch win: they are in seq order.
           for (const e of mine) {
-            if (e.type !== 'SESSION_STATE_CHANGED') continue;
-            data.state = e.to;
-            data.reason = e.reason;
-            if ((TERMINAL_STATES as string[]).includes(e.to)) data.endedAt = new Date(e.ts);
+            switch (e.type) {
+              case 'SESSION_STATE_CHANGED':
+                data.state = e.to;
+                data.reason = e.reason;
+                if ((TERMINAL_STATES as string[]).includes(e.to)) data.endedAt = new Date(e.ts);
+                break;
+              case 'FILE_TOUCHED':
+                data.currentRoom = e.room_path; // the sprite walks to the room of the file
+                break;
+              case 'AGENT_ACTIVITY':
+                data.activity = e.activity;
+                data.activityDetail = e.detail;
+                data.activitySince = BigInt(e.since);
+                break;
+              case 'DIFF_SUMMARY':
+                data.diff = JSON.stringify(e.files);
+                break;
+              case 'TEST_RUN_STARTED':
+                data.tests = JSON.stringify({ command: e.command, running: true, passed: 0, failed: 0, exit_code: null });
+                break;
+              case 'TEST_RUN_FINISHED':
+                data.tests = JSON.stringify({ command: e.command, running: false, passed: e.passed, failed: e.failed, exit_code: e.exit_code });
+                break;
+              default:
+                continue;
+            }
             changed.add(id);
           }
           await db.session.update({ where: { id }, data });

@@ -3,7 +3,7 @@ import { createAuthService } from './auth';
 import { createEventService } from './events';
 import type { Broadcaster, RunnerGateway } from './ports';
 import { createRepoService } from './repos';
-import { createRunnerService } from './runners';
+import { createRunnerService, DEFAULT_RUNNER_GRACE_MS } from './runners';
 import { createSessionService } from './sessions';
 
 export interface Ports {
@@ -12,7 +12,7 @@ export interface Ports {
 }
 
 /** All domain services over one database; the realtime layer plugs its ports in after creation. */
-export function createServices(db: Db, orgId: string) {
+export function createServices(db: Db, orgId: string, opts: { runnerGraceMs: number } = { runnerGraceMs: DEFAULT_RUNNER_GRACE_MS }) {
   const ports: Partial<Ports> = {};
   const gateway = () => ports.gateway ?? missing('gateway');
   const broadcast = () => ports.broadcast ?? missing('broadcast');
@@ -23,7 +23,7 @@ export function createServices(db: Db, orgId: string) {
     orgId,
     ports,
     auth: createAuthService(db),
-    runners: createRunnerService(db, gateway, broadcast),
+    runners: createRunnerService(db, gateway, broadcast, (o, id) => sessions.publish(o, id), { graceMs: opts.runnerGraceMs }),
     repos: createRepoService(db, gateway, broadcast),
     sessions,
     events: createEventService(db, () => sessions, gateway, broadcast),

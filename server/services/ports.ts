@@ -8,6 +8,8 @@ type CommandData<K extends CommandName> = Parameters<ServerToRunnerEvents[K]>[1]
 export interface RunnerGateway {
   isOnline(runnerId: string): boolean;
   activeSessions(runnerId: string): number;
+  /** The latest health figures a runner reported in its heartbeat. */
+  health(runnerId: string): { event_loop_lag_ms: number | null; rss_bytes: number | null };
   command<K extends CommandName>(runnerId: string, name: K, body: CommandBody<K>): Promise<Result<CommandData<K>>>;
   notify(runnerId: string, name: 'terminal:ack', body: CommandBody<'terminal:ack'>): void;
   /** Disconnect every runner that authenticated with this token (it was revoked). */

@@ -1,4 +1,5 @@
 import { basename } from 'node:path';
+import picomatch from 'picomatch';
 import type { RepoRef, RepoSummary, RepoTree } from '../../protocol';
 import { RepoTreeSchema } from '../../protocol';
 import type { Db } from '../db';
@@ -45,10 +46,16 @@ export function repoRefFromSource(source: string): RepoRef {
   return { provider: 'local', owner: '', name: basename(strip(source.replace(/^file:\/\//, ''))) || 'repo' };
 }
 
+/** Whether a runner's repo_access patterns let it reach a source ("*" or none = any). */
+export function canReach(patterns: string[], source: string): boolean {
+  if (!patterns.length || patterns.includes('*')) return true;
+  return patterns.some((p) => picomatch.isMatch(source, p, { dot: true }));
+}
+
 export function createRepoService(db: Db, gateway: () => RunnerGateway, broadcast: () => Broadcaster) {
-  async function pickScanner(orgId: string): Promise<string | null> {
+  async function pickScanner(orgId: string, source: string): Promise<string | null> {
     const runners = await db.runner.findMany({ where: { orgId, online: true }, orderBy: { name: 'asc' } });
-    return runners.find((r) => gateway().isOnline(r.id))?.id ?? null;
+    return runners.find((r) => gateway().isOnline(r.id) && canReach(JSON.parse(r.repoAccess) as string[], source))?.id ?? null;
   }
 
   async function save(orgId: string, id: string, data: Partial<RepoRow>) {
@@ -83,7 +90,7 @@ export function createRepoService(db: Db, gateway: () => RunnerGateway, broadcas
     /** Ask a runner to clone/fetch the repository and report its tree (the village is drawn from it). */
     async scan(orgId: string, repoId: string): Promise<void> {
       const repo = await service.get(orgId, repoId);
-      const runnerId = await pickScanner(orgId);
+      const runnerId = await pickScanner(orgId, repo.source);
       if (!runnerId) return; // stays pending; scanned when a runner registers
       const res = await gateway().command(runnerId, 'repo:scan', { repo_id: repo.id, source: repo.source });
       if (!res.ok) {

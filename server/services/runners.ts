@@ -15,8 +15,33 @@ export interface RunnerIdentity {
   orgId: string;
 }
 
-export function createRunnerService(db: Db, gateway: () => RunnerGateway, broadcast: () => Broadcaster) {
-  function summary(r: { id: string; name: string; hostname: string; online: boolean; capacity: number; providers: string; lastSeenAt: Date }): RunnerSummary {
+/** Default wait for a lost runner to come back before its sessions are FAILED. */
+export const DEFAULT_RUNNER_GRACE_MS = 120_000;
+
+type RunnerRow = {
+  id: string;
+  name: string;
+  hostname: string;
+  online: boolean;
+  capacity: number;
+  providers: string;
+  providerInfo: string;
+  labels: string;
+  repoAccess: string;
+  lastSeenAt: Date;
+};
+
+export function createRunnerService(
+  db: Db,
+  gateway: () => RunnerGateway,
+  broadcast: () => Broadcaster,
+  publishSession: (orgId: string, id: string) => Promise<unknown>,
+  opts: { graceMs: number },
+) {
+  const graceTimers = new Map<string, NodeJS.Timeout>();
+
+  function summary(r: RunnerRow): RunnerSummary {
+    const info = JSON.parse(r.providerInfo) as Array<{ id: string; version: string | null }>;
     return {
       id: r.id,
       name: r.name,
@@ -24,9 +49,36 @@ export function createRunnerService(db: Db, gateway: () => RunnerGateway, broadc
       online: r.online,
       capacity: r.capacity,
       providers: JSON.parse(r.providers) as ProviderId[],
+      provider_versions: Object.fromEntries(info.map((p) => [p.id, p.version])),
+      labels: JSON.parse(r.labels) as string[],
+      repo_access: JSON.parse(r.repoAccess) as string[],
       active_sessions: gateway().activeSessions(r.id),
+      ...gateway().health(r.id),
       last_seen_at: r.lastSeenAt.toISOString(),
     };
+  }
+
+  async function liveSessionIds(runnerId: string) {
+    const rows = await db.session.findMany({ where: { runnerId, state: { notIn: ['COMPLETED', 'FAILED'] } }, select: { id: true } });
+    return rows.map((r) => r.id);
+  }
+
+  /** The grace period ran out and the runner is still away: its sessions cannot come back. */
+  async function expireGrace(runnerId: string) {
+    graceTimers.delete(runnerId);
+    if (gateway().isOnline(runnerId)) return;
+    const r = await db.runner.findUnique({ where: { id: runnerId } });
+    if (!r) return;
+    const ids = await liveSessionIds(runnerId);
+    await db.session.updateMany({
+      where: { id: { in: ids } },
+      data: {
+        state: 'FAILED',
+        reason: `Runner ${r.name} was lost and did not come back within ${Math.round(opts.graceMs / 1000)} s.`,
+        endedAt: new Date(),
+      },
+    });
+    for (const id of ids) await publishSession(r.orgId, id);
   }
 
   return {
@@ -69,8 +121,12 @@ export function createRunnerService(db: Db, gateway: () => RunnerGateway, broadc
         hostname: body.hostname,
         capacity: body.capacity,
         providers: JSON.stringify(body.providers),
+        providerInfo: JSON.stringify(body.provider_info),
+        labels: JSON.stringify(body.labels),
+        repoAccess: JSON.stringify(body.repo_access),
         version: body.version,
         online: true,
+        lostAt: null,
         lastSeenAt: new Date(),
       };
       const runner = await db.runner.upsert({
@@ -91,6 +147,11 @@ export function createRunnerService(db: Db, gateway: () => RunnerGateway, broadc
           data: { state: 'FAILED', reason: 'The runner restarted and no longer has this session.', endedAt: new Date() },
         });
       }
+      // Back within the grace period: the sessions it still has simply continue.
+      const timer = graceTimers.get(runner.id);
+      if (timer) clearTimeout(timer);
+      graceTimers.delete(runner.id);
+      for (const id of lost.map((s) => s.id)) await publishSession(identity.orgId, id);
       return { runner, lostIds };
     },
 
@@ -98,9 +159,16 @@ export function createRunnerService(db: Db, gateway: () => RunnerGateway, broadc
       await db.runner.update({ where: { id: runnerId }, data: { lastSeenAt: new Date(), online: true } });
     },
 
+    /** The runner went away: its sessions show it, and wait a grace period for it to return. */
     async setOffline(runnerId: string) {
-      const r = await db.runner.update({ where: { id: runnerId }, data: { online: false } });
+      const r = await db.runner.update({ where: { id: runnerId }, data: { online: false, lostAt: new Date() } });
       broadcast().runnerUpdated(r.orgId, summary(r));
+      for (const id of await liveSessionIds(runnerId)) await publishSession(r.orgId, id);
+      const old = graceTimers.get(runnerId);
+      if (old) clearTimeout(old);
+      const timer = setTimeout(() => void expireGrace(runnerId).catch((e) => console.error('[server] grace expiry', e)), opts.graceMs);
+      timer.unref();
+      graceTimers.set(runnerId, timer);
     },
 
     async list(orgId: string): Promise<RunnerSummary[]> {
@@ -108,9 +176,19 @@ export function createRunnerService(db: Db, gateway: () => RunnerGateway, broadc
       return rows.map(summary);
     },
 
-    /** Mark every runner offline at control-plane start: none is connected yet. */
+    /**
+     * At control-plane start none is connected yet: every runner is offline, and runners with
+     * live sessions get the grace period to reconnect.
+     */
     async resetOnline() {
+      const rows = await db.runner.findMany({ select: { id: true } });
       await db.runner.updateMany({ data: { online: false } });
+      for (const r of rows) {
+        if (!(await liveSessionIds(r.id)).length) continue;
+        const timer = setTimeout(() => void expireGrace(r.id).catch((e) => console.error('[server] grace expiry', e)), opts.graceMs);
+        timer.unref();
+        graceTimers.set(r.id, timer);
+      }
     },
   };
 }

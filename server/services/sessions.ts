@@ -5,7 +5,7 @@ import { requireRole, type Principal } from './auth';
 import { AppError, notFound } from './errors';
 import { newId } from './ids';
 import type { Broadcaster, RunnerGateway } from './ports';
-import { repoRefFromSource } from './repos';
+import { canReach, repoRefFromSource } from './repos';
 
 type SessionRow = {
   id: string;
@@ -13,27 +13,45 @@ type SessionRow = {
   runnerId: string | null;
   provider: string;
   roomPath: string;
+  currentRoom: string | null;
+  mode: string;
+  activity: string | null;
+  activityDetail: string;
+  activitySince: bigint | null;
+  diff: string | null;
+  tests: string | null;
   title: string;
   state: string;
   reason: string;
   createdAt: Date;
   lastSeq: number;
   createdBy?: { name: string } | null;
+  runner?: { online: boolean } | null;
 };
 
+const WITH_SUMMARY = { createdBy: { select: { name: true } }, runner: { select: { online: true } } } as const;
+
 export function sessionSummary(s: SessionRow): SessionSummary {
+  const live = !(TERMINAL_STATES as string[]).includes(s.state);
   return {
     id: s.id,
     repo_id: s.repoId,
     runner_id: s.runnerId,
     provider: s.provider as ProviderId,
-    room_path: s.roomPath,
+    room_path: s.currentRoom ?? s.roomPath,
     title: s.title,
     state: s.state as SessionState,
     reason: s.reason,
     created_by: s.createdBy?.name ?? '',
     created_at: s.createdAt.toISOString(),
     last_seq: s.lastSeq,
+    mode: s.mode === 'read_only' ? 'read_only' : 'write',
+    activity: live ? (s.activity as SessionSummary['activity']) : null,
+    activity_detail: s.activityDetail,
+    activity_since: s.activitySince === null ? null : Number(s.activitySince),
+    diff: s.diff ? (JSON.parse(s.diff) as SessionSummary['diff']) : null,
+    tests: s.tests ? (JSON.parse(s.tests) as SessionSummary['tests']) : null,
+    runner_lost: live && !!s.runner && !s.runner.online,
   };
 }
 
@@ -43,7 +61,7 @@ const RECENTLY_ENDED_MS = 60_000;
 
 export function createSessionService(db: Db, gateway: () => RunnerGateway, broadcast: () => Broadcaster) {
   async function load(orgId: string, id: string) {
-    const s = await db.session.findFirst({ where: { id, orgId }, include: { createdBy: { select: { name: true } } } });
+    const s = await db.session.findFirst({ where: { id, orgId }, include: WITH_SUMMARY });
     if (!s) throw notFound('That session');
     return s;
   }
@@ -59,18 +77,29 @@ export function createSessionService(db: Db, gateway: () => RunnerGateway, broad
     return publish(orgId, id);
   }
 
-  /** The least-loaded online runner of the org that has the provider and free capacity. */
-  async function pickRunner(orgId: string, provider: ProviderId) {
-    const runners = await db.runner.findMany({ where: { orgId, online: true }, orderBy: { name: 'asc' } });
-    const candidates = [];
-    for (const r of runners) {
-      if (!gateway().isOnline(r.id)) continue;
-      if (!(JSON.parse(r.providers) as string[]).includes(provider)) continue;
-      const active = await db.session.count({ where: { runnerId: r.id, state: LIVE } });
-      if (active < r.capacity) candidates.push({ r, active });
+  /**
+   * The least-loaded eligible runner: online, offering the provider, able to reach the repository,
+   * with free capacity. When none is eligible the error says which condition failed.
+   */
+  async function pickRunner(orgId: string, provider: ProviderId, repoSource: string) {
+    const runners = (await db.runner.findMany({ where: { orgId, online: true }, orderBy: { name: 'asc' } })).filter((r) =>
+      gateway().isOnline(r.id),
+    );
+    if (!runners.length) throw new AppError('NO_RUNNER', 'No runner is online. Start one (see Settings → Runner tokens).');
+    const withProvider = runners.filter((r) => (JSON.parse(r.providers) as string[]).includes(provider));
+    if (!withProvider.length) {
+      throw new AppError('NO_RUNNER', `The ${provider} provider is not available on any online runner (it is not installed where the runners run).`);
     }
-    candidates.sort((a, b) => a.active - b.active);
-    return candidates[0]?.r ?? null;
+    const reaching = withProvider.filter((r) => canReach(JSON.parse(r.repoAccess) as string[], repoSource));
+    if (!reaching.length) throw new AppError('NO_RUNNER', `No online runner with ${provider} can reach this repository (runner repo access rules).`);
+    const candidates = [];
+    for (const r of reaching) {
+      const active = await db.session.count({ where: { runnerId: r.id, state: LIVE } });
+      if (active < r.capacity) candidates.push({ r, active, load: active / Math.max(1, r.capacity) });
+    }
+    if (!candidates.length) throw new AppError('NO_RUNNER', 'Every eligible runner is at capacity. Stop a session or add a runner.');
+    candidates.sort((a, b) => a.load - b.load || a.active - b.active);
+    return candidates[0]!.r;
   }
 
   function requireLive(s: { state: string }) {
@@ -84,7 +113,7 @@ export function createSessionService(db: Db, gateway: () => RunnerGateway, broad
     async list(orgId: string): Promise<SessionSummary[]> {
       const rows = await db.session.findMany({
         where: { orgId, OR: [{ state: LIVE }, { endedAt: { gt: new Date(Date.now() - RECENTLY_ENDED_MS) } }] },
-        include: { createdBy: { select: { name: true } } },
+        include: WITH_SUMMARY,
         orderBy: { createdAt: 'asc' },
       });
       return rows.map(sessionSummary);
@@ -96,7 +125,16 @@ export function createSessionService(db: Db, gateway: () => RunnerGateway, broad
 
     async spawn(
       p: Principal,
-      body: { repo_id: string; room_path: string; provider: ProviderId; title?: string; cols?: number; rows?: number },
+      body: {
+        repo_id: string;
+        room_path: string;
+        provider: ProviderId;
+        title?: string;
+        goal?: string;
+        mode?: 'write' | 'read_only';
+        cols?: number;
+        rows?: number;
+      },
     ): Promise<SessionSummary> {
       requireRole(p, 'operator');
       const repo = await db.repo.findFirst({ where: { id: body.repo_id, orgId: p.orgId } });
@@ -108,11 +146,9 @@ export function createSessionService(db: Db, gateway: () => RunnerGateway, broad
       if (!tree.dirs.some((d) => d.path === body.room_path)) {
         throw new AppError('BAD_REQUEST', `"${body.room_path}" is not a directory of ${repo.name}.`);
       }
-      const runner = await pickRunner(p.orgId, body.provider);
-      if (!runner) {
-        throw new AppError('NO_RUNNER', `No online runner with free capacity offers the ${body.provider} provider. Start a runner or stop a session.`);
-      }
+      const runner = await pickRunner(p.orgId, body.provider, repo.source);
       const id = newId('sess');
+      const mode = body.mode ?? 'write';
       const title = body.title || `${body.provider} in /${body.room_path}`;
       await db.session.create({
         data: {
@@ -123,6 +159,8 @@ export function createSessionService(db: Db, gateway: () => RunnerGateway, broad
           createdById: p.userId,
           provider: body.provider,
           roomPath: body.room_path,
+          mode,
+          goal: body.goal ?? '',
           title,
           state: 'CREATED',
           reason: `Placed on runner ${runner.name}`,
@@ -138,9 +176,9 @@ export function createSessionService(db: Db, gateway: () => RunnerGateway, broad
         checkout: { type: 'branch', ref: repo.defaultBranch ?? tree.default_branch },
         room_path: body.room_path,
         provider: body.provider,
-        task: { title },
+        task: { title, ...(body.goal ? { goal: body.goal } : {}) },
         policy: {},
-        mode: 'write',
+        mode,
         cols: body.cols ?? 120,
         rows: body.rows ?? 32,
       };
@@ -156,6 +194,21 @@ export function createSessionService(db: Db, gateway: () => RunnerGateway, broad
       if (!s.runnerId || !gateway().isOnline(s.runnerId)) return fail(p.orgId, id, 'Stopped while its runner was offline.');
       const res = await gateway().command(s.runnerId, 'session:stop', { session_id: id });
       if (!res.ok) throw new AppError('RUNNER_ERROR', `The runner could not stop the session: ${res.error.message}`);
+      return sessionSummary(await load(p.orgId, id));
+    },
+
+    /** Pause (SIGSTOP of the process group) or resume (SIGCONT) on the session's runner. */
+    async control(p: Principal, id: string, action: 'pause' | 'resume'): Promise<SessionSummary> {
+      requireRole(p, 'operator');
+      const s = await load(p.orgId, id);
+      requireLive(s);
+      if (action === 'pause' && s.state !== 'RUNNING' && s.state !== 'WAITING_FOR_APPROVAL') {
+        throw new AppError('CONFLICT', `Only a running session can be paused; this one is ${s.state.toLowerCase().replaceAll('_', ' ')}.`);
+      }
+      if (action === 'resume' && s.state !== 'PAUSED_BY_HUMAN') throw new AppError('CONFLICT', 'That session is not paused.');
+      if (!s.runnerId || !gateway().isOnline(s.runnerId)) throw new AppError('RUNNER_ERROR', 'The session’s runner is offline.');
+      const res = await gateway().command(s.runnerId, action === 'pause' ? 'session:pause' : 'session:resume', { session_id: id });
+      if (!res.ok) throw new AppError(res.error.code, `The runner could not ${action} the session: ${res.error.message}`);
       return sessionSummary(await load(p.orgId, id));
     },
 
