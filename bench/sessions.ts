@@ -12,7 +12,7 @@ import type { RunnerSummary, SessionSummary } from '../protocol';
 import { Api, ROOT, startStack, TerminalWatcher, uiSocket } from '../server/integration/harness';
 
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 50);
-const FLOODERS = 2;
+const FLOODERS = Number(process.env.BENCH_FLOODERS ?? 2);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 20);
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;

@@ -30,7 +30,14 @@ export function createEventService(
     return run;
   };
 
-  async function insert(events: RunnerEvent[]): Promise<Set<string>> {
+  /** Which runner and org own a session: fixed at spawn, so it is read once and kept. */
+  const owners = new Map<string, { orgId: string; runnerId: string | null }>();
+
+  /**
+   * One transaction: every event (a resend is ignored by the primary key) and every session's
+   * lastSeq, so a batch costs one commit however many sessions it spans.
+   */
+  async function insert(events: RunnerEvent[], lastSeqs: Map<string, number>): Promise<Set<string>> {
     const inserted = new Set<string>();
     const statements = [];
     for (let i = 0; i < events.length; i += ROWS_PER_STATEMENT) {
@@ -42,8 +49,13 @@ export function createEventService(
       const params = slice.flatMap((e) => [e.session_id, e.seq, e.type, e.ts, JSON.stringify(e)]);
       statements.push(db.$queryRawUnsafe<{ sessionId: string; seq: number }[]>(sql, ...params));
     }
-    const results = await db.$transaction(statements);
-    for (const rows of results) for (const r of rows) inserted.add(`${r.sessionId}:${Number(r.seq)}`);
+    const updates = [...lastSeqs].map(([id, seq]) =>
+      db.$executeRawUnsafe('UPDATE "Session" SET "lastSeq" = MAX("lastSeq", ?) WHERE "id" = ?', seq, id),
+    );
+    const results = await db.$transaction([...statements, ...updates]);
+    for (const rows of results.slice(0, statements.length) as { sessionId: string; seq: number }[][]) {
+      for (const r of rows) inserted.add(`${r.sessionId}:${Number(r.seq)}`);
+    }
     return inserted;
   }
 
@@ -57,33 +69,36 @@ export function createEventService(
       // Everything from reading the sessions to the last update runs in the writer queue, so a
       // later batch never sees a session row older than an earlier batch's changes.
       const { fresh, changed } = await serialize(async () => {
-        const rows = await db.session.findMany({ where: { id: { in: ids } } });
-        const byId = new Map(rows.map((r) => [r.id, r]));
+        const unknown = ids.filter((id) => !owners.has(id));
+        if (unknown.length) {
+          const rows = await db.session.findMany({ where: { id: { in: unknown } }, select: { id: true, orgId: true, runnerId: true } });
+          for (const r of rows) owners.set(r.id, { orgId: r.orgId, runnerId: r.runnerId });
+        }
         for (const e of events) {
-          const s = byId.get(e.session_id);
+          const s = owners.get(e.session_id);
           if (!s || s.orgId !== runner.orgId || s.runnerId !== runner.id || e.org_id !== runner.orgId) {
             throw forbidden(`Event for session ${e.session_id} that this runner does not own.`);
           }
         }
-        const inserted = await insert(events);
+        const lastSeqs = new Map<string, number>();
+        for (const e of events) lastSeqs.set(e.session_id, Math.max(lastSeqs.get(e.session_id) ?? 0, e.seq));
+        const inserted = await insert(events, lastSeqs);
         const fresh = events.filter((e) => inserted.has(`${e.session_id}:${e.seq}`));
         const changed = new Set<string>();
         for (const id of ids) {
-          const mine = fresh.filter((e) => e.session_id === id);
+          const mine = fresh.filter((e) => e.session_id === id && e.type !== 'TERMINAL_CHUNK');
           if (!mine.length) continue;
-          const s = byId.get(id)!;
           const data: {
             state?: SessionState;
             reason?: string;
             endedAt?: Date;
-            lastSeq: number;
             currentRoom?: string;
             activity?: string;
             activityDetail?: string;
             activitySince?: bigint;
             diff?: string;
             tests?: string;
-          } = { lastSeq: Math.max(s.lastSeq, ...mine.map((e) => e.seq)) };
+          } = {};
           // Later events of the batch win: they are in seq order.
           for (const e of mine) {
             switch (e.type) {
@@ -114,7 +129,7 @@ export function createEventService(
             }
             changed.add(id);
           }
-          await db.session.update({ where: { id }, data });
+          if (changed.has(id)) await db.session.update({ where: { id }, data });
         }
         return { fresh, changed };
       });

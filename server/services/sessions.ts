@@ -214,7 +214,9 @@ export function createSessionService(db: Db, gateway: () => RunnerGateway, broad
 
     async input(p: Principal, id: string, data: string) {
       requireRole(p, 'operator');
-      const s = await load(p.orgId, id);
+      // Every keystroke comes through here: read only the two fields it needs.
+      const s = await db.session.findFirst({ where: { id, orgId: p.orgId }, select: { state: true, runnerId: true } });
+      if (!s) throw notFound('That session');
       requireLive(s);
       if (!s.runnerId || !gateway().isOnline(s.runnerId)) throw new AppError('RUNNER_ERROR', 'The session’s runner is offline.');
       const res = await gateway().command(s.runnerId, 'session:input', { session_id: id, data, mode: 'raw' });
