@@ -40,6 +40,9 @@ export default function VillageScreen() {
     for (const r of world.data?.runners ?? []) if (r.online) r.providers.forEach((p) => set.add(p));
     return [...set];
   }, [world.data]);
+  // Load from the live session list (always current), not from the last heartbeat.
+  const liveOn = (runnerId: string) =>
+    (world.data?.sessions ?? []).filter((s) => s.runner_id === runnerId && s.state !== 'COMPLETED' && s.state !== 'FAILED').length;
   const room = selectedRoom ?? (world.data?.repos[0]?.tree ? { repoId: world.data.repos[0].id, roomPath: '' } : null);
   const roomRepo = world.data?.repos.find((r) => r.id === room?.repoId);
   const openSession = world.data?.sessions.find((s) => s.id === openSessionId) ?? null;
@@ -133,7 +136,7 @@ export default function VillageScreen() {
           />
           <h2 className="panel-title">Runners</h2>
           <ul className="runner-list">
-            {world.data.runners.map((r) => (
+            {world.data.runners.map((r) => ({ ...r, active_sessions: liveOn(r.id) })).map((r) => (
               <li key={r.id} title={`${r.hostname} · providers ${r.providers.join(', ')}${r.labels.length ? ` · ${r.labels.join(', ')}` : ''}`}>
                 <span className={`dot ${r.online ? 'state-running' : 'state-failed'}`} aria-hidden /> {r.name}{' '}
                 <span className="load-bar" role="img" aria-label={`load ${r.active_sessions} of ${r.capacity}`}>
