@@ -79,6 +79,27 @@ export const TestRunFinishedSchema = z.object({
 
 export const ApprovalCategorySchema = z.enum(['merge', 'deps_add', 'secrets', 'deploy']);
 
+/** What the approver sees: exactly what will happen and why it was stopped. */
+export const ApprovalContextSchema = z
+  .object({
+    /** The command as it will run (argv joined for display). */
+    command: z.string().max(8000),
+    /** sha256 of the exact argv + cwd: the decision is bound to it. */
+    command_hash: z.string().min(1).max(200),
+    cwd: z.string().max(4096).optional(),
+    branch: z.string().max(255).optional(),
+    target_branch: z.string().max(255).optional(),
+    changed_files: z.number().int().nonnegative().optional(),
+    diff_stat: z.string().max(20_000).optional(),
+    /** The policy rule that matched, in words ("merge into protected branch main"). */
+    rule: z.string().max(500),
+    /** Where the request came from: a PATH shim, a provider hook, a DTA gate. */
+    source: z.enum(['shim', 'hook', 'dta']),
+    expires_at: z.number().int().nonnegative(),
+  })
+  .catchall(z.unknown());
+export type ApprovalContext = z.infer<typeof ApprovalContextSchema>;
+
 export const ApprovalRequestedSchema = z.object({
   ...base,
   type: z.literal('APPROVAL_REQUESTED'),
@@ -86,7 +107,7 @@ export const ApprovalRequestedSchema = z.object({
   category: ApprovalCategorySchema,
   summary: z.string().max(2000),
   risk: z.enum(['low', 'medium', 'high']),
-  context: z.record(z.string(), z.unknown()),
+  context: ApprovalContextSchema,
 });
 
 export const ApprovalResolvedSchema = z.object({
@@ -95,6 +116,22 @@ export const ApprovalResolvedSchema = z.object({
   approval_id: z.string().min(1).max(100),
   decision: z.enum(['allow', 'deny']),
   note: z.string().max(2000).optional(),
+  decided_by: z.string().max(200).optional(),
+  /** decided by a person, expired unanswered (deny), or lost with a runner restart (deny). */
+  reason: z.enum(['decided', 'expired', 'runner_restarted', 'session_ended']).default('decided'),
+});
+
+/** A command or write the policy refused: it did not happen. */
+export const PolicyBlockedSchema = z.object({
+  ...base,
+  type: z.literal('POLICY_BLOCKED'),
+  /** The command that was refused, or the path whose write was refused/reverted. */
+  command: z.string().max(8000).optional(),
+  path: z.string().max(4096).optional(),
+  rule: z.string().max(500),
+  detail: z.string().max(2000),
+  /** prevented: it never ran; reverted: it ran and was undone (path guards where prevention is impossible). */
+  outcome: z.enum(['prevented', 'reverted']),
 });
 
 export const AlertRaisedSchema = z.object({
@@ -143,6 +180,7 @@ export const RunnerEventSchema = z.discriminatedUnion('type', [
   ApprovalRequestedSchema,
   ApprovalResolvedSchema,
   AlertRaisedSchema,
+  PolicyBlockedSchema,
   AgentActivitySchema,
   UsageTickSchema,
 ]);
@@ -151,6 +189,8 @@ export type RunnerEventType = RunnerEvent['type'];
 export type TerminalChunk = z.infer<typeof TerminalChunkSchema>;
 export type SessionStateChanged = z.infer<typeof SessionStateChangedSchema>;
 export type AgentActivity = z.infer<typeof AgentActivitySchema>;
+export type ApprovalRequested = z.infer<typeof ApprovalRequestedSchema>;
+export type PolicyBlocked = z.infer<typeof PolicyBlockedSchema>;
 export type DiffSummary = z.infer<typeof DiffSummarySchema>;
 export type TestRunFinished = z.infer<typeof TestRunFinishedSchema>;
 

@@ -77,12 +77,32 @@ export const TaskSchema = z.object({
   acceptance: z.array(z.string().max(500)).max(50).optional(),
 });
 
+/**
+ * Session policy (agent-runner.md §4.5), decided by the control plane and enforced on the runner.
+ * Command lists hold program names or command prefixes ("git push --force", "curl http://");
+ * path lists hold globs relative to the worktree.
+ */
 export const PolicySchema = z.object({
-  shell_allowlist: z.array(z.string().max(200)).max(500).optional(),
-  shell_denylist: z.array(z.string().max(200)).max(500).optional(),
+  /** When non-empty, only these programs may run (first word of each command). */
+  shell_allowlist: z.array(z.string().min(1).max(200)).max(500).optional(),
+  /** Commands (prefixes) that never run, typed by a person or run by an agent. */
+  shell_denylist: z.array(z.string().min(1).max(200)).max(500).optional(),
+  /** No writes here (globs relative to the worktree), e.g. ".env", "secrets/**". */
+  forbidden_paths: z.array(z.string().min(1).max(500)).max(500).optional(),
+  /** When non-empty, writes only here (globs relative to the worktree). */
+  allowed_paths: z.array(z.string().min(1).max(500)).max(500).optional(),
   network: z.object({ mode: z.enum(['restricted', 'open']) }).optional(),
   requires_approval_for: z.array(z.enum(['merge', 'secrets', 'deploy', 'deps_add'])).optional(),
+  /** Merging into or pushing to these branches is a "merge" that needs approval. */
+  protected_branches: z.array(z.string().min(1).max(200)).max(100).optional(),
+  /** Command prefixes that deploy ("kubectl apply", "terraform apply", "npm publish"). */
+  deploy_patterns: z.array(z.string().min(1).max(200)).max(100).optional(),
+  /** Even with approval, an agent never merges to a protected branch unless this is true. */
+  auto_merge: z.boolean().optional(),
+  /** An approval nobody answers in this time is denied. */
+  approval_timeout_ms: z.number().int().min(1_000).max(24 * 3600_000).optional(),
 });
+export type Policy = z.infer<typeof PolicySchema>;
 
 export const CreateSessionCommandSchema = z.object({
   session_id: SessionIdSchema,
@@ -96,6 +116,11 @@ export const CreateSessionCommandSchema = z.object({
   provider: ProviderIdSchema,
   task: TaskSchema,
   policy: PolicySchema.default({}),
+  /**
+   * The org's secrets for this session: injected into its environment by name, and masked in
+   * everything the runner streams or stores. Never logged.
+   */
+  secrets: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string().max(10_000)).default({}),
   billing: z
     .object({ plan: z.enum(['free', 'team', 'enterprise']), limits: z.object({ max_concurrency: z.number().int().positive() }) })
     .optional(),
@@ -130,8 +155,12 @@ export type TerminalAck = z.infer<typeof TerminalAckSchema>;
 export const ApproveCommandSchema = z.object({
   session_id: SessionIdSchema,
   approval_id: z.string().min(1).max(100),
+  /** The hash from APPROVAL_REQUESTED: a decision binds to exactly that command. */
+  command_hash: z.string().min(1).max(200),
   decision: z.enum(['allow', 'deny']),
   note: z.string().max(2000).optional(),
+  /** Who decided, from the control plane's login session (never from a browser payload). */
+  decided_by: z.string().max(200),
 });
 export type ApproveCommand = z.infer<typeof ApproveCommandSchema>;
 

@@ -138,11 +138,11 @@ describe('session lifecycle with real PTYs and git', () => {
 
   it('approve answers NOT_FOUND: no approval can be pending yet', async () => {
     const { sid } = await startShell(h);
-    expect(h.manager.approve({ session_id: sid, approval_id: 'appr_1', decision: 'allow' })).toEqual({
+    expect(h.manager.approve({ session_id: sid, approval_id: 'appr_1', command_hash: 'h', decision: 'allow', decided_by: 'ann' })).toEqual({
       ok: false,
       error: { code: 'NOT_FOUND', message: 'no pending approval with that id' },
     });
-    expect(h.manager.approve({ session_id: 'sess_unknown01', approval_id: 'appr_1', decision: 'deny' })).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
+    expect(h.manager.approve({ session_id: 'sess_unknown01', approval_id: 'appr_1', command_hash: 'h', decision: 'deny', decided_by: 'ann' })).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
   });
 
   it('watcher FILE_TOUCHED with room_path and dedupe; DIFF_SUMMARY during the session and final before removal', async () => {

@@ -178,6 +178,7 @@ export function createSessionService(db: Db, gateway: () => RunnerGateway, broad
         provider: body.provider,
         task: { title, ...(body.goal ? { goal: body.goal } : {}) },
         policy: {},
+        secrets: {},
         mode,
         cols: body.cols ?? 120,
         rows: body.rows ?? 32,
