@@ -203,9 +203,9 @@ describe('runner over a real socket', () => {
     await cp.command('session:create', cmd);
     await waitFor(() => cp.events(cmd.session_id).some((e) => e.type === 'SESSION_STATE_CHANGED' && e.to === 'RUNNING'), 'RUNNING');
     expect(await cp.command('session:pause', { session_id: cmd.session_id })).toEqual({ ok: true, data: null });
-    expect(await cp.command('session:approve', { session_id: cmd.session_id, approval_id: 'appr_1', decision: 'deny' })).toEqual({
+    expect(await cp.command('session:approve', { session_id: cmd.session_id, approval_id: 'appr_1', command_hash: 'h', decision: 'deny', decided_by: 'ann' })).toEqual({
       ok: false,
-      error: { code: 'NOT_FOUND', message: 'no pending approval with that id' },
+      error: { code: 'NOT_FOUND', message: 'no pending approval appr_1 (already decided, expired, or never asked)' },
     });
     expect(await cp.command('session:resume', { session_id: cmd.session_id })).toEqual({ ok: true, data: null });
     await waitFor(

@@ -14,6 +14,7 @@ import { EventSender } from './spool/sender';
 import { Spool } from './spool/spool';
 import { RUNNER_VERSION } from './version';
 import { probeReadOnlyPrevention } from './workspace/read-only';
+import { ApprovalJournal } from './approvals/journal';
 import { createRepoAccess } from './workspace/repo-access';
 import { WorkspaceManager } from './workspace/workspace-manager';
 
@@ -30,6 +31,8 @@ export interface StartRunnerOptions {
   onUnauthorized?: (message: string) => void;
   /** Tests: force the read-only mount on or off instead of probing for it. */
   readOnlyPrevention?: boolean;
+  /** Tests: force the guard namespace on or off (defaults to what the read-only probe found). */
+  guardNamespace?: boolean;
 }
 
 /** What startRunner needs; the newer options may be left out by callers that build a config by hand. */
@@ -58,7 +61,10 @@ export async function startRunner(config: StartRunnerConfig, options: StartRunne
   await fs.promises.rm(homesDir, { recursive: true, force: true });
   await fs.promises.mkdir(homesDir, { recursive: true });
 
-  const spool = await Spool.open(path.join(dataDir, 'spool'), { log });
+  // Approvals pending when the last runner died: their shims died with it, so the actions never
+  // ran; each is recorded as denied ('runner_restarted') before the spool fails its session.
+  const approvalJournal = new ApprovalJournal(path.join(dataDir, 'approvals'), log);
+  const spool = await Spool.open(path.join(dataDir, 'spool'), { log, restartEvents: approvalJournal.takeLeftovers() });
   const workspaces = new WorkspaceManager(dataDir, log);
   await workspaces.init();
   await workspaces.cleanupOrphans();
@@ -73,7 +79,26 @@ export async function startRunner(config: StartRunnerConfig, options: StartRunne
   );
   const labels = config.labels ?? [];
   const repoAccess = config.repo_access ?? [];
-  const sessions = new SessionManager({ spool, workspaces, providers, homesDir, log, capacity: config.capacity, readOnlyPrevention: readOnly.available, hooks });
+  // The same probe says whether sessions can get their own namespaces for the guard shims,
+  // read-only forbidden files and restricted network (README, "Approvals and policy").
+  const guardNamespace = options.guardNamespace ?? readOnly.available;
+  log.info(
+    guardNamespace
+      ? 'approvals and policy: guard wrappers bind-mounted over the real binaries in a per-session mount namespace'
+      : 'approvals and policy: PATH shims only (no mount namespace); restricted-network sessions will refuse to start',
+  );
+  const sessions = new SessionManager({
+    spool,
+    workspaces,
+    providers,
+    homesDir,
+    log,
+    capacity: config.capacity,
+    readOnlyPrevention: readOnly.available,
+    hooks,
+    guardNamespace,
+    approvalJournal,
+  });
   const handlers = createCommandHandlers({ sessions, workspaces, log, canReach: createRepoAccess(repoAccess) });
   const sender = new EventSender(spool, log);
   const providerIds = [...providers.keys()].sort();

@@ -97,10 +97,17 @@ export interface HookSink {
   fileTouched(file: string, reason: 'write' | 'read'): void;
 }
 
+/** The session's policy gate (runner/approvals/gate.ts): decides shell tool calls that need approval. */
+export interface ToolGate {
+  toolCall(command: string, cwd: string | undefined): Promise<{ decision: 'allow' | 'deny'; reason: string } | null>;
+}
+
 export interface HookBridgeOptions {
   provider: ProviderId;
   worktree: string;
   sink: HookSink;
+  /** Without a gate every tool call is allowed (the CLI's own permission prompts still apply). */
+  gate?: ToolGate;
 }
 
 interface PendingTest {
@@ -129,6 +136,14 @@ export class HookBridge {
     if (!this.shellTest) return;
     const out = this.shellTest.output + data;
     this.shellTest.output = out.length > MAX_CAPTURED_OUTPUT ? out.slice(out.length - MAX_CAPTURED_OUTPUT) : out;
+  }
+
+  /** Like handle(), but a shell tool call that needs approval waits for the session's gate. */
+  decide(call: HookCall): HookReply | Promise<HookReply> {
+    const command = this.opts.gate && EVENT_KINDS[call.event] === 'pre_tool' ? this.shellCommand(call.payload) : null;
+    if (command === null) return this.handle(call);
+    this.handle(call);
+    return this.gated(call, command);
   }
 
   handle(call: HookCall): HookReply {
@@ -175,6 +190,15 @@ export class HookBridge {
       this.opts.sink.emit({ type: 'TEST_RUN_STARTED', command: clip(command, MAX_COMMAND) });
     }
     return allowReply(call.provider, call.event);
+  }
+
+  /** The hook blocks here while the approval waits; a deny never lets the tool run. */
+  private async gated(call: HookCall, command: string): Promise<HookReply> {
+    const d = await this.opts.gate!.toolCall(command, str(call.payload.cwd));
+    if (!d || d.decision === 'allow') return allowReply(call.provider, call.event, d?.reason);
+    // A test run that was announced but will not run is not left hanging.
+    this.pendingTests.delete(this.testKey(call.payload, command));
+    return denyReply(call.provider, call.event, d.reason);
   }
 
   private postTool(call: HookCall, failed: boolean): void {
@@ -279,12 +303,25 @@ function firstString(input: Record<string, unknown>, keys: string[]): string | u
  * The "go ahead" each CLI understands. Claude Code: hookSpecificOutput.permissionDecision "allow".
  * Gemini CLI: decision "allow". Codex rejects permissionDecision "allow" ("unsupported
  * permissionDecision:allow" in its binary), so it gets no output, which means proceed.
- * Always allow for now; approvals (ARCHITECTURE.md §8) will answer here.
+ * Tool calls that need approval are answered by the session's gate (denyReply on a no).
  */
-export function allowReply(provider: string, event: string): HookReply {
+export function allowReply(provider: string, event: string, reason = 'allowed by Agent Village'): HookReply {
   if (provider === 'claude' && event === 'PreToolUse') {
-    return { stdout: JSON.stringify({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow', permissionDecisionReason: 'allowed by Agent Village' } }) };
+    return { stdout: JSON.stringify({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow', permissionDecisionReason: reason } }) };
   }
   if (provider === 'gemini' && event === 'BeforeTool') return { stdout: JSON.stringify({ decision: 'allow' }) };
   return {};
+}
+
+/**
+ * "Do not run it", in each CLI's format: Claude Code and Codex take permissionDecision "deny"
+ * with a reason (shown to the model); Gemini CLI takes decision "deny" with a reason. Any other
+ * caller gets exit 2 with the reason on stdout, which every CLI treats as a block.
+ */
+export function denyReply(provider: string, event: string, reason: string): HookReply {
+  if ((provider === 'claude' || provider === 'codex') && event === 'PreToolUse') {
+    return { stdout: JSON.stringify({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'deny', permissionDecisionReason: reason } }) };
+  }
+  if (provider === 'gemini' && event === 'BeforeTool') return { stdout: JSON.stringify({ decision: 'deny', reason }) };
+  return { stdout: reason, exit_code: 2 };
 }

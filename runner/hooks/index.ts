@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { HookBridge, type HookBridgeOptions } from './hook-bridge';
-import type { HookEndpoint, HookServer } from './hook-server';
+import type { HookCall, HookEndpoint, HookReply, HookServer } from './hook-server';
 
 export { HookServer, type HookCall, type HookEndpoint, type HookReply } from './hook-server';
 export { HookBridge } from './hook-bridge';
@@ -26,10 +26,12 @@ export class SessionHooks {
   constructor(
     private readonly server: HookServer,
     private readonly sessionId: string,
-    options: HookBridgeOptions,
+    options: HookBridgeOptions & { guard?: (call: HookCall) => Promise<HookReply> },
   ) {
     this.bridge = new HookBridge(options);
-    this.endpoint = server.register(sessionId, (call) => (this.closed ? {} : this.bridge.handle(call)));
+    const guard = options.guard;
+    // av-guard.mjs (the session's shims) calls as provider "guard"; everything else is a CLI hook.
+    this.endpoint = server.register(sessionId, (call) => (this.closed ? {} : call.provider === 'guard' && guard ? guard(call) : this.bridge.decide(call)));
   }
 
   observeOutput(data: string): void {

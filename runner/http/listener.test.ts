@@ -114,9 +114,9 @@ describe('--listen: the §6.3 commands over HTTP', () => {
     expect(await post(`/sessions/${sid}/pause`)).toEqual({ status: 200, json: { ok: true, data: null } });
     expect(await post(`/sessions/${sid}/pause`)).toMatchObject({ status: 409 });
     expect(await post(`/sessions/${sid}/resume`, {})).toEqual({ status: 200, json: { ok: true, data: null } });
-    expect(await post(`/sessions/${sid}/approve`, { approval_id: 'appr_1', decision: 'allow', note: 'ok' })).toEqual({
+    expect(await post(`/sessions/${sid}/approve`, { approval_id: 'appr_1', command_hash: 'h', decision: 'allow', decided_by: 'ann', note: 'ok' })).toEqual({
       status: 404,
-      json: { ok: false, error: { code: 'NOT_FOUND', message: 'no pending approval with that id' } },
+      json: { ok: false, error: { code: 'NOT_FOUND', message: 'no pending approval appr_1 (already decided, expired, or never asked)' } },
     });
     expect(await post(`/sessions/${sid}/stop`)).toEqual({ status: 200, json: { ok: true, data: null } });
     await waitFor(() => events.some((e) => e.session_id === sid && e.type === 'SESSION_STATE_CHANGED' && e.to === 'COMPLETED'), 'COMPLETED');

@@ -140,7 +140,7 @@ describe('session lifecycle with real PTYs and git', () => {
     const { sid } = await startShell(h);
     expect(h.manager.approve({ session_id: sid, approval_id: 'appr_1', command_hash: 'h', decision: 'allow', decided_by: 'ann' })).toEqual({
       ok: false,
-      error: { code: 'NOT_FOUND', message: 'no pending approval with that id' },
+      error: { code: 'NOT_FOUND', message: 'no pending approval appr_1 (already decided, expired, or never asked)' },
     });
     expect(h.manager.approve({ session_id: 'sess_unknown01', approval_id: 'appr_1', command_hash: 'h', decision: 'deny', decided_by: 'ann' })).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
   });

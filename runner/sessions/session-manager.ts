@@ -100,11 +100,11 @@ export class SessionManager {
     return s.resume(reason);
   }
 
-  /** Approvals arrive in a later issue; until then no request can be pending. */
+  /** Decides one pending approval (bound by id and command hash); replays and duplicates change nothing. */
   approve(cmd: ApproveCommand): Result<null> {
     const s = this.sessions.get(cmd.session_id);
     if (!s) return fail('NOT_FOUND', `session ${cmd.session_id} is not on this runner`);
-    return fail('NOT_FOUND', 'no pending approval with that id');
+    return s.approve(cmd);
   }
 
   terminalAck(cmd: TerminalAck): void {

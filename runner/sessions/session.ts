@@ -26,6 +26,13 @@ import { computeDiff, revertPath } from '../workspace/diff';
 import { readOnlyLaunch } from '../workspace/read-only';
 import type { PreparedWorktree, WorkspaceManager } from '../workspace/workspace-manager';
 import { UsageMeter, type UsageWindow } from './usage-meter';
+import { ApprovalBroker } from '../approvals/broker';
+import { PolicyGate } from '../approvals/gate';
+import type { ApprovalJournal } from '../approvals/journal';
+import { effectivePolicy, type EffectivePolicy } from '../policy/classify';
+import { pathGuard, type PathGuard } from '../policy/paths';
+import { protectedFiles, renderPolicyBash, sandboxLaunch, writeShims } from '../shims';
+import { git } from '../workspace/git';
 
 /** Time a stopping process gets to clean up after SIGTERM before the whole group gets SIGKILL. */
 export const STOP_GRACE_MS = 3_000;
@@ -69,6 +76,14 @@ export interface SessionDeps {
    * are detected by the watcher and reverted.
    */
   readOnlyPrevention?: boolean;
+  /**
+   * The session may run in its own mount (and network) namespace: guard wrappers bind-mounted over
+   * the real binaries, forbidden files read-only, restricted network. Without it: PATH shims only,
+   * path guards detect and revert, and a restricted-network session refuses to start.
+   */
+  guardNamespace?: boolean;
+  /** Pending approvals on disk, so a restart can report them denied (runner/approvals/journal.ts). */
+  approvalJournal?: ApprovalJournal;
 }
 
 function describeDuration(ms: number): string {
@@ -142,6 +157,12 @@ export class Session {
   /** Reverts of a read-only session run one after the other. */
   private reverts: Promise<void> = Promise.resolve();
 
+  /** Policy as enforced here (defaults filled in), the one ask path, and the checks that use it. */
+  readonly policy: EffectivePolicy;
+  readonly broker: ApprovalBroker;
+  private readonly gate: PolicyGate;
+  private readonly paths: PathGuard;
+
   constructor(
     readonly cmd: CreateSessionCommand,
     private readonly deps: SessionDeps,
@@ -154,6 +175,27 @@ export class Session {
       () => this.pty?.pause(),
       () => this.pty?.resume(),
     );
+    this.policy = effectivePolicy(cmd.policy);
+    this.paths = pathGuard(this.policy);
+    this.broker = new ApprovalBroker(
+      cmd.session_id,
+      { emit: (body) => void this.emit(body), waiting: (w) => this.onApprovalWaiting(w) },
+      this.policy.approvalTimeoutMs,
+      deps.approvalJournal ?? null,
+    );
+    this.gate = new PolicyGate({ policy: this.policy, broker: this.broker, emit: (body) => void this.emit(body), secrets: cmd.secrets ?? {} });
+  }
+
+  /** session:approve: only the pending request with this id AND command hash is decided. */
+  approve(input: { approval_id: string; command_hash: string; decision: 'allow' | 'deny'; note?: string; decided_by: string }): Result<null> {
+    return this.broker.decide(input);
+  }
+
+  /** RUNNING ⇄ WAITING_FOR_APPROVAL follows whether any approval is pending. */
+  private onApprovalWaiting(waiting: boolean): void {
+    if (this.finished) return;
+    if (waiting && this.state === 'RUNNING') this.transition('WAITING_FOR_APPROVAL', 'waiting for an approval');
+    else if (!waiting && this.state === 'WAITING_FOR_APPROVAL') this.transition('RUNNING', 'no approval pending');
   }
 
   /** The PTY process is running. */
@@ -323,13 +365,40 @@ export class Session {
       const cwd = startDirectory(this.worktree.path, cmd.room_path);
       const env = buildSessionEnv({ session_id: cmd.session_id, home: this.home });
       this.hookChannel = this.openHooks(provider.id, this.worktree.path);
+      const namespace = deps.guardNamespace === true;
+      if (this.policy.network === 'restricted' && !namespace) {
+        throw new Error('network mode "restricted" needs a network namespace, which this runner cannot create (it must run as root on Linux); refusing to start');
+      }
+      // The guard shims go first on PATH (and over the real binaries in the namespace).
+      const shims = this.hookChannel
+        ? await writeShims({ home: this.home, endpoint: this.hookChannel.endpoint, policy: this.policy, pathDirs: env.PATH.split(':'), namespace })
+        : null;
+      if (shims) env.PATH = `${shims.binDir}:${env.PATH}`;
+      const policyBash = shims && (this.policy.denylist.length > 0 || this.policy.allowlist.size > 0) ? path.join(this.home, '.agent-village', 'policy.bash') : null;
+      if (policyBash && shims) {
+        await fs.promises.writeFile(policyBash, renderPolicyBash(this.policy, shims.configPath), { mode: 0o644 });
+        // Every non-interactive bash the session starts (bash -c, scripts, agents' tools) sources it too.
+        env.BASH_ENV = policyBash;
+      }
       const launchCtx = { session_id: cmd.session_id, home: this.home, cwd, worktree_path: this.worktree.path, env, command: cmd, hook: this.hookChannel?.endpoint };
       await provider.prepare?.(launchCtx);
+      // After the provider's own .bashrc part, so the check wraps its preexec hook.
+      if (policyBash) await fs.promises.appendFile(path.join(this.home, '.bashrc'), `\nsource ${JSON.stringify(policyBash)}\n`);
       const launch = provider.launch(launchCtx);
       // Watching starts before the process, so not even its first write goes unseen.
       this.startWatching();
       const readOnly = cmd.mode === 'read_only' && deps.readOnlyPrevention === true;
-      const exec = readOnly ? readOnlyLaunch(this.worktree.path, cwd, launch.file, launch.args) : { file: launch.file, args: launch.args };
+      const forbidden = namespace && this.paths.active && cmd.mode === 'write' ? await this.forbiddenFiles(this.worktree.path) : [];
+      const sandboxed = namespace && (shims !== null || forbidden.length > 0 || this.policy.network === 'restricted' || readOnly);
+      const exec = sandboxed
+        ? sandboxLaunch(
+            { binds: shims?.binds ?? [], readOnly: [...(readOnly ? [this.worktree.path] : []), ...forbidden], isolateNet: this.policy.network === 'restricted', cwd },
+            launch.file,
+            launch.args,
+          )
+        : readOnly
+          ? readOnlyLaunch(this.worktree.path, cwd, launch.file, launch.args)
+          : { file: launch.file, args: launch.args };
       const pty = spawn(exec.file, exec.args, { name: 'xterm-256color', cols: cmd.cols, rows: cmd.rows, cwd, env: launch.env });
       this.pty = pty;
       this.pid = pty.pid;
@@ -404,6 +473,8 @@ export class Session {
     return new SessionHooks(this.deps.hooks, this.id, {
       provider,
       worktree,
+      gate: this.gate,
+      guard: (call) => this.gate.guardCall(call),
       sink: {
         emit: (body) => void this.emit(body),
         activity: (activity, detail) => void this.setActivity(activity, detail),
@@ -419,6 +490,8 @@ export class Session {
   }
 
   private async cleanup(): Promise<void> {
+    // Whatever still waits is denied (its shim died with the process); then the token dies too.
+    this.broker.closeAll('session_ended');
     // The token dies with the process: a late hook call gets 401, never an event after the end.
     this.hookChannel?.close();
     this.stopUsageTimer();
@@ -520,8 +593,34 @@ export class Session {
   private onWatchChanges(changes: WatchChange[]): void {
     if (this.finished) return;
     if (this.cmd.mode === 'read_only') return this.revertWrites(changes);
-    for (const c of changes) if (!isIgnoredPath(c.path)) this.noteFileTouched(c.path, 'write', 'watcher');
+    const guarded = this.paths.active ? changes.filter((c) => this.paths.violation(c.path) !== null) : [];
+    if (guarded.length) this.revertForbidden(guarded);
+    for (const c of changes) if (!isIgnoredPath(c.path) && !guarded.includes(c)) this.noteFileTouched(c.path, 'write', 'watcher');
     this.markDiffDirty();
+  }
+
+  /** Tracked files the path guard protects: bind-mounted read-only in the namespace (prevention). */
+  private async forbiddenFiles(worktree: string): Promise<string[]> {
+    const listing = await git(['ls-files', '-z'], { cwd: worktree, what: 'ls-files' }).catch(() => '');
+    return protectedFiles(worktree, listing.split('\0').filter(Boolean), (rel) => this.paths.violation(rel) !== null);
+  }
+
+  /** Detect-and-revert for path guards where prevention was not possible (new files, no namespace). */
+  private revertForbidden(changes: WatchChange[]): void {
+    const wt = this.worktree;
+    if (!wt) return;
+    this.reverts = this.reverts.then(async () => {
+      for (const c of changes) {
+        const rule = this.paths.violation(c.path) ?? 'path guard';
+        try {
+          if (!(await revertPath(wt.path, wt.sha, c.path))) continue;
+          this.deps.log.warn(`session ${this.id}: write to ${c.path} broke ${rule}; reverted`);
+          this.emit({ type: 'POLICY_BLOCKED', path: c.path.slice(0, 4096), rule, detail: `write to ${c.path} reverted to the base commit`, outcome: 'reverted' });
+        } catch (err) {
+          this.emit({ type: 'ALERT_RAISED', severity: 'error', message: `write to ${c.path} broke ${rule}; could not revert it: ${errorMessage(err)}`.slice(0, 4000) });
+        }
+      }
+    });
   }
 
   /** Detect-and-revert for read-only sessions (the fallback where the read-only mount is not possible). */

@@ -74,15 +74,17 @@ export class Spool {
     readonly dir: string,
     private readonly log: Logger,
     private readonly now: () => number,
+    /** Events to record for a session that died with the last runner, before its gap (e.g. approvals it left pending). */
+    private readonly restartEvents: Map<string, RunnerEventBody[]> = new Map(),
   ) {}
 
   /**
    * Loads what a previous runner left behind. A session that had not reached COMPLETED/FAILED
    * lost its process with that runner, so it gets an OUTPUT_GAP and a FAILED state change.
    */
-  static async open(dir: string, opts: { log: Logger; now?: () => number }): Promise<Spool> {
+  static async open(dir: string, opts: { log: Logger; now?: () => number; restartEvents?: Map<string, RunnerEventBody[]> }): Promise<Spool> {
     await fs.promises.mkdir(dir, { recursive: true });
-    const spool = new Spool(dir, opts.log, opts.now ?? Date.now);
+    const spool = new Spool(dir, opts.log, opts.now ?? Date.now, opts.restartEvents);
     spool.load();
     return spool;
   }
@@ -365,6 +367,7 @@ export class Spool {
       s.ended = true;
     } else {
       const from = lastState ?? 'CREATED';
+      for (const body of this.restartEvents.get(sid) ?? []) this.append(base, body);
       this.append(base, {
         type: 'OUTPUT_GAP',
         reason: `runner restarted: output after seq ${lastSeq} while the runner was down is lost`,

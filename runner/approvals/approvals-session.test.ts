@@ -1,0 +1,286 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { RunnerEventSchema, ok, type Policy, type RunnerEvent } from '../../protocol';
+import { HookServer } from '../hooks';
+import { detectProviders, shellProvider } from '../providers';
+import { SessionManager } from '../sessions/session-manager';
+import { EventSender } from '../spool/sender';
+import { Spool } from '../spool/spool';
+import { captureLogger, createCommand, gitIn, makeSampleRepo, makeTempDir, outputOf, removeTempDir, waitFor } from '../testing/fixtures';
+import { probeReadOnlyPrevention } from '../workspace/read-only';
+import { WorkspaceManager } from '../workspace/workspace-manager';
+import { ApprovalJournal } from './journal';
+
+/**
+ * Approvals and policy end to end: real shell sessions in real PTYs, real git, the real hook
+ * channel and guard shims; with root, the per-session mount/network namespace.
+ */
+
+interface Harness {
+  tmp: string;
+  source: string;
+  dataDir: string;
+  manager: SessionManager;
+  spool: Spool;
+  sender: EventSender;
+  hooks: HookServer;
+  events: RunnerEvent[];
+}
+
+let namespace = false;
+beforeAll(async () => {
+  namespace = (await probeReadOnlyPrevention()).available;
+});
+
+async function makeHarness(): Promise<Harness> {
+  const tmp = await makeTempDir('approvals');
+  const source = makeSampleRepo(path.join(tmp, 'source'));
+  const dataDir = path.join(tmp, 'data');
+  const log = captureLogger();
+  const spool = await Spool.open(path.join(dataDir, 'spool'), { log });
+  const workspaces = new WorkspaceManager(dataDir, log);
+  await workspaces.init();
+  const hooks = await HookServer.start(log);
+  const providers = await detectProviders([shellProvider()], log);
+  const manager = new SessionManager({
+    spool,
+    workspaces,
+    providers,
+    homesDir: path.join(dataDir, 'homes'),
+    log,
+    capacity: 4,
+    stopGraceMs: 300,
+    hooks,
+    guardNamespace: namespace,
+    approvalJournal: new ApprovalJournal(path.join(dataDir, 'approvals'), log),
+    watchDebounceMs: 30,
+  });
+  const events: RunnerEvent[] = [];
+  const sender = new EventSender(spool, log);
+  sender.attach((batch, done) => {
+    events.push(...batch.map((e) => RunnerEventSchema.parse(e)));
+    const highest = new Map<string, number>();
+    for (const e of batch) highest.set(e.session_id, Math.max(highest.get(e.session_id) ?? 0, e.seq));
+    done(ok({ acked: [...highest].map(([session_id, seq]) => ({ session_id, seq })) }));
+  });
+  return { tmp, source, dataDir, manager, spool, sender, hooks, events };
+}
+
+const of = <T extends RunnerEvent['type']>(events: RunnerEvent[], sid: string, type: T) =>
+  events.filter((e): e is Extract<RunnerEvent, { type: T }> => e.session_id === sid && e.type === type);
+const states = (events: RunnerEvent[], sid: string) => of(events, sid, 'SESSION_STATE_CHANGED').map((e) => e.to);
+
+async function startShell(h: Harness, policy: Policy = {}) {
+  const cmd = createCommand({ repo_source: h.source, policy });
+  const sid = cmd.session_id;
+  expect(h.manager.create(cmd).ok).toBe(true);
+  await waitFor(() => states(h.events, sid).includes('RUNNING') || states(h.events, sid).includes('FAILED'), 'RUNNING');
+  const session = h.manager.get(sid)!;
+  await waitFor(() => /[#$] /.test(outputOf(h.events, sid)), 'prompt');
+  const bare = h.manager.get(sid)!.worktree!.path.replace(/worktrees\/[^/]+$/, 'repos/repo_sample01.git');
+  return { sid, session, worktree: session.worktree!.path, bare };
+}
+
+/** Types a line and waits until `marker` (printed after it) shows up. */
+async function run(h: Harness, sid: string, line: string, marker: string): Promise<string> {
+  h.manager.input({ session_id: sid, data: `${line}; echo ${marker}-$?`, mode: 'line' });
+  const m = await waitFor(() => new RegExp(`${marker}-(\\d+)`).exec(outputOf(h.events, sid).replace(`echo ${marker}-$?`, '')), marker, 15_000);
+  return m[1];
+}
+
+const mainOf = (bare: string) => gitIn(bare, ['rev-parse', 'refs/heads/main']).trim();
+
+describe('approvals and policy in real sessions', () => {
+  let h: Harness;
+  afterEach(async () => {
+    await h.manager.stopAll('test over');
+    h.sender.dispose();
+    h.spool.close();
+    await h.hooks.close();
+    await removeTempDir(h.tmp);
+  });
+
+  it('git push to main asks; allow → the ref moves in the bare clone; the session waits meanwhile', async () => {
+    h = await makeHarness();
+    const { sid, worktree, bare } = await startShell(h);
+    fs.writeFileSync(path.join(worktree, 'new.txt'), 'x\n');
+    expect(await run(h, sid, 'git add -A && git commit -qm work', 'C1')).toBe('0');
+    const before = mainOf(bare);
+    h.manager.input({ session_id: sid, data: 'git push -q . HEAD:main; echo P1-$?', mode: 'line' });
+    const req = await waitFor(() => of(h.events, sid, 'APPROVAL_REQUESTED')[0], 'APPROVAL_REQUESTED');
+    expect(req).toMatchObject({ category: 'merge', risk: 'high', context: { target_branch: 'main', source: 'shim', rule: 'push to protected branch main', command: 'git push -q . HEAD:main', changed_files: 1 } });
+    expect(req.context.diff_stat).toContain('new.txt');
+    await waitFor(() => h.manager.get(sid)!.state === 'WAITING_FOR_APPROVAL', 'WAITING_FOR_APPROVAL');
+    expect(mainOf(bare)).toBe(before);
+    // A decision for another command (wrong hash) is refused and changes nothing.
+    expect(h.manager.approve({ session_id: sid, approval_id: req.approval_id, command_hash: 'f'.repeat(64), decision: 'allow', decided_by: 'ann' })).toMatchObject({ ok: false, error: { code: 'CONFLICT' } });
+    expect(h.manager.get(sid)!.state).toBe('WAITING_FOR_APPROVAL');
+    const decision = { session_id: sid, approval_id: req.approval_id, command_hash: req.context.command_hash, decision: 'allow' as const, note: 'ship it', decided_by: 'ann' };
+    expect(h.manager.approve(decision)).toEqual({ ok: true, data: null });
+    // The duplicate / replay is a no-op.
+    expect(h.manager.approve(decision)).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
+    expect(h.manager.approve({ ...decision, decision: 'deny' })).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
+    await waitFor(() => /P1-\d/.test(outputOf(h.events, sid)), "push done").catch((e) => { throw new Error(`${e.message}: ${outputOf(h.events, sid).slice(-1500)}`); });
+    expect(outputOf(h.events, sid)).toMatch(/P1-0/);
+    expect(mainOf(bare)).toBe(gitIn(worktree, ['rev-parse', 'HEAD']).trim());
+    const resolved = of(h.events, sid, 'APPROVAL_RESOLVED');
+    expect(resolved).toHaveLength(1);
+    expect(resolved[0]).toMatchObject({ approval_id: req.approval_id, decision: 'allow', note: 'ship it', decided_by: 'ann', reason: 'decided' });
+    expect(states(h.events, sid)).toEqual(['PREPARING_WORKSPACE', 'STARTING_PROVIDER', 'RUNNING', 'WAITING_FOR_APPROVAL', 'RUNNING']);
+  });
+
+  it('deny → the ref does not move and the terminal shows who denied it and why', async () => {
+    h = await makeHarness();
+    const { sid, worktree, bare } = await startShell(h);
+    fs.writeFileSync(path.join(worktree, 'new.txt'), 'x\n');
+    expect(await run(h, sid, 'git add -A && git commit -qm work', 'C1')).toBe('0');
+    const before = mainOf(bare);
+    h.manager.input({ session_id: sid, data: 'git checkout -q main && git merge -q --no-edit ' + `agent/${sid}; echo M1-$?`, mode: 'line' });
+    const req = await waitFor(() => of(h.events, sid, 'APPROVAL_REQUESTED')[0], 'APPROVAL_REQUESTED');
+    expect(req).toMatchObject({ category: 'merge', context: { rule: 'merge into protected branch main', branch: 'main' } });
+    expect(h.manager.approve({ session_id: sid, approval_id: req.approval_id, command_hash: req.context.command_hash, decision: 'deny', note: 'not today', decided_by: 'ann' }).ok).toBe(true);
+    await waitFor(() => /M1-1/.test(outputOf(h.events, sid)), 'merge refused');
+    expect(outputOf(h.events, sid)).toContain('agent-village: merge into main denied by ann: not today');
+    expect(mainOf(bare)).toBe(before);
+  });
+
+  it('absolute path, bash -c, sh -c and env -i reach the guard too (mount namespace)', async (ctx) => {
+    if (!namespace) ctx.skip();
+    h = await makeHarness();
+    const { sid, worktree, bare } = await startShell(h);
+    fs.writeFileSync(path.join(worktree, 'new.txt'), 'x\n');
+    expect(await run(h, sid, 'git add -A && git commit -qm work', 'C1')).toBe('0');
+    const before = mainOf(bare);
+    const attempts = ['/usr/bin/git push -q . HEAD:main', "bash -c 'git push -q . HEAD:main'", "sh -c '/usr/bin/git push -q . +HEAD:refs/heads/main'", 'env -i /usr/lib/git-core/git push -q . HEAD:main'];
+    for (const [i, line] of attempts.entries()) {
+      h.manager.input({ session_id: sid, data: `${line}; echo A${i}-$?`, mode: 'line' });
+      const req = await waitFor(() => of(h.events, sid, 'APPROVAL_REQUESTED')[i], `APPROVAL_REQUESTED for ${line}`);
+      expect(req.category).toBe('merge');
+      h.manager.approve({ session_id: sid, approval_id: req.approval_id, command_hash: req.context.command_hash, decision: 'deny', note: 'no', decided_by: 'bob' });
+      await waitFor(() => new RegExp(`A${i}-1`).test(outputOf(h.events, sid)), `refusal of ${line}`);
+    }
+    expect(mainOf(bare)).toBe(before);
+  });
+
+  it('an approval nobody answers expires to deny', async () => {
+    h = await makeHarness();
+    const { sid, bare } = await startShell(h, { approval_timeout_ms: 1_000 });
+    const before = mainOf(bare);
+    h.manager.input({ session_id: sid, data: 'git push -q . HEAD:main; echo E1-$?', mode: 'line' });
+    const req = await waitFor(() => of(h.events, sid, 'APPROVAL_REQUESTED')[0], 'APPROVAL_REQUESTED');
+    const res = await waitFor(() => of(h.events, sid, 'APPROVAL_RESOLVED')[0], 'APPROVAL_RESOLVED');
+    expect(res).toMatchObject({ approval_id: req.approval_id, decision: 'deny', reason: 'expired' });
+    await waitFor(() => /E1-1/.test(outputOf(h.events, sid)), 'refusal');
+    expect(outputOf(h.events, sid)).toContain('agent-village: merge into main denied: nobody answered in time (expired)');
+    expect(h.manager.approve({ session_id: sid, approval_id: req.approval_id, command_hash: req.context.command_hash, decision: 'allow', decided_by: 'ann' })).toMatchObject({ ok: false, error: { code: 'NOT_FOUND' } });
+    expect(mainOf(bare)).toBe(before);
+  });
+
+  it('npm install <pkg> asks (deps_add); bare npm ci-like commands and git status run directly; av-secret returns a secret after approval', async () => {
+    h = await makeHarness();
+    const cmd = createCommand({ repo_source: h.source, secrets: { DEPLOY_KEY: 'k-123' } });
+    const sid = cmd.session_id;
+    expect(h.manager.create(cmd).ok).toBe(true);
+    await waitFor(() => /[#$] /.test(outputOf(h.events, sid)), 'prompt');
+    expect(await run(h, sid, 'git status --short >/dev/null', 'S1')).toBe('0');
+    expect(of(h.events, sid, 'APPROVAL_REQUESTED')).toHaveLength(0);
+    h.manager.input({ session_id: sid, data: 'npm install left-pad; echo N1-$?', mode: 'line' });
+    const req = await waitFor(() => of(h.events, sid, 'APPROVAL_REQUESTED')[0], 'deps_add request');
+    expect(req).toMatchObject({ category: 'deps_add', summary: 'npm adds left-pad' });
+    h.manager.approve({ session_id: sid, approval_id: req.approval_id, command_hash: req.context.command_hash, decision: 'deny', decided_by: 'ann' });
+    await waitFor(() => /N1-1/.test(outputOf(h.events, sid)), 'npm refused');
+    h.manager.input({ session_id: sid, data: 'echo "got:$(av-secret DEPLOY_KEY)"', mode: 'line' });
+    const sreq = await waitFor(() => of(h.events, sid, 'APPROVAL_REQUESTED')[1], 'secrets request');
+    expect(sreq).toMatchObject({ category: 'secrets', summary: 'read the org secret DEPLOY_KEY' });
+    expect(JSON.stringify(sreq)).not.toContain('k-123');
+    h.manager.approve({ session_id: sid, approval_id: sreq.approval_id, command_hash: sreq.context.command_hash, decision: 'allow', decided_by: 'ann' });
+    await waitFor(() => /got:k-123/.test(outputOf(h.events, sid)), 'secret printed');
+  });
+
+  it('a denylisted command never runs (typed, bash -c, and with the namespace sh -c / absolute path) and is reported', async () => {
+    h = await makeHarness();
+    const { sid, worktree } = await startShell(h, { shell_denylist: ['touch'] });
+    const a = path.join(worktree, 'typed');
+    const b = path.join(worktree, 'bashc');
+    await run(h, sid, `touch ${a}`, 'D1');
+    await run(h, sid, `bash -c 'touch ${b}'`, 'D2');
+    expect(outputOf(h.events, sid)).toContain('agent-village: blocked by policy: shell_denylist "touch"');
+    const blocked = await waitFor(() => (of(h.events, sid, 'POLICY_BLOCKED').length >= 2 ? of(h.events, sid, 'POLICY_BLOCKED') : null), 'POLICY_BLOCKED');
+    expect(blocked[0]).toMatchObject({ rule: 'shell_denylist "touch"', outcome: 'prevented', command: `touch ${a}` });
+    if (namespace) {
+      await run(h, sid, `sh -c '/usr/bin/touch ${b}'`, 'D3');
+      await run(h, sid, `env -i /usr/bin/touch ${b}`, 'D4');
+    }
+    expect(fs.existsSync(a)).toBe(false);
+    expect(fs.existsSync(b)).toBe(false);
+  });
+
+  it('forbidden paths: an existing file cannot be written (namespace), a new one is reverted', async () => {
+    h = await makeHarness();
+    const { sid, worktree } = await startShell(h, { forbidden_paths: ['README.md', 'secrets/**'] });
+    const readme = fs.readFileSync(path.join(worktree, 'README.md'), 'utf8');
+    await run(h, sid, 'echo changed >> README.md', 'F1');
+    await run(h, sid, 'mkdir -p secrets && echo k > secrets/key', 'F2');
+    await waitFor(() => of(h.events, sid, 'POLICY_BLOCKED').find((e) => e.path === 'secrets/key'), 'secrets/key reverted');
+    expect(fs.existsSync(path.join(worktree, 'secrets/key'))).toBe(false);
+    if (namespace) {
+      expect(outputOf(h.events, sid)).toMatch(/Read-only file system/);
+      expect(fs.readFileSync(path.join(worktree, 'README.md'), 'utf8')).toBe(readme);
+    } else {
+      await waitFor(() => fs.readFileSync(path.join(worktree, 'README.md'), 'utf8') === readme, 'README reverted');
+    }
+    expect(of(h.events, sid, 'POLICY_BLOCKED').find((e) => e.path === 'secrets/key')).toMatchObject({ outcome: 'reverted', rule: 'forbidden_paths "secrets/**"' });
+  });
+
+  it('restricted network: the session cannot reach a port open on the host; open mode can', async (ctx) => {
+    if (!namespace) ctx.skip();
+    h = await makeHarness();
+    const server = http.createServer((_req, res) => res.end('hello-from-host'));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const port = (server.address() as AddressInfo).port;
+    try {
+      const open = await startShell(h, { network: { mode: 'open' } });
+      expect(await run(h, open.sid, `curl -s -m 5 http://127.0.0.1:${port}/`, 'O1')).toBe('0');
+      expect(outputOf(h.events, open.sid)).toContain('hello-from-host');
+      const closed = await startShell(h, { network: { mode: 'restricted' } });
+      expect(await run(h, closed.sid, `curl -s -m 5 http://127.0.0.1:${port}/`, 'R1')).not.toBe('0');
+      const node = `node -e "fetch('http://127.0.0.1:${port}/').then(()=>process.exit(0),()=>process.exit(3))"`;
+      expect(await run(h, closed.sid, node, 'R2')).toBe('3');
+      expect(outputOf(h.events, closed.sid)).not.toContain('hello-from-host');
+      // Loopback inside the namespace works (it is up), it is just not the host's.
+      expect(await run(h, closed.sid, 'ip -o link show lo | grep -q UP', 'R3')).toBe('0');
+    } finally {
+      server.close();
+    }
+  });
+
+  it('runner restart while an approval waits: not performed, APPROVAL_RESOLVED runner_restarted before FAILED', async () => {
+    h = await makeHarness();
+    const { sid, bare } = await startShell(h);
+    const before = mainOf(bare);
+    h.manager.input({ session_id: sid, data: 'git push -q . HEAD:main', mode: 'line' });
+    const req = await waitFor(() => of(h.events, sid, 'APPROVAL_REQUESTED')[0], 'APPROVAL_REQUESTED');
+    // The runner "dies" here: what it leaves on disk is the spool and the approval journal.
+    const crashed = path.join(h.tmp, 'crashed');
+    await fs.promises.cp(h.dataDir, crashed, { recursive: true, filter: (src) => !src.includes(`${path.sep}worktrees${path.sep}`) && !src.includes(`${path.sep}homes${path.sep}`) });
+    await h.manager.stopAll('the runner died');
+    expect(mainOf(bare)).toBe(before);
+    const log = captureLogger();
+    const journal = new ApprovalJournal(path.join(crashed, 'approvals'), log);
+    const spool2 = await Spool.open(path.join(crashed, 'spool'), { log, restartEvents: journal.takeLeftovers() });
+    try {
+      const after = spool2.pendingAfter(sid, 0).map((p) => p.event);
+      const resolvedAt = after.findIndex((e) => e.type === 'APPROVAL_RESOLVED');
+      const failedAt = after.findIndex((e) => e.type === 'SESSION_STATE_CHANGED' && e.to === 'FAILED');
+      expect(after[resolvedAt]).toMatchObject({ approval_id: req.approval_id, decision: 'deny', reason: 'runner_restarted' });
+      expect(resolvedAt).toBeGreaterThanOrEqual(0);
+      expect(failedAt).toBeGreaterThan(resolvedAt);
+      expect(fs.readdirSync(path.join(crashed, 'approvals'))).toEqual([]);
+    } finally {
+      spool2.close();
+    }
+  });
+});

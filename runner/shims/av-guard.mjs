@@ -1,0 +1,106 @@
+#!/usr/bin/env node
+// The guard every generated wrapper runs (plain Node, no dependencies). It asks the session's
+// runner whether this exact command may run, waits while a person decides, and then either
+// runs the real program with the same argv (stdio inherited, its exit status passed on) or
+// prints the refusal and exits 1:
+//
+//   av-guard.mjs <config.json> <program> <$0> [args...]  a wrapped program (git, npm, ...) as invoked
+//   av-guard.mjs <config.json> --blocked <rule> <line>    the session's bash refused a line (report only)
+//
+// The config (written by the runner into the session's home: hook URL, session token, where the
+// real programs are) is named on the command line, so `env -i` cannot cut the guard off. When
+// the runner cannot be reached the answer is no: fail closed.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+
+/** A person may take a while; the runner's own expiry answers before this. */
+const DECISION_TIMEOUT_MS = 25 * 60 * 60_000;
+/** Reports must not hold the shell up. */
+const REPORT_TIMEOUT_MS = 5_000;
+
+function post(url, token, body, timeoutMs) {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      url,
+      {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        timeout: timeoutMs,
+      },
+      (res) => {
+        const chunks = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+function parse(text) {
+  try {
+    const v = JSON.parse(text);
+    return v && typeof v === 'object' && !Array.isArray(v) ? v : null;
+  } catch {
+    return null;
+  }
+}
+
+function refuse(message) {
+  process.stderr.write(`${message}\n`);
+  return 1;
+}
+
+async function main() {
+  const [configPath, program, ...rest] = process.argv.slice(2);
+  const config = parse(fs.readFileSync(configPath, 'utf8'));
+  if (!config || typeof config.url !== 'string' || typeof config.token !== 'string' || !program) {
+    return refuse(`agent-village: the guard for ${program ?? 'this program'} is misconfigured; refused`);
+  }
+  if (program === '--blocked') {
+    const [rule = '', line = ''] = rest;
+    const body = JSON.stringify({ provider: 'guard', event: 'blocked', payload: { rule, line, cwd: process.cwd() } });
+    await post(config.url, config.token, body, REPORT_TIMEOUT_MS).catch(() => undefined);
+    return 0;
+  }
+  // git runs its helpers as git-<name> (git-receive-pack, git-upload-pack) through the same binary.
+  const [invoked = program, ...args] = rest;
+  const invokedAs = path.basename(invoked);
+  const argv = program === 'git' && invokedAs.startsWith('git-') ? ['git', invokedAs.slice(4), ...args] : [program, ...args];
+  const cwd = process.cwd();
+  let reply;
+  try {
+    const res = await post(config.url, config.token, JSON.stringify({ provider: 'guard', event: 'exec', payload: { argv, cwd } }), DECISION_TIMEOUT_MS);
+    if (res.status !== 200) return refuse(`agent-village: ${program} refused: the runner answered ${res.status}`);
+    reply = parse(parse(res.text)?.stdout ?? '') ?? {};
+  } catch (err) {
+    return refuse(`agent-village: ${program} refused: cannot reach the runner (${err instanceof Error ? err.message : String(err)})`);
+  }
+  if (reply.action === 'print' && typeof reply.text === 'string') {
+    process.stdout.write(reply.text);
+    return 0;
+  }
+  if (reply.action !== 'run') return refuse(typeof reply.message === 'string' ? reply.message : `agent-village: ${program} refused`);
+  const real = config.real?.[program];
+  if (typeof real !== 'string') return refuse(`agent-village: no real ${program} is known to the guard; refused`);
+  const r = spawnSync(real, args, { stdio: 'inherit', argv0: invokedAs });
+  if (r.error) return refuse(`agent-village: could not run ${program}: ${r.error.message}`);
+  if (r.signal) {
+    process.kill(process.pid, r.signal);
+    return 128;
+  }
+  return r.status ?? 1;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    process.stderr.write(`agent-village: guard failed (${err instanceof Error ? err.message : String(err)}); refused\n`);
+    process.exit(1);
+  },
+);
