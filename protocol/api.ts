@@ -56,3 +56,96 @@ export interface WorldSnapshot {
   sessions: SessionSummary[];
   runners: RunnerSummary[];
 }
+
+// ── Members, invites, orgs, audit ────────────────────────────────────────────────────────────
+
+/** The signed-in user plus what the UI needs beyond `Me`: a pending password change, the other orgs. */
+export const MeDetailsSchema = MeSchema.extend({
+  must_change_password: z.boolean(),
+  orgs: z.array(z.object({ id: z.string(), name: z.string(), role: RoleSchema })),
+});
+export type MeDetails = z.infer<typeof MeDetailsSchema>;
+
+export const MemberSchema = z.object({
+  user_id: z.string(),
+  email: z.string(),
+  name: z.string(),
+  role: RoleSchema,
+  must_change_password: z.boolean(),
+});
+export type Member = z.infer<typeof MemberSchema>;
+
+export const InviteSummarySchema = z.object({
+  id: z.string(),
+  email: z.string(),
+  role: RoleSchema,
+  expires_at: z.string(),
+  accepted: z.boolean(),
+  created_at: z.string(),
+});
+export type InviteSummary = z.infer<typeof InviteSummarySchema>;
+
+export const InviteBodySchema = z.object({ email: EmailSchema, role: RoleSchema });
+/** Create a member directly: the answer carries a one-time password they must change at first login. */
+export const CreateMemberBodySchema = z.object({ email: EmailSchema, name: z.string().trim().min(1).max(100), role: RoleSchema });
+export const ChangeRoleBodySchema = z.object({ role: RoleSchema });
+export const AcceptInviteBodySchema = z.object({
+  token: z.string().min(10).max(200),
+  name: z.string().trim().min(1).max(100),
+  password: PasswordSchema,
+});
+export const ChangePasswordBodySchema = z.object({ current_password: z.string().min(1).max(200), new_password: PasswordSchema });
+export const CreateOrgBodySchema = z.object({ name: z.string().trim().min(1).max(100) });
+export const SwitchOrgBodySchema = z.object({ org_id: z.string().min(1).max(100) });
+
+/** What an invite link shows before it is accepted (public: the token is the credential). */
+export const InvitePreviewSchema = z.object({ email: z.string(), role: RoleSchema, org_name: z.string(), existing_account: z.boolean() });
+export type InvitePreview = z.infer<typeof InvitePreviewSchema>;
+
+/** Audit actions written today; other services add theirs (approval.*, policy.blocked) through the same record(). */
+export const AUDIT_ACTIONS = [
+  'auth.login',
+  'auth.login_failed',
+  'auth.password_changed',
+  'member.invited',
+  'member.invite_revoked',
+  'member.joined',
+  'member.created',
+  'member.role_changed',
+  'member.removed',
+  'org.created',
+  'runner_token.created',
+  'runner_token.revoked',
+  'runner.registered',
+  'approval.requested',
+  'approval.decided',
+  'policy.blocked',
+] as const;
+export const AuditActionSchema = z.enum(AUDIT_ACTIONS);
+export type AuditAction = z.infer<typeof AuditActionSchema>;
+
+const IsoDateSchema = z
+  .string()
+  .max(40)
+  .refine((s) => !Number.isNaN(Date.parse(s)), { message: 'must be a date (YYYY-MM-DD or ISO 8601)' });
+
+/** Query string of GET /api/audit and /api/audit.csv; empty values mean "any". */
+export const AuditQuerySchema = z.object({
+  action: z.preprocess((v) => (v === '' ? undefined : v), AuditActionSchema.optional()),
+  actor: z.preprocess((v) => (v === '' ? undefined : v), z.string().trim().max(254).optional()),
+  from: z.preprocess((v) => (v === '' ? undefined : v), IsoDateSchema.optional()),
+  to: z.preprocess((v) => (v === '' ? undefined : v), IsoDateSchema.optional()),
+  limit: z.preprocess((v) => (v === '' || v === undefined ? undefined : Number(v)), z.number().int().min(1).max(500).optional()),
+});
+export type AuditQuery = z.infer<typeof AuditQuerySchema>;
+
+export const AuditEventRowSchema = z.object({
+  id: z.string(),
+  ts: z.string(),
+  actor: z.string(),
+  action: z.string(),
+  target: z.string(),
+  detail: z.record(z.string(), z.unknown()),
+  ip: z.string().nullable(),
+});
+export type AuditEventRow = z.infer<typeof AuditEventRowSchema>;

@@ -4,3 +4,5 @@ export * from './events';
 export * from './runner';
 export * from './ui';
 export * from './api';
+export * from './approvals';
+export * from './redact';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { ApprovalSummary } from './approvals';
 import type { Ack } from './result';
 import { ProviderIdSchema, RepoTreeSchema, SessionIdSchema, SessionStateSchema } from './world';
 
@@ -102,4 +103,5 @@ export interface UiServerToClientEvents {
   'session:updated': (session: SessionSummary) => void;
   'repo:updated': (repo: RepoSummary) => void;
   'runner:updated': (runner: RunnerSummary) => void;
+  'approval:updated': (approval: ApprovalSummary) => void;
 }

@@ -23,6 +23,8 @@ const EnvSchema = z.object({
   /** Socket.IO ping: a runner or browser that stops answering is dropped within interval + timeout. */
   AGENT_VILLAGE_PING_INTERVAL_MS: z.coerce.number().int().min(100).default(10_000),
   AGENT_VILLAGE_PING_TIMEOUT_MS: z.coerce.number().int().min(100).default(20_000),
+  /** 32 bytes, base64: encrypts org secrets at rest (default: a key file beside the database). */
+  AGENT_VILLAGE_SECRET_KEY: z.string().min(1).optional(),
   /** Serve the Next.js pages (tests of the realtime layer alone may switch it off). */
   AGENT_VILLAGE_NEXT: bool.default(true),
 });

@@ -11,6 +11,7 @@ import { attachRunnerNamespace } from './realtime/runner-namespace';
 import { attachUiNamespace } from './realtime/ui-namespace';
 import { createServices } from './services';
 import { ensureDefaultOrg } from './services/orgs';
+import { loadSecretKey } from './services/secrets';
 
 /** The control plane: Next.js pages and API, Socket.IO (/ui, /runner) and Prisma, on one port. */
 async function main() {
@@ -19,7 +20,10 @@ async function main() {
   await migrate(env.DATABASE_URL);
   const db = await connectDb(env.DATABASE_URL);
   const org = await ensureDefaultOrg(db);
-  const services = createServices(db, org.id, { runnerGraceMs: env.AGENT_VILLAGE_RUNNER_GRACE_MS });
+  const services = createServices(db, org.id, {
+    runnerGraceMs: env.AGENT_VILLAGE_RUNNER_GRACE_MS,
+    secretKey: loadSecretKey(env.AGENT_VILLAGE_SECRET_KEY, join(env.DATA_DIR, 'secret.key')),
+  });
   setServices(services);
   await services.runners.resetOnline();
 
@@ -29,6 +33,8 @@ async function main() {
   const handler = app?.getRequestHandler();
 
   const http = createServer((req, res) => {
+    // The audit log's ip: the peer's address, never a value a client put in a header.
+    req.headers['x-av-remote-addr'] = req.socket.remoteAddress ?? '';
     if (handler) return void handler(req, res);
     res.writeHead(404).end();
   });

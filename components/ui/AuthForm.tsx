@@ -21,7 +21,8 @@ export default function AuthForm({ mode }: { mode: 'setup' | 'login' }) {
           body: { email: f.get('email'), password: f.get('password'), name: f.get('name') || undefined, org_name: f.get('org') || undefined },
         });
       } else {
-        await api('/api/auth/login', { body: { email: f.get('email'), password: f.get('password') } });
+        const r = await api<{ must_change_password: boolean }>('/api/auth/login', { body: { email: f.get('email'), password: f.get('password') } });
+        if (r.must_change_password) return router.replace('/password');
       }
       router.replace('/');
     } catch (err) {

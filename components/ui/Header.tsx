@@ -1,6 +1,7 @@
 'use client';
 import Link from 'next/link';
 import type { Me, RunnerSummary } from '../../protocol';
+import { useApprovals } from '../approvals/use-approvals';
 import { api } from './api';
 import { STRINGS } from './strings';
 
@@ -18,6 +19,15 @@ export default function Header({ me, runners }: { me: Me; runners?: RunnerSummar
         </span>
       )}
       <span className="spacer" />
+      <ApprovalsBadge />
+      <Link href="/policy" className="btn btn-small">
+        Policy
+      </Link>
+      {me.role === 'admin' && (
+        <Link href="/audit" className="btn btn-small">
+          {STRINGS.auditLink}
+        </Link>
+      )}
       <Link href="/settings" className="btn btn-small">
         Settings
       </Link>
@@ -35,5 +45,16 @@ export default function Header({ me, runners }: { me: Me; runners?: RunnerSummar
         Log out
       </button>
     </header>
+  );
+}
+
+/** The header's approvals badge: how many requests wait, one click from the inbox. */
+function ApprovalsBadge() {
+  const approvals = useApprovals();
+  const pending = approvals.data?.filter((a) => a.state === 'pending').length ?? 0;
+  return (
+    <Link href="/approvals" className={`approvals-badge${pending ? ' has-pending' : ''}`} aria-label={`Approvals: ${pending} waiting`}>
+      ✋ {pending}
+    </Link>
   );
 }

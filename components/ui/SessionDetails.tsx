@@ -1,17 +1,21 @@
 'use client';
-import type { SessionSummary } from '../../protocol';
+import type { ApprovalSummary, SessionSummary } from '../../protocol';
+import ApprovalCard from '../approvals/ApprovalCard';
 import { TERMINAL_STATES } from '../../protocol';
 import { activityLabel, STRINGS } from './strings';
 
 export interface SessionDetailsProps {
   session: SessionSummary;
   canOperate: boolean;
+  canDecide: boolean;
+  /** Pending approval requests of this session: decided right here, from the sprite's card. */
+  approvals: ApprovalSummary[];
   onPause(): void;
   onResume(): void;
 }
 
 /** Beside the terminal: what the session is doing, what it changed, how its tests went. */
-export default function SessionDetails({ session: s, canOperate, onPause, onResume }: SessionDetailsProps) {
+export default function SessionDetails({ session: s, canOperate, canDecide, approvals, onPause, onResume }: SessionDetailsProps) {
   const live = !(TERMINAL_STATES as string[]).includes(s.state);
   const added = s.diff?.reduce((n, f) => n + (f.added ?? 0), 0) ?? 0;
   const removed = s.diff?.reduce((n, f) => n + (f.removed ?? 0), 0) ?? 0;
@@ -32,6 +36,9 @@ export default function SessionDetails({ session: s, canOperate, onPause, onResu
           {STRINGS.runnerLost}
         </p>
       )}
+      {approvals.map((a) => (
+        <ApprovalCard key={a.id} approval={a} canDecide={canDecide} />
+      ))}
       {canOperate && live && (
         <div className="row">
           {s.state === 'PAUSED_BY_HUMAN' ? (

@@ -4,6 +4,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { RepoSummary } from '../../protocol';
 import { api, ApiRequestError } from './api';
 import Header from './Header';
+import MembersSection from './MembersSection';
 import { STRINGS } from './strings';
 import { useRequireLogin } from './use-auth-redirect';
 import { useWorld, WORLD_KEY } from './use-world';
@@ -53,6 +54,14 @@ export default function SettingsScreen() {
       <Header me={me.data} runners={world.data.runners} />
       <main className="settings">
         <h1>Settings</h1>
+        {isAdmin ? (
+          <MembersSection meId={me.data.user.id} />
+        ) : (
+          <section className="card" aria-labelledby="members-title">
+            <h2 id="members-title">{STRINGS.membersTitle}</h2>
+            <p className="muted">{STRINGS.adminsOnly}</p>
+          </section>
+        )}
         <section className="card" aria-labelledby="repos-title">
           <h2 id="repos-title">Repositories</h2>
           <p className="muted">Each repository is a building. A runner clones it and reports its directories (the rooms).</p>

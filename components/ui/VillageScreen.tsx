@@ -6,6 +6,7 @@ import type { ProviderId, SessionSummary } from '../../protocol';
 import { ROLE_RANK } from '../../protocol';
 import TerminalPanel from '../terminal/TerminalPanel';
 import SessionDetails from './SessionDetails';
+import { useApprovals } from '../approvals/use-approvals';
 import { api, ApiRequestError } from './api';
 import Header from './Header';
 import { STRINGS } from './strings';
@@ -25,6 +26,7 @@ const DOCK_DEFAULT = 320;
 export default function VillageScreen() {
   const me = useRequireLogin();
   const world = useWorld(me.isSuccess);
+  const approvals = useApprovals(me.isSuccess);
   const [selectedRoom, setSelectedRoom] = useState<{ repoId: string; roomPath: string } | null>(null);
   const [openSessionId, setOpenSessionId] = useState<string | null>(null);
   const [provider, setProvider] = useState<ProviderId>('shell');
@@ -198,6 +200,8 @@ export default function VillageScreen() {
                 <SessionDetails
                   session={openSession}
                   canOperate={canOperate}
+                  canDecide={me.data ? ROLE_RANK[me.data.role] >= ROLE_RANK.approver : false}
+                  approvals={(approvals.data ?? []).filter((a) => a.session_id === openSession.id && a.state === 'pending')}
                   onPause={() => control.mutate({ id: openSession.id, action: 'pause' })}
                   onResume={() => control.mutate({ id: openSession.id, action: 'resume' })}
                 />

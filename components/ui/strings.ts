@@ -22,6 +22,22 @@ export const STRINGS = {
   testsTitle: 'Tests',
   noChanges: 'No changes yet.',
   noTests: 'No test run yet.',
+  membersTitle: 'Members',
+  inviteButton: 'Create invite link',
+  createMemberButton: 'Create with one-time password',
+  removeMember: 'Remove',
+  inviteLinkOnce: 'Send this link to them; it is shown once and works for 7 days:',
+  oneTimePasswordOnce: 'Give them this one-time password; it is shown once and must be changed at first login:',
+  auditTitle: 'Audit log',
+  auditLink: 'Audit',
+  auditExport: 'Export CSV',
+  auditFilter: 'Filter',
+  adminsOnly: 'Admins only: ask an admin of this organisation if you need this page.',
+  acceptInviteTitle: 'Join the village',
+  acceptInviteButton: 'Join and enter the village',
+  changePasswordTitle: 'Choose a new password',
+  changePasswordButton: 'Change password',
+  mustChangePassword: 'Your account was created with a one-time password: choose your own to continue.',
 } as const;
 
 /** What a running agent is doing, in words (from its hooks or idle detection). */

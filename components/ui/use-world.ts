@@ -1,7 +1,7 @@
 'use client';
 import { useEffect } from 'react';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import type { Me, RepoSummary, RunnerSummary, SessionSummary, WorldSnapshot } from '../../protocol';
+import type { MeDetails, RepoSummary, RunnerSummary, SessionSummary, WorldSnapshot } from '../../protocol';
 import { getUiSocket } from '../realtime/socket';
 import { api } from './api';
 
@@ -16,7 +16,7 @@ function upsert<T extends { id: string }>(list: T[], item: T): T[] {
 }
 
 export function useMe() {
-  return useQuery({ queryKey: ['me'], queryFn: () => api<Me>('/api/me'), retry: false });
+  return useQuery({ queryKey: ['me'], queryFn: () => api<MeDetails>('/api/me'), retry: false });
 }
 
 /** The world snapshot from REST, kept live by the /ui socket's updates. */

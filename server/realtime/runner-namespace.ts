@@ -24,6 +24,7 @@ const SWEEP_MS = 5_000;
 interface RunnerSocketData {
   identity: RunnerIdentity | null;
   runnerId?: string;
+  runnerName?: string;
 }
 type RunnerSocket = Socket<RunnerToServerEvents, ServerToRunnerEvents, Record<string, never>, RunnerSocketData>;
 
@@ -59,7 +60,7 @@ export function attachRunnerNamespace(io: Server, services: Services): RunnerGat
   nsp.on('connection', (socket) => {
     const requireRunner = () => {
       if (!socket.data.identity || !socket.data.runnerId) throw new AppError('UNAUTHORIZED', 'Register first.');
-      return { id: socket.data.runnerId, orgId: socket.data.identity.orgId };
+      return { id: socket.data.runnerId, orgId: socket.data.identity.orgId, name: socket.data.runnerName ?? '' };
     };
 
     socket.on(
@@ -81,6 +82,7 @@ export function attachRunnerNamespace(io: Server, services: Services): RunnerGat
           rss: null,
         });
         socket.data.runnerId = runner.id;
+        socket.data.runnerName = runner.name;
         services.ports.broadcast!.runnerUpdated(identity.orgId, services.runners.summary(runner));
         // Repositories added while no runner was online get their scan now.
         setImmediate(() => void services.repos.scanPending(identity.orgId).catch((e) => console.error('[server] scan', e)));

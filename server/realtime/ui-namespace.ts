@@ -12,11 +12,15 @@ import {
 } from '../../protocol';
 import type { Services } from '../services';
 import { SESSION_COOKIE, type Principal } from '../services/auth';
+import { AppError } from '../services/errors';
+import type { MemberChange } from '../services/member-events';
 import type { Broadcaster } from '../services/ports';
 import { handle } from './handler';
 
 interface UiSocketData {
   principal: Principal;
+  /** The login cookie: every event re-reads the principal from it (role, membership, login still valid). */
+  token: string;
 }
 type UiSocket = Socket<UiClientToServerEvents, UiServerToClientEvents, Record<string, never>, UiSocketData>;
 
@@ -54,9 +58,12 @@ export function attachUiNamespace(io: Server, services: Services): Broadcaster {
     try {
       if (!sameOrigin(socket.handshake.headers)) return next(new Error('FORBIDDEN: cross-origin connection refused'));
       const cookies = parseCookie(socket.handshake.headers.cookie ?? '');
-      const principal = await services.auth.principalFromToken(cookies[SESSION_COOKIE]);
-      if (!principal) return next(new Error('UNAUTHORIZED: log in first'));
+      const token = cookies[SESSION_COOKIE];
+      const principal = await services.auth.principalFromToken(token);
+      if (!principal || !token) return next(new Error('UNAUTHORIZED: log in first'));
+      if (principal.mustChangePassword) return next(new Error('FORBIDDEN: change your one-time password first'));
       socket.data.principal = principal;
+      socket.data.token = token;
       next();
     } catch (err) {
       console.error('[server] ui handshake failed', err);
@@ -80,15 +87,47 @@ export function attachUiNamespace(io: Server, services: Services): Broadcaster {
     }
   }
 
+  /**
+   * The principal as it is now, not as it was at the handshake: a demoted member's open socket
+   * loses the right with the next event, a removed one (or an ended login) is disconnected.
+   */
+  async function currentPrincipal(socket: UiSocket): Promise<Principal> {
+    const was = socket.data.principal;
+    const now = await services.auth.principalFromToken(socket.data.token);
+    if (!now || now.orgId !== was.orgId || now.mustChangePassword) {
+      socket.disconnect(true);
+      throw new AppError('UNAUTHORIZED', 'Your login or membership changed: reload the page.');
+    }
+    socket.data.principal = now;
+    return now;
+  }
+
+  // Changes of membership reach open sockets at once (rooms and disconnects); roles are re-read per event.
+  services.memberEvents.on((change: MemberChange) => {
+    void (async () => {
+      for (const s of await nsp.in(`user:${change.userId}`).fetchSockets()) {
+        const socket = nsp.sockets.get(s.id);
+        if (!socket) continue;
+        if (change.kind === 'removed' && socket.data.principal.orgId === change.orgId) {
+          socket.leave(`org:${change.orgId}`);
+          socket.disconnect(true);
+          continue;
+        }
+        await currentPrincipal(socket).catch(() => undefined);
+      }
+    })().catch((e) => console.error('[server] applying a membership change to sockets', e));
+  });
+
   nsp.on('connection', (socket) => {
-    const p = socket.data.principal;
-    void socket.join(`org:${p.orgId}`);
+    const p0 = socket.data.principal;
+    void socket.join(`org:${p0.orgId}`);
+    void socket.join(`user:${p0.userId}`);
     const attached = new Set<string>();
 
     socket.on(
       'session:attach',
       handle('session:attach', AttachSchema, async ({ session_id, after_seq }) => {
-        const session = await services.sessions.get(p, session_id);
+        const session = await services.sessions.get(await currentPrincipal(socket), session_id);
         removeViewer(session_id, socket.id);
         const viewer: Viewer = { socket, runnerId: session.runner_id, replaying: true, buffer: [], lastSeq: after_seq, ackSeq: after_seq };
         if (!viewers.has(session_id)) viewers.set(session_id, new Map());
@@ -132,7 +171,7 @@ export function attachUiNamespace(io: Server, services: Services): Broadcaster {
     socket.on(
       'terminal:input',
       handle('terminal:input', UiInputSchema, async ({ session_id, data }) => {
-        await services.sessions.input(p, session_id, data);
+        await services.sessions.input(await currentPrincipal(socket), session_id, data);
         return null;
       }),
     );
@@ -140,7 +179,7 @@ export function attachUiNamespace(io: Server, services: Services): Broadcaster {
     socket.on(
       'terminal:resize',
       handle('terminal:resize', UiResizeSchema, async ({ session_id, cols, rows }) => {
-        await services.sessions.resize(p, session_id, cols, rows);
+        await services.sessions.resize(await currentPrincipal(socket), session_id, cols, rows);
         return null;
       }),
     );
@@ -169,6 +208,7 @@ export function attachUiNamespace(io: Server, services: Services): Broadcaster {
     sessionUpdated: (orgId, session) => nsp.to(`org:${orgId}`).emit('session:updated', session),
     repoUpdated: (orgId, repo) => nsp.to(`org:${orgId}`).emit('repo:updated', repo),
     runnerUpdated: (orgId, runner) => nsp.to(`org:${orgId}`).emit('runner:updated', runner),
+    approvalUpdated: (orgId, approval) => nsp.to(`org:${orgId}`).emit('approval:updated', approval),
     hasViewers: (sessionId) => (viewers.get(sessionId)?.size ?? 0) > 0,
     sessionEvents(sessionId, events) {
       for (const v of viewers.get(sessionId)?.values() ?? []) {

@@ -1,27 +1,42 @@
 import { createHash, randomBytes, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
-import type { Me, Role } from '../../protocol';
+import { hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2';
+import type { Me, MeDetails, Role } from '../../protocol';
 import { ROLE_RANK } from '../../protocol';
 import type { Db } from '../db';
+import { actorOf, type AuditService } from './audit';
 import { AppError, forbidden } from './errors';
 import { newId } from './ids';
+import type { MemberEvents } from './member-events';
 
 const scrypt = promisify(scryptCb) as (pw: string, salt: Buffer, len: number, opts: object) => Promise<Buffer>;
 
-/** scrypt cost: N=2^15 takes ~50 ms here, slow for guessing and fine for a login. */
-const SCRYPT = { N: 1 << 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 } as const;
-const KEY_LEN = 32;
+/** Hashes written before argon2id: still verified, and replaced by argon2id at the next login. */
+const SCRYPT = { maxmem: 64 * 1024 * 1024 } as const;
+/** argon2id with OWASP's first recommended setting (19 MiB, 2 passes, 1 lane): ~30 ms here. */
+const ARGON2 = { memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
 /** Login sessions last 30 days; a logout or password change ends them sooner. */
 const SESSION_TTL_MS = 30 * 24 * 3600 * 1000;
 export const SESSION_COOKIE = 'av_session';
 
+/** argon2id (PHC string `$argon2id$v=19$m=…`), the algorithm for every new or changed password. */
 export async function hashPassword(password: string): Promise<string> {
-  const salt = randomBytes(16);
-  const key = await scrypt(password, salt, KEY_LEN, SCRYPT);
-  return `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${salt.toString('base64')}$${key.toString('base64')}`;
+  return argon2Hash(password, ARGON2);
+}
+
+/** A stored hash that is not argon2id with today's cost is replaced after a successful login. */
+export function needsRehash(stored: string): boolean {
+  return !stored.startsWith(`$argon2id$v=19$m=${ARGON2.memoryCost},t=${ARGON2.timeCost},p=${ARGON2.parallelism}$`);
 }
 
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  if (stored.startsWith('$argon2')) {
+    try {
+      return await argon2Verify(stored, password);
+    } catch {
+      return false;
+    }
+  }
   const [kind, n, r, p, saltB64, keyB64] = stored.split('$');
   if (kind !== 'scrypt' || !saltB64 || !keyB64) return false;
   const expected = Buffer.from(keyB64, 'base64');
@@ -43,22 +58,31 @@ export interface Principal {
   orgId: string;
   orgName: string;
   role: Role;
+  /** An account made with a one-time password may only change it until it does. */
+  mustChangePassword: boolean;
 }
 
 export function requireRole(principal: Principal, role: Role): void {
   if (ROLE_RANK[principal.role] < ROLE_RANK[role]) throw forbidden(`This needs the ${role} role; you are ${principal.role}.`);
 }
 
-export function createAuthService(db: Db) {
+export function createAuthService(db: Db, audit: AuditService, events: MemberEvents) {
   async function isSetupNeeded(): Promise<boolean> {
     return (await db.user.count()) === 0;
   }
 
-  async function startSession(userId: string): Promise<{ token: string; expiresAt: Date }> {
+  /** A fresh random token per login (never reused from before the login: no session fixation). */
+  async function startSession(userId: string, activeOrgId: string | null = null): Promise<{ token: string; expiresAt: Date }> {
     const token = randomBytes(32).toString('base64url');
     const expiresAt = new Date(Date.now() + SESSION_TTL_MS);
-    await db.authSession.create({ data: { id: newId('auth'), tokenHash: sha256(token), userId, expiresAt } });
+    await db.authSession.create({ data: { id: newId('auth'), tokenHash: sha256(token), userId, expiresAt, activeOrgId } });
     return { token, expiresAt };
+  }
+
+  /** Every login of the user ends (password changed, account removed from its last org). */
+  async function endAllSessions(userId: string) {
+    await db.authSession.deleteMany({ where: { userId } });
+    events.emit({ kind: 'sessions_ended', userId });
   }
 
   return {
@@ -78,12 +102,51 @@ export function createAuthService(db: Db) {
       return startSession(userId);
     },
 
-    async login(email: string, password: string) {
-      const user = await db.user.findUnique({ where: { email } });
+    startSession,
+    endAllSessions,
+
+    /**
+     * Check email and password and start a new login session. The token the browser had before
+     * (if any) is ended: the session token rotates at every login. Both outcomes are audited.
+     */
+    async login(email: string, password: string, ctx: { ip?: string | null; previousToken?: string | null } = {}) {
+      const user = await db.user.findUnique({ where: { email }, include: { memberships: { select: { orgId: true } } } });
       // Verify against a dummy hash when the user is unknown so timing does not reveal accounts.
-      const ok = await verifyPassword(password, user?.passwordHash ?? DUMMY_HASH);
-      if (!user || !ok) throw new AppError('UNAUTHORIZED', 'Wrong email or password.');
-      return startSession(user.id);
+      const ok = await verifyPassword(password, user?.passwordHash ?? (await dummyHash()));
+      const orgIds = user?.memberships.map((m) => m.orgId) ?? [];
+      if (!user || !ok) {
+        // An unknown email belongs to no org: the installation's first org keeps the record.
+        const where = orgIds.length ? orgIds : [(await db.org.findFirst({ orderBy: { createdAt: 'asc' }, select: { id: true } }))?.id].filter(Boolean);
+        for (const orgId of where as string[]) {
+          await audit.record({ orgId, actor: email, action: 'auth.login_failed', target: email, detail: { reason: user ? 'wrong password' : 'unknown email' }, ip: ctx.ip });
+        }
+        throw new AppError('UNAUTHORIZED', 'Wrong email or password.');
+      }
+      if (needsRehash(user.passwordHash)) {
+        await db.user.update({ where: { id: user.id }, data: { passwordHash: await hashPassword(password) } });
+      }
+      if (ctx.previousToken) await db.authSession.deleteMany({ where: { tokenHash: sha256(ctx.previousToken) } });
+      for (const orgId of orgIds) await audit.record({ orgId, actor: user.email, action: 'auth.login', target: user.email, ip: ctx.ip });
+      return { ...(await startSession(user.id)), mustChangePassword: user.mustChangePassword };
+    },
+
+    /** A new password for the signed-in user: every other login of theirs ends, this one gets a new token. */
+    async changePassword(p: Principal, current: string, next: string, ip?: string | null) {
+      const user = await db.user.findUnique({ where: { id: p.userId } });
+      if (!user || !(await verifyPassword(current, user.passwordHash))) throw new AppError('UNAUTHORIZED', 'The current password is wrong.');
+      if (current === next) throw new AppError('BAD_REQUEST', 'Choose a new password that differs from the current one.');
+      await db.user.update({ where: { id: user.id }, data: { passwordHash: await hashPassword(next), mustChangePassword: false } });
+      await endAllSessions(user.id);
+      await audit.record({ orgId: p.orgId, actor: actorOf(p), action: 'auth.password_changed', target: user.email, ip });
+      return startSession(user.id, p.orgId);
+    },
+
+    /** Make another org (one the user belongs to) the one this login acts in. */
+    async switchOrg(token: string, p: Principal, orgId: string) {
+      const m = await db.membership.findUnique({ where: { orgId_userId: { orgId, userId: p.userId } } });
+      if (!m) throw new AppError('NOT_FOUND', 'That organisation was not found.');
+      await db.authSession.update({ where: { tokenHash: sha256(token) }, data: { activeOrgId: orgId } });
+      events.emit({ kind: 'org_switched', userId: p.userId });
     },
 
     async logout(token: string) {
@@ -95,20 +158,42 @@ export function createAuthService(db: Db) {
       if (!token) return null;
       const s = await db.authSession.findUnique({
         where: { tokenHash: sha256(token) },
-        include: { user: { include: { memberships: { include: { org: true } } } } },
+        include: { user: { include: { memberships: { include: { org: true }, orderBy: { org: { createdAt: 'asc' } } } } } },
       });
       if (!s || s.expiresAt.getTime() < Date.now()) return null;
-      const m = s.user.memberships[0];
+      // The active org if the user still belongs to it, else their first membership.
+      const m = s.user.memberships.find((x) => x.orgId === s.activeOrgId) ?? s.user.memberships[0];
       if (!m) return null;
-      return { userId: s.user.id, email: s.user.email, name: s.user.name, orgId: m.orgId, orgName: m.org.name, role: m.role as Role };
+      return {
+        userId: s.user.id,
+        email: s.user.email,
+        name: s.user.name,
+        orgId: m.orgId,
+        orgName: m.org.name,
+        role: m.role as Role,
+        mustChangePassword: s.user.mustChangePassword,
+      };
     },
 
     toMe(p: Principal): Me {
       return { user: { id: p.userId, email: p.email, name: p.name }, org: { id: p.orgId, name: p.orgName }, role: p.role };
     },
+
+    async meDetails(p: Principal): Promise<MeDetails> {
+      const ms = await db.membership.findMany({ where: { userId: p.userId }, include: { org: true }, orderBy: { org: { createdAt: 'asc' } } });
+      return {
+        user: { id: p.userId, email: p.email, name: p.name },
+        org: { id: p.orgId, name: p.orgName },
+        role: p.role,
+        must_change_password: p.mustChangePassword,
+        orgs: ms.map((m) => ({ id: m.orgId, name: m.org.name, role: m.role as Role })),
+      };
+    },
   };
 }
 
-const DUMMY_HASH = 'scrypt$32768$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
+/** An argon2id hash of a random string: an unknown email costs the same verify as a known one. */
+let dummy: Promise<string> | null = null;
+const dummyHash = () => (dummy ??= hashPassword(randomBytes(16).toString('hex')));
 
 export type AuthService = ReturnType<typeof createAuthService>;

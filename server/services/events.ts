@@ -3,6 +3,7 @@ import { TERMINAL_STATES } from '../../protocol';
 import type { Db } from '../db';
 import { forbidden } from './errors';
 import type { Broadcaster, RunnerGateway } from './ports';
+import type { ApprovalService } from './approvals';
 import type { SessionService } from './sessions';
 
 /** Rows per INSERT statement: 5 parameters each stays far below SQLite's variable limit. */
@@ -21,6 +22,7 @@ export function createEventService(
   sessions: () => SessionService,
   gateway: () => RunnerGateway,
   broadcast: () => Broadcaster,
+  approvals: ApprovalService,
 ) {
   // One writer: SQLite has one write lock, so batches queue here instead of fighting for it.
   let writeQueue: Promise<unknown> = Promise.resolve();
@@ -64,7 +66,7 @@ export function createEventService(
      * Store a runner's batch exactly once (UNIQUE(session_id, seq): a resend is a no-op), apply
      * state changes, fan new events out to viewers, and return the highest stored seq per session.
      */
-    async ingest(runner: { id: string; orgId: string }, events: RunnerEvent[]) {
+    async ingest(runner: { id: string; orgId: string; name: string }, events: RunnerEvent[]) {
       const ids = [...new Set(events.map((e) => e.session_id))];
       // Everything from reading the sessions to the last update runs in the writer queue, so a
       // later batch never sees a session row older than an earlier batch's changes.
@@ -144,6 +146,8 @@ export function createEventService(
         }
       }
       for (const id of changed) await sessions().publish(runner.orgId, id);
+      const governance = fresh.filter((e) => e.type === 'APPROVAL_REQUESTED' || e.type === 'APPROVAL_RESOLVED' || e.type === 'POLICY_BLOCKED');
+      if (governance.length) await approvals.onEvents(runner.orgId, runner.name, governance);
 
       const acked = ids.map((id) => ({
         session_id: id,

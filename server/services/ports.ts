@@ -1,4 +1,4 @@
-import type { RepoSummary, Result, RunnerSummary, ServerToRunnerEvents, SessionSummary, WireEvent } from '../../protocol';
+import type { ApprovalSummary, RepoSummary, Result, RunnerSummary, ServerToRunnerEvents, SessionSummary, WireEvent } from '../../protocol';
 
 type CommandName = keyof ServerToRunnerEvents;
 type CommandBody<K extends CommandName> = Parameters<ServerToRunnerEvents[K]>[0];
@@ -21,6 +21,7 @@ export interface Broadcaster {
   sessionUpdated(orgId: string, session: SessionSummary): void;
   repoUpdated(orgId: string, repo: RepoSummary): void;
   runnerUpdated(orgId: string, runner: RunnerSummary): void;
+  approvalUpdated(orgId: string, approval: ApprovalSummary): void;
   sessionEvents(sessionId: string, events: WireEvent[]): void;
   /** Whether any browser is attached to the session (flow control is theirs then). */
   hasViewers(sessionId: string): boolean;

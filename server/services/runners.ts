@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ProviderId, RunnerRegister, RunnerSummary } from '../../protocol';
 import type { Db } from '../db';
+import { runnerActor, SYSTEM_ACTOR, type AuditActor, type AuditService } from './audit';
 import { sha256 } from './auth';
 import { AppError } from './errors';
 import { newId } from './ids';
@@ -36,8 +37,9 @@ export function createRunnerService(
   gateway: () => RunnerGateway,
   broadcast: () => Broadcaster,
   publishSession: (orgId: string, id: string) => Promise<unknown>,
-  opts: { graceMs: number },
+  opts: { graceMs: number; audit: AuditService },
 ) {
+  const { audit } = opts;
   const graceTimers = new Map<string, NodeJS.Timeout>();
 
   function summary(r: RunnerRow): RunnerSummary {
@@ -85,10 +87,11 @@ export function createRunnerService(
     summary,
 
     /** A new token: shown once, stored only as a hash. */
-    async createToken(orgId: string, name: string): Promise<{ id: string; token: string }> {
+    async createToken(orgId: string, name: string, actor: AuditActor = SYSTEM_ACTOR, ip?: string | null): Promise<{ id: string; token: string }> {
       const token = `avr_${randomBytes(32).toString('base64url')}`;
       const id = newId('rtok');
       await db.runnerToken.create({ data: { id, orgId, name, tokenHash: sha256(token) } });
+      await audit.record({ orgId, actor, action: 'runner_token.created', target: id, detail: { name }, ip });
       return { id, token };
     },
 
@@ -98,10 +101,11 @@ export function createRunnerService(
       return (await this.createToken(orgId, ATTACHED_RUNNER_TOKEN_NAME)).token;
     },
 
-    async revokeToken(orgId: string, tokenId: string) {
+    async revokeToken(orgId: string, tokenId: string, actor: AuditActor = SYSTEM_ACTOR, ip?: string | null) {
       const res = await db.runnerToken.updateMany({ where: { id: tokenId, orgId, revokedAt: null }, data: { revokedAt: new Date() } });
       if (res.count === 0) throw new AppError('NOT_FOUND', 'That runner token was not found or is already revoked.');
       gateway().dropToken(tokenId);
+      await audit.record({ orgId, actor, action: 'runner_token.revoked', target: tokenId, ip });
     },
 
     async listTokens(orgId: string) {
@@ -152,6 +156,13 @@ export function createRunnerService(
       if (timer) clearTimeout(timer);
       graceTimers.delete(runner.id);
       for (const id of lost.map((s) => s.id)) await publishSession(identity.orgId, id);
+      await audit.record({
+        orgId: identity.orgId,
+        actor: runnerActor(body.name),
+        action: 'runner.registered',
+        target: runner.id,
+        detail: { hostname: body.hostname, capacity: body.capacity, providers: body.providers, version: body.version, token_id: identity.tokenId },
+      });
       return { runner, lostIds };
     },
 

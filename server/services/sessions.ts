@@ -5,7 +5,9 @@ import { requireRole, type Principal } from './auth';
 import { AppError, notFound } from './errors';
 import { newId } from './ids';
 import type { Broadcaster, RunnerGateway } from './ports';
+import type { PolicyService } from './policy';
 import { canReach, repoRefFromSource } from './repos';
+import type { SecretService } from './secrets';
 
 type SessionRow = {
   id: string;
@@ -59,7 +61,12 @@ const LIVE: { notIn: SessionState[] } = { notIn: [...TERMINAL_STATES] };
 /** Ended sessions stay in the world list this long so a failure can still be read. */
 const RECENTLY_ENDED_MS = 60_000;
 
-export function createSessionService(db: Db, gateway: () => RunnerGateway, broadcast: () => Broadcaster) {
+export function createSessionService(
+  db: Db,
+  gateway: () => RunnerGateway,
+  broadcast: () => Broadcaster,
+  deps: { policy: PolicyService; secrets: SecretService },
+) {
   async function load(orgId: string, id: string) {
     const s = await db.session.findFirst({ where: { id, orgId }, include: WITH_SUMMARY });
     if (!s) throw notFound('That session');
@@ -177,8 +184,9 @@ export function createSessionService(db: Db, gateway: () => RunnerGateway, broad
         room_path: body.room_path,
         provider: body.provider,
         task: { title, ...(body.goal ? { goal: body.goal } : {}) },
-        policy: {},
-        secrets: {},
+        policy: await deps.policy.effective(p.orgId, repo.id),
+        // Decrypted only here, for this org's session; the runner injects and masks them.
+        secrets: await deps.secrets.forSession(p.orgId),
         mode,
         cols: body.cols ?? 120,
         rows: body.rows ?? 32,

@@ -6,7 +6,10 @@ import type { Services } from '../../../server/services';
 import { requireRole, SESSION_COOKIE, type Principal } from '../../../server/services/auth';
 import { isAppError } from '../../../server/services/errors';
 
-type Ctx<B> = { req: NextRequest; services: Services; principal: Principal; body: B; params: Record<string, string> };
+type Ctx<B> = { req: NextRequest; services: Services; principal: Principal; body: B; params: Record<string, string>; ip: string | null };
+
+/** The header server/index.ts sets from the socket's address (overwriting anything a client sent). */
+export const REMOTE_ADDR_HEADER = 'x-av-remote-addr';
 
 /** JSON error response with the status for its code. */
 export function errorResponse(error: ApiError): NextResponse {
@@ -30,7 +33,8 @@ function crossSite(req: NextRequest): boolean {
  * service → respond. Known errors keep their message; unknown ones are logged and never echoed.
  */
 export function route<S extends z.ZodType | undefined, T>(
-  opts: { role: Role | 'public'; body?: S },
+  /** `pendingPassword`: also open to an account that still has to replace its one-time password. */
+  opts: { role: Role | 'public'; body?: S; pendingPassword?: boolean },
   fn: (ctx: Ctx<S extends z.ZodType ? z.infer<S> : undefined>) => Promise<T | NextResponse>,
 ) {
   return async (req: NextRequest, context: { params: Promise<Record<string, string>> }): Promise<NextResponse> => {
@@ -41,6 +45,9 @@ export function route<S extends z.ZodType | undefined, T>(
       if (opts.role !== 'public') {
         principal = await services.auth.principalFromToken(req.cookies.get(SESSION_COOKIE)?.value);
         if (!principal) return errorResponse({ code: 'UNAUTHORIZED', message: 'Log in first.' });
+        if (principal.mustChangePassword && !opts.pendingPassword) {
+          return errorResponse({ code: 'FORBIDDEN', message: 'Change your one-time password first (/password).' });
+        }
         requireRole(principal, opts.role);
       }
       let body: unknown = undefined;
@@ -56,7 +63,8 @@ export function route<S extends z.ZodType | undefined, T>(
         body = parsed.data;
       }
       const params = (await context?.params) ?? {};
-      const result = await fn({ req, services, principal: principal!, body: body as never, params });
+      const ip = req.headers.get(REMOTE_ADDR_HEADER);
+      const result = await fn({ req, services, principal: principal!, body: body as never, params, ip });
       if (result instanceof NextResponse) return result;
       return NextResponse.json({ ok: true, data: result ?? null });
     } catch (err) {

@@ -1,0 +1,5 @@
+import ApprovalsScreen from '../../components/approvals/ApprovalsScreen';
+
+export default function ApprovalsPage() {
+  return <ApprovalsScreen />;
+}

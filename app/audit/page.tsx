@@ -1,0 +1,5 @@
+import AuditScreen from '../../components/ui/AuditScreen';
+
+export default function AuditPage() {
+  return <AuditScreen />;
+}

@@ -1,0 +1,5 @@
+import ChangePasswordScreen from '../../components/ui/ChangePasswordScreen';
+
+export default function PasswordPage() {
+  return <ChangePasswordScreen />;
+}

@@ -1,0 +1,5 @@
+import PolicyScreen from '../../components/ui/PolicyScreen';
+
+export default function PolicyPage() {
+  return <PolicyScreen />;
+}

@@ -1,0 +1,81 @@
+import { readFileSync } from 'node:fs';
+import { expect, test } from '@playwright/test';
+import { STRINGS } from '../components/ui/strings';
+import { ADMIN } from './fixtures/accounts';
+import { logIn } from './fixtures/login';
+
+const MEMBER = { name: 'Vera', email: 'vera@example.com', password: 'vera watches only' };
+
+test('[MEMBERS]: an admin invites a viewer, who joins and gets a read-only terminal; the audit page shows it and exports CSV', async ({
+  page,
+  browser,
+}) => {
+  await logIn(page);
+
+  // The admin invites Vera as a viewer from Settings → Members.
+  await page.getByRole('link', { name: 'Settings' }).click();
+  const members = page.getByRole('region', { name: STRINGS.membersTitle });
+  await expect(members.locator(`tr[data-member-email="${ADMIN.email}"]`)).toBeVisible();
+  await members.getByLabel('Member email').fill(MEMBER.email);
+  await members.getByLabel('Member role').selectOption('viewer');
+  await members.getByRole('button', { name: STRINGS.inviteButton }).click();
+  const link = (await page.getByTestId('invite-link').locator('code').textContent())!;
+  expect(link).toMatch(/\/invite\/avi_/);
+  await expect(members.locator(`tr[data-invite-email="${MEMBER.email}"]`)).toBeVisible();
+
+  // A session for Vera to watch.
+  const world = await (await page.request.get('/api/world')).json();
+  const repo = world.data.repos.find((r: { status: string }) => r.status === 'ready');
+  const spawned = await (await page.request.post('/api/sessions', { data: { repo_id: repo.id, room_path: 'docs', provider: 'shell', title: 'watched by vera' } })).json();
+  expect(spawned.ok).toBe(true);
+
+  // Vera accepts in her own browser and sees the terminal read-only.
+  const context = await browser.newContext();
+  const vera = await context.newPage();
+  await vera.goto(link);
+  await expect(vera.getByRole('heading', { name: STRINGS.acceptInviteTitle })).toBeVisible();
+  await expect(vera.getByText(`${MEMBER.email} is invited to`)).toContainText('as viewer');
+  await vera.getByLabel('Your name').fill(MEMBER.name);
+  await vera.getByLabel('Password').fill(MEMBER.password);
+  await vera.getByRole('button', { name: STRINGS.acceptInviteButton }).click();
+  await expect(vera).toHaveURL(/\/$/);
+  await expect(vera.getByText(`${MEMBER.name} · viewer`)).toBeVisible();
+  await expect(vera.getByRole('link', { name: STRINGS.auditLink })).toHaveCount(0);
+  const nav = vera.getByRole('navigation', { name: 'Buildings, rooms and sessions' });
+  await nav.getByRole('button', { name: `${STRINGS.openTerminal}: watched by vera` }).click();
+  const panel = vera.locator(`.terminal-panel[data-session-id="${spawned.data.id}"]`);
+  await expect(panel).toHaveAttribute('data-phase', 'live', { timeout: 15_000 });
+  await expect(panel.getByText(STRINGS.readOnly)).toBeVisible();
+  await expect(panel.getByRole('button', { name: STRINGS.stopSession })).toHaveCount(0);
+  // The audit page is for admins: Vera gets a clear note, not a broken page.
+  await vera.goto('/audit');
+  await expect(vera.locator('main').getByRole('alert')).toHaveText(STRINGS.adminsOnly);
+  await context.close();
+
+  // The admin's member list now has Vera as a viewer.
+  await page.reload();
+  await expect(members.getByLabel(`Role of ${MEMBER.email}`)).toHaveValue('viewer');
+
+  // The audit page: logins and the invite, filterable, exportable.
+  await page.getByRole('link', { name: STRINGS.auditLink }).click();
+  await expect(page).toHaveURL(/\/audit$/);
+  await expect(page.getByRole('heading', { name: STRINGS.auditTitle })).toBeVisible();
+  const table = page.locator('.audit-table');
+  await expect(table.locator('tr[data-action="auth.login"]').first()).toContainText(ADMIN.email);
+  await expect(table.locator('tr[data-action="member.invited"]').first()).toContainText(MEMBER.email);
+  await expect(table.locator('tr[data-action="member.joined"]').first()).toContainText(MEMBER.email);
+  await page.getByLabel('Action').selectOption('member.invited');
+  await page.getByRole('button', { name: STRINGS.auditFilter }).click();
+  await expect(table.locator('tbody tr')).toHaveCount(1);
+  await expect(table.locator('tbody tr[data-action="member.invited"]')).toHaveCount(1);
+
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: STRINGS.auditExport }).click()]);
+  expect(download.suggestedFilename()).toMatch(/^audit-.*\.csv$/);
+  const csv = readFileSync((await download.path())!, 'utf8').trimEnd().split('\n');
+  expect(csv[0]).toBe('ts,actor,action,target,detail,ip');
+  expect(csv).toHaveLength(2);
+  expect(csv[1]).toContain(`${ADMIN.email},member.invited,${MEMBER.email},`);
+
+  // Tidy up: the session Vera watched ends.
+  await page.request.post(`/api/sessions/${spawned.data.id}/stop`);
+});
