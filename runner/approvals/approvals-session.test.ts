@@ -208,6 +208,8 @@ describe('approvals and policy in real sessions', () => {
     await run(h, sid, `touch ${a}`, 'D1');
     await run(h, sid, `bash -c 'touch ${b}'`, 'D2');
     expect(outputOf(h.events, sid)).toContain('agent-village: blocked by policy: shell_denylist "touch"');
+    // The check must not make every bash start the bashdb debugger (extdebug during startup does).
+    expect(outputOf(h.events, sid)).not.toContain('cannot start debugger');
     const blocked = await waitFor(() => (of(h.events, sid, 'POLICY_BLOCKED').length >= 2 ? of(h.events, sid, 'POLICY_BLOCKED') : null), 'POLICY_BLOCKED');
     expect(blocked[0]).toMatchObject({ rule: 'shell_denylist "touch"', outcome: 'prevented', command: `touch ${a}` });
     if (namespace) {
@@ -252,6 +254,10 @@ describe('approvals and policy in real sessions', () => {
       expect(outputOf(h.events, closed.sid)).not.toContain('hello-from-host');
       // Loopback inside the namespace works (it is up), it is just not the host's.
       expect(await run(h, closed.sid, 'ip -o link show lo | grep -q UP', 'R3')).toBe('0');
+      // The guard still reaches the runner (over its Unix socket): git runs, and a push to main still asks.
+      expect(await run(h, closed.sid, 'git status --short', 'R4')).toBe('0');
+      h.manager.input({ session_id: closed.sid, data: 'git push origin HEAD:main; echo R5-$?', mode: 'line' });
+      await waitFor(() => of(h.events, closed.sid, 'APPROVAL_REQUESTED').length === 1, 'the push asks from inside the network namespace');
     } finally {
       server.close();
     }

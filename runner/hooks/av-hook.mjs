@@ -67,11 +67,13 @@ async function buildCall(argv) {
   return null;
 }
 
-function post(url, token, body, timeoutMs) {
+/** POST to the runner's hook channel: its Unix socket when there is one (it works across network namespaces), else TCP. */
+function post(url, token, body, timeoutMs, socketPath) {
   return new Promise((resolve, reject) => {
     const req = http.request(
       url,
       {
+        ...(socketPath ? { socketPath } : {}),
         method: 'POST',
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
         timeout: timeoutMs,
@@ -96,7 +98,7 @@ async function main() {
   if (!url || !token || !call) return 0;
   const timeout = DECISION_EVENTS.has(call.event) ? DECISION_TIMEOUT_MS : REPORT_TIMEOUT_MS;
   try {
-    const res = await post(url, token, JSON.stringify(call), timeout);
+    const res = await post(url, token, JSON.stringify(call), timeout, process.env.AGENT_VILLAGE_HOOK_SOCKET || undefined);
     if (res.status !== 200) {
       process.stderr.write(`agent-village hook: runner answered ${res.status}\n`);
       return 0;

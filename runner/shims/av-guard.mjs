@@ -20,11 +20,13 @@ const DECISION_TIMEOUT_MS = 25 * 60 * 60_000;
 /** Reports must not hold the shell up. */
 const REPORT_TIMEOUT_MS = 5_000;
 
-function post(url, token, body, timeoutMs) {
+/** POST to the runner's hook channel: its Unix socket when there is one (it works across network namespaces), else TCP. */
+function post(url, token, body, timeoutMs, socketPath) {
   return new Promise((resolve, reject) => {
     const req = http.request(
       url,
       {
+        ...(socketPath ? { socketPath } : {}),
         method: 'POST',
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
         timeout: timeoutMs,
@@ -65,7 +67,7 @@ async function main() {
   if (program === '--blocked') {
     const [rule = '', line = ''] = rest;
     const body = JSON.stringify({ provider: 'guard', event: 'blocked', payload: { rule, line, cwd: process.cwd() } });
-    await post(config.url, config.token, body, REPORT_TIMEOUT_MS).catch(() => undefined);
+    await post(config.url, config.token, body, REPORT_TIMEOUT_MS, config.socket).catch(() => undefined);
     return 0;
   }
   // git runs its helpers as git-<name> (git-receive-pack, git-upload-pack) through the same binary.
@@ -75,7 +77,7 @@ async function main() {
   const cwd = process.cwd();
   let reply;
   try {
-    const res = await post(config.url, config.token, JSON.stringify({ provider: 'guard', event: 'exec', payload: { argv, cwd } }), DECISION_TIMEOUT_MS);
+    const res = await post(config.url, config.token, JSON.stringify({ provider: 'guard', event: 'exec', payload: { argv, cwd } }), DECISION_TIMEOUT_MS, config.socket);
     if (res.status !== 200) return refuse(`agent-village: ${program} refused: the runner answered ${res.status}`);
     reply = parse(parse(res.text)?.stdout ?? '') ?? {};
   } catch (err) {

@@ -95,7 +95,7 @@ export async function writeShims(opts: { home: string; endpoint: HookEndpoint; p
   }
   // The secrets helper exists only as a wrapper: it has no real program behind it.
   await fs.promises.writeFile(path.join(binDir, SECRET_HELPER), wrapperFor(SECRET_HELPER), { mode: 0o755 });
-  await fs.promises.writeFile(configPath, JSON.stringify({ url: opts.endpoint.url, token: opts.endpoint.token, real }), { mode: 0o600 });
+  await fs.promises.writeFile(configPath, JSON.stringify({ url: opts.endpoint.url, token: opts.endpoint.token, socket: opts.endpoint.socket, real }), { mode: 0o600 });
   // Real prefixes must be bound before any wrapper covers a binary inside them.
   binds.sort((a, b) => Number(a[0].startsWith(binDir)) - Number(b[0].startsWith(binDir)));
   return { binDir, configPath, binds };
@@ -154,10 +154,13 @@ export function renderPolicyBash(policy: EffectivePolicy, configPath: string): s
   const report = [process.execPath, AV_GUARD_PATH, configPath].map(bashQuote).join(' ');
   return [
     '# Agent Village policy check (generated for this session).',
-    'shopt -s extdebug',
+    // extdebug set while bash is still starting up (BASH_ENV, .bashrc) also means "start the
+    // bashdb debugger" and prints a warning on every `bash -c`; so it is switched on by the first
+    // run of the trap instead, which is before the first command is decided.
     `__av_deny=(${deny})`,
     `__av_allow=(${allow})`,
     '__av_policy_check() {',
+    '  shopt -q extdebug || shopt -s extdebug',
     '  local c=$BASH_COMMAND first rest norm e rule=',
     '  [[ $c == __av_* || -n ${COMP_LINE-} ]] && return 0',
     '  first=${c%%[[:space:]]*}',
