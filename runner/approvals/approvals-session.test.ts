@@ -237,6 +237,28 @@ describe('approvals and policy in real sessions', () => {
     expect(of(h.events, sid, 'POLICY_BLOCKED').find((e) => e.path === 'secrets/key')).toMatchObject({ outcome: 'reverted', rule: 'forbidden_paths "secrets/**"' });
   });
 
+  it('writes outside the workspace are prevented (namespace): the machine is read-only, the worktree, HOME and /tmp are not', async (ctx) => {
+    if (!namespace) ctx.skip();
+    h = await makeHarness();
+    const { sid, worktree, bare } = await startShell(h);
+    // Outside: the runner user's own home, /etc, /usr/local (this test's data is under /tmp, which stays writable scratch).
+    expect(await run(h, sid, `echo x > /root/av-outside-${sid}`, 'W1')).not.toBe('0');
+    expect(await run(h, sid, `touch /etc/av-outside-${sid}`, 'W2')).not.toBe('0');
+    expect(await run(h, sid, `bash -c 'echo x > /usr/local/av-outside-${sid}'`, 'W3')).not.toBe('0');
+    expect(outputOf(h.events, sid)).toContain('Read-only file system');
+    // The real programs' prefix bound under HOME is read-only too (it is /usr).
+    expect(await run(h, sid, 'touch ~/.agent-village/real/git/av-probe', 'W4')).not.toBe('0');
+    // Inside: the worktree (and a commit, which writes into the clone), HOME and /tmp.
+    expect(await run(h, sid, 'echo ok > inside.txt && git add inside.txt && git commit -qm inside', 'W5')).toBe('0');
+    expect(await run(h, sid, `echo ok > ~/notes.txt && echo ok > /tmp/av-scratch-${sid}`, 'W6')).toBe('0');
+    expect(fs.existsSync(`/root/av-outside-${sid}`)).toBe(false);
+    expect(fs.existsSync(`/etc/av-outside-${sid}`)).toBe(false);
+    expect(fs.existsSync(`/usr/local/av-outside-${sid}`)).toBe(false);
+    expect(fs.readFileSync(path.join(worktree, 'inside.txt'), 'utf8')).toBe('ok\n');
+    expect(gitIn(bare, ['log', '-1', '--format=%s', `agent/${sid}`]).trim()).toBe('inside');
+    fs.rmSync(`/tmp/av-scratch-${sid}`, { force: true });
+  });
+
   it('restricted network: the session cannot reach a port open on the host; open mode can', async (ctx) => {
     if (!namespace) ctx.skip();
     h = await makeHarness();

@@ -31,7 +31,7 @@ import { PolicyGate } from '../approvals/gate';
 import type { ApprovalJournal } from '../approvals/journal';
 import { effectivePolicy, type EffectivePolicy } from '../policy/classify';
 import { pathGuard, type PathGuard } from '../policy/paths';
-import { protectedFiles, renderPolicyBash, sandboxLaunch, writeShims } from '../shims';
+import { protectedFiles, renderPolicyBash, sandboxLaunch, SCRATCH_DIRS, writeShims } from '../shims';
 import { git } from '../workspace/git';
 import { logRedaction } from '../../protocol/log-redaction';
 import { createRedactor, createStreamRedactor, redactStrings, type Redactor, type StreamRedactor } from '../../protocol/redact';
@@ -409,7 +409,15 @@ export class Session {
       const sandboxed = namespace && (shims !== null || forbidden.length > 0 || this.policy.network === 'restricted' || readOnly);
       const exec = sandboxed
         ? sandboxLaunch(
-            { binds: shims?.binds ?? [], readOnly: [...(readOnly ? [this.worktree.path] : []), ...forbidden], isolateNet: this.policy.network === 'restricted', cwd },
+            {
+              binds: shims?.binds ?? [],
+              readOnly: [...(readOnly ? [this.worktree.path] : []), ...forbidden],
+              isolateNet: this.policy.network === 'restricted',
+              // Writes outside the workspace are prevented: the worktree and the clone it commits
+              // into (not for read-only sessions), the session's HOME and the usual scratch space.
+              writable: [...(readOnly ? [] : [this.worktree.path, deps.workspaces.barePath(cmd.repo_id)]), this.home, ...SCRATCH_DIRS],
+              cwd,
+            },
             launch.file,
             launch.args,
           )
