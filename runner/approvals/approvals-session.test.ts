@@ -3,15 +3,11 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { RunnerEventSchema, ok, type Policy, type RunnerEvent } from '../../protocol';
-import { HookServer } from '../hooks';
-import { detectProviders, shellProvider } from '../providers';
-import { SessionManager } from '../sessions/session-manager';
-import { EventSender } from '../spool/sender';
+import { type Policy, type RunnerEvent } from '../../protocol';
+import { captureLogger, createCommand, gitIn, outputOf, waitFor } from '../testing/fixtures';
+import { eventsOf, makeSessionHarness, type SessionHarness } from '../testing/session-harness';
 import { Spool } from '../spool/spool';
-import { captureLogger, createCommand, gitIn, makeSampleRepo, makeTempDir, outputOf, removeTempDir, waitFor } from '../testing/fixtures';
 import { probeReadOnlyPrevention } from '../workspace/read-only';
-import { WorkspaceManager } from '../workspace/workspace-manager';
 import { ApprovalJournal } from './journal';
 
 /**
@@ -19,61 +15,20 @@ import { ApprovalJournal } from './journal';
  * channel and guard shims; with root, the per-session mount/network namespace.
  */
 
-interface Harness {
-  tmp: string;
-  source: string;
-  dataDir: string;
-  manager: SessionManager;
-  spool: Spool;
-  sender: EventSender;
-  hooks: HookServer;
-  events: RunnerEvent[];
-}
-
 let namespace = false;
 beforeAll(async () => {
   namespace = (await probeReadOnlyPrevention()).available;
 });
 
-async function makeHarness(): Promise<Harness> {
-  const tmp = await makeTempDir('approvals');
-  const source = makeSampleRepo(path.join(tmp, 'source'));
-  const dataDir = path.join(tmp, 'data');
-  const log = captureLogger();
-  const spool = await Spool.open(path.join(dataDir, 'spool'), { log });
-  const workspaces = new WorkspaceManager(dataDir, log);
-  await workspaces.init();
-  const hooks = await HookServer.start(log);
-  const providers = await detectProviders([shellProvider()], log);
-  const manager = new SessionManager({
-    spool,
-    workspaces,
-    providers,
-    homesDir: path.join(dataDir, 'homes'),
-    log,
-    capacity: 4,
-    stopGraceMs: 300,
-    hooks,
-    guardNamespace: namespace,
-    approvalJournal: new ApprovalJournal(path.join(dataDir, 'approvals'), log),
-    watchDebounceMs: 30,
+const makeHarness = () =>
+  makeSessionHarness('approvals', {
+    hooks: true,
+    deps: (dataDir) => ({ guardNamespace: namespace, approvalJournal: new ApprovalJournal(path.join(dataDir, 'approvals'), captureLogger()), watchDebounceMs: 30 }),
   });
-  const events: RunnerEvent[] = [];
-  const sender = new EventSender(spool, log);
-  sender.attach((batch, done) => {
-    events.push(...batch.map((e) => RunnerEventSchema.parse(e)));
-    const highest = new Map<string, number>();
-    for (const e of batch) highest.set(e.session_id, Math.max(highest.get(e.session_id) ?? 0, e.seq));
-    done(ok({ acked: [...highest].map(([session_id, seq]) => ({ session_id, seq })) }));
-  });
-  return { tmp, source, dataDir, manager, spool, sender, hooks, events };
-}
-
-const of = <T extends RunnerEvent['type']>(events: RunnerEvent[], sid: string, type: T) =>
-  events.filter((e): e is Extract<RunnerEvent, { type: T }> => e.session_id === sid && e.type === type);
+const of = eventsOf;
 const states = (events: RunnerEvent[], sid: string) => of(events, sid, 'SESSION_STATE_CHANGED').map((e) => e.to);
 
-async function startShell(h: Harness, policy: Policy = {}) {
+async function startShell(h: SessionHarness, policy: Policy = {}) {
   const cmd = createCommand({ repo_source: h.source, policy });
   const sid = cmd.session_id;
   expect(h.manager.create(cmd).ok).toBe(true);
@@ -85,7 +40,7 @@ async function startShell(h: Harness, policy: Policy = {}) {
 }
 
 /** Types a line and waits until `marker` (printed after it) shows up. */
-async function run(h: Harness, sid: string, line: string, marker: string): Promise<string> {
+async function run(h: SessionHarness, sid: string, line: string, marker: string): Promise<string> {
   h.manager.input({ session_id: sid, data: `${line}; echo ${marker}-$?`, mode: 'line' });
   const m = await waitFor(() => new RegExp(`${marker}-(\\d+)`).exec(outputOf(h.events, sid).replace(`echo ${marker}-$?`, '')), marker, 15_000);
   return m[1];
@@ -94,14 +49,8 @@ async function run(h: Harness, sid: string, line: string, marker: string): Promi
 const mainOf = (bare: string) => gitIn(bare, ['rev-parse', 'refs/heads/main']).trim();
 
 describe('approvals and policy in real sessions', () => {
-  let h: Harness;
-  afterEach(async () => {
-    await h.manager.stopAll('test over');
-    h.sender.dispose();
-    h.spool.close();
-    await h.hooks.close();
-    await removeTempDir(h.tmp);
-  });
+  let h: SessionHarness;
+  afterEach(() => h.close());
 
   it('git push to main asks; allow → the ref moves in the bare clone; the session waits meanwhile', async () => {
     h = await makeHarness();

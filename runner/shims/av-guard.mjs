@@ -12,46 +12,15 @@
 // the runner cannot be reached the answer is no: fail closed.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
+import { parseObject as parse, post } from '../hooks/hook-client.mjs';
 
 /** A person may take a while; the runner's own expiry answers before this. */
 const DECISION_TIMEOUT_MS = 25 * 60 * 60_000;
 /** Reports must not hold the shell up. */
 const REPORT_TIMEOUT_MS = 5_000;
 
-/** POST to the runner's hook channel: its Unix socket when there is one (it works across network namespaces), else TCP. */
-function post(url, token, body, timeoutMs, socketPath) {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      url,
-      {
-        ...(socketPath ? { socketPath } : {}),
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-        timeout: timeoutMs,
-      },
-      (res) => {
-        const chunks = [];
-        res.on('data', (c) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', reject);
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('timed out')));
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
-function parse(text) {
-  try {
-    const v = JSON.parse(text);
-    return v && typeof v === 'object' && !Array.isArray(v) ? v : null;
-  } catch {
-    return null;
-  }
-}
 
 function refuse(message) {
   process.stderr.write(`${message}\n`);
