@@ -13,6 +13,9 @@ import { createServices } from './services';
 import { ensureDefaultOrg } from './services/orgs';
 import { loadSecretKey } from './services/secrets';
 
+/** How often closed billing periods are looked for; an invoice is due 15 minutes after its month. */
+const ROLLOVER_CHECK_MS = 60_000;
+
 /** The control plane: Next.js pages and API, Socket.IO (/ui, /runner) and Prisma, on one port. */
 async function main() {
   const env = parseServerEnv();
@@ -23,8 +26,14 @@ async function main() {
   const services = createServices(db, org.id, {
     runnerGraceMs: env.AGENT_VILLAGE_RUNNER_GRACE_MS,
     secretKey: loadSecretKey(env.AGENT_VILLAGE_SECRET_KEY, join(env.DATA_DIR, 'secret.key')),
+    defaultPlan: env.AGENT_VILLAGE_DEFAULT_PLAN,
   });
   setServices(services);
+  await services.plans.ensureDefaults();
+  // Closed periods become invoices (idempotent): at start, then every minute.
+  const rollover = () => void services.billing.rolloverAll().catch((e) => console.error('[server] invoice rollover failed', e));
+  rollover();
+  setInterval(rollover, ROLLOVER_CHECK_MS).unref();
   await services.runners.resetOnline();
 
   const dev = env.NODE_ENV === 'development';

@@ -60,7 +60,6 @@ describe('UsageMeter', () => {
 });
 
 describe('UsageMeter reconciliation (property)', () => {
-  type Step = { kind: 'advance'; ms: number } | { kind: 'pause' } | { kind: 'resume' } | { kind: 'tick' } | { kind: 'invoke' };
   const step = fc.oneof(
     fc.record({ kind: fc.constant('advance' as const), ms: fc.integer({ min: 1, max: 95_000 }) }),
     fc.record({ kind: fc.constant('pause' as const) }),
