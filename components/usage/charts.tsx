@@ -22,7 +22,7 @@ export function AgentMinutesChart({ report }: { report: UsageReport }) {
   const data = report.daily.map((d) => ({ day: d.day.slice(8), ...d.agent_minutes }));
   return (
     <ResponsiveContainer width="100%" height={CHART_HEIGHT}>
-      <BarChart data={data} accessibilityLayer margin={{ top: 8, right: 8, bottom: 0, left: -12 }}>
+      <BarChart data={data} accessibilityLayer title="Agent-minutes per day, by provider" margin={{ top: 8, right: 8, bottom: 0, left: -12 }}>
         <CartesianGrid stroke="#3a3f4b" strokeDasharray="2 4" vertical={false} />
         <XAxis dataKey="day" tick={AXIS} stroke="#3a3f4b" interval="preserveStartEnd" />
         <YAxis tick={AXIS} stroke="#3a3f4b" allowDecimals />
@@ -40,7 +40,7 @@ export function ConcurrencyChart({ report }: { report: UsageReport }) {
   const data = report.concurrency.map((c) => ({ ...c, label: new Date(c.t).toISOString().slice(5, 13).replace('T', ' ') + 'h' }));
   return (
     <ResponsiveContainer width="100%" height={CHART_HEIGHT}>
-      <LineChart data={data} accessibilityLayer margin={{ top: 8, right: 8, bottom: 0, left: -12 }}>
+      <LineChart data={data} accessibilityLayer title="Concurrency per hour: peak and average" margin={{ top: 8, right: 8, bottom: 0, left: -12 }}>
         <CartesianGrid stroke="#3a3f4b" strokeDasharray="2 4" vertical={false} />
         <XAxis dataKey="label" tick={AXIS} stroke="#3a3f4b" />
         <YAxis tick={AXIS} stroke="#3a3f4b" allowDecimals={false} />
@@ -57,7 +57,7 @@ export function PatrolChart({ report }: { report: UsageReport }) {
   const data = report.daily.map((d) => ({ day: d.day.slice(8), patrol: d.patrol_minutes }));
   return (
     <ResponsiveContainer width="100%" height={CHART_HEIGHT}>
-      <BarChart data={data} accessibilityLayer margin={{ top: 8, right: 8, bottom: 0, left: -12 }}>
+      <BarChart data={data} accessibilityLayer title="Patrol minutes per day" margin={{ top: 8, right: 8, bottom: 0, left: -12 }}>
         <CartesianGrid stroke="#3a3f4b" strokeDasharray="2 4" vertical={false} />
         <XAxis dataKey="day" tick={AXIS} stroke="#3a3f4b" interval="preserveStartEnd" />
         <YAxis tick={AXIS} stroke="#3a3f4b" />
