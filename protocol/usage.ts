@@ -72,7 +72,7 @@ export interface UsageReport {
   };
   /** One entry per day of the period: agent-minutes by provider, and patrol minutes. */
   daily: Array<{ day: string; agent_minutes: Partial<Record<ProviderId, number>>; patrol_minutes: number }>;
-  /** Per hour with any session running: the peak (per 30 s window) and the mean. */
+  /** Every hour of the period so far: the peak (most sessions in one 30 s window) and the mean. */
   concurrency: Array<{ t: number; peak: number; average: number }>;
   by_provider: Array<{ provider: ProviderId; agent_minutes: number; patrol_minutes: number; invocations: number }>;
   by_repo: Array<{ repo_id: string; name: string; agent_minutes: number; patrol_minutes: number; invocations: number }>;

@@ -134,7 +134,7 @@ export default function UsageScreen() {
                   <ChartCard
                     title={STRINGS.usageConcurrencyChart}
                     testId="chart-concurrency"
-                    chart={r.concurrency.length ? <ConcurrencyChart report={r} /> : <p className="muted">No agent session ran in this period.</p>}
+                    chart={r.totals.peak_concurrency ? <ConcurrencyChart report={r} /> : <p className="muted">No agent session ran in this period.</p>}
                     table={
                       <table className="pixel-table">
                         <thead>
@@ -145,13 +145,15 @@ export default function UsageScreen() {
                           </tr>
                         </thead>
                         <tbody>
-                          {r.concurrency.map((c) => (
-                            <tr key={c.t}>
-                              <td>{new Date(c.t).toISOString().slice(0, 13).replace('T', ' ')}:00</td>
-                              <td>{c.peak}</td>
-                              <td>{fmt(c.average)}</td>
-                            </tr>
-                          ))}
+                          {r.concurrency
+                            .filter((c) => c.peak)
+                            .map((c) => (
+                              <tr key={c.t}>
+                                <td>{new Date(c.t).toISOString().slice(0, 13).replace('T', ' ')}:00</td>
+                                <td>{c.peak}</td>
+                                <td>{fmt(c.average)}</td>
+                              </tr>
+                            ))}
                         </tbody>
                       </table>
                     }

@@ -42,12 +42,12 @@ export function ConcurrencyChart({ report }: { report: UsageReport }) {
     <ResponsiveContainer width="100%" height={CHART_HEIGHT}>
       <LineChart data={data} accessibilityLayer title="Concurrency per hour: peak and average" margin={{ top: 8, right: 8, bottom: 0, left: -12 }}>
         <CartesianGrid stroke="#3a3f4b" strokeDasharray="2 4" vertical={false} />
-        <XAxis dataKey="label" tick={AXIS} stroke="#3a3f4b" />
+        <XAxis dataKey="label" tick={AXIS} stroke="#3a3f4b" minTickGap={24} />
         <YAxis tick={AXIS} stroke="#3a3f4b" allowDecimals={false} />
         <Tooltip {...TOOLTIP} />
         <Legend wrapperStyle={{ fontFamily: 'DejaVu Sans Mono, monospace', fontSize: 12 }} />
-        <Line type="stepAfter" dataKey="peak" name="peak" stroke="#e06c5f" strokeWidth={2} dot={{ r: 2 }} isAnimationActive={false} />
-        <Line type="stepAfter" dataKey="average" name="average" stroke="#6fb3d2" strokeWidth={2} dot={{ r: 2 }} isAnimationActive={false} />
+        <Line type="stepAfter" dataKey="peak" name="peak" stroke="#e06c5f" strokeWidth={2} dot={false} isAnimationActive={false} />
+        <Line type="stepAfter" dataKey="average" name="average" stroke="#6fb3d2" strokeWidth={2} dot={false} isAnimationActive={false} />
       </LineChart>
     </ResponsiveContainer>
   );

@@ -181,8 +181,7 @@ export function createUsageService(db: Db) {
         for (const p of providers) d.agent_minutes[p] = minutes(dayAgent.get(`${d.day}\0${p}`) ?? 0);
       }
 
-      const n = names([...new Set(combos.map((c) => c.repoId))], [...new Set(combos.map((c) => c.userId))]);
-      const { repo, user } = await n;
+      const { repo, user } = await names([...new Set(combos.map((c) => c.repoId))], [...new Set(combos.map((c) => c.userId))]);
       const add = <K extends string>(map: Map<K, Record<string, number>>, key: K, fields: Record<string, number>) => {
         const cur = map.get(key) ?? {};
         for (const [f, v] of Object.entries(fields)) cur[f] = (cur[f] ?? 0) + v;
@@ -212,7 +211,14 @@ export function createUsageService(db: Db) {
         if (c.kind === 'agent') add(users, c.userId, { agent, n: num(c.n) });
       }
       const elapsed = Math.max(1, (Math.min(now, to) - from) / 1000);
-      const concurrency = hourly.map((h) => ({ t: num(h.h) * HOUR_MS, peak: num(h.peak), average: Math.round((num(h.s) / 3600) * 100) / 100 }));
+      // Every hour of the period so far, zero where nothing ran, so the line shows the quiet hours too.
+      const ran = new Map(hourly.map((h) => [num(h.h) * HOUR_MS, h]));
+      const lastHour = Math.max(...[Math.min(now, to) - 1, ...ran.keys()].map((t) => Math.floor(t / HOUR_MS) * HOUR_MS));
+      const concurrency: UsageReport['concurrency'] = [];
+      for (let t = from; t <= lastHour && t < to; t += HOUR_MS) {
+        const h = ran.get(t);
+        concurrency.push({ t, peak: h ? num(h.peak) : 0, average: h ? Math.round((num(h.s) / 3600) * 100) / 100 : 0 });
+      }
       const periods = new Set(periodRows.map((r) => r.period));
       periods.add(periodOf(now));
       periods.add(period);
