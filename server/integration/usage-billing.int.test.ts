@@ -1,7 +1,3 @@
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -11,15 +7,15 @@ import {
   periodStart,
   periodsBetween,
   UsageTickSchema,
-  type Result,
   type RunnerEvent,
 } from '../../protocol';
-import { connectDb, migrate, type Db } from '../db';
-import { createServices, type Services } from '../services';
+import type { Db } from '../db';
+import type { Services } from '../services';
 import type { Principal } from '../services/auth';
 import { INVOICE_GRACE_MS } from '../services/billing';
 import { DEFAULT_PLANS } from '../services/plans';
 import { waitFor } from './harness';
+import { openServiceDb, type ServiceDb } from './service-db';
 
 /**
  * Usage and billing services on a real, migrated SQLite database, driven with their own clock:
@@ -29,13 +25,13 @@ import { waitFor } from './harness';
 const W = 30_000;
 
 describe('usage and billing on SQLite', () => {
-  let dir: string;
+  let env: ServiceDb;
   let db: Db;
   let services: Services;
   let orgId: string;
   let admin: Principal;
-  const runner = { id: 'runner_fake01', orgId: '', name: 'fake' };
-  const commands: Array<{ name: string; body: Record<string, unknown> }> = [];
+  let runner: ServiceDb['runner'];
+  let commands: ServiceDb['commands'];
   let n = 0;
 
   async function newSession(state = 'RUNNING', kind = 'agent', provider = 'shell') {
@@ -62,43 +58,11 @@ describe('usage and billing on SQLite', () => {
   }
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'av-usage-'));
-    const url = `file:${join(dir, 'village.db')}`;
-    await migrate(url);
-    db = await connectDb(url);
-    const org = await db.org.create({ data: { id: 'org_usage', name: 'Usage Org' } });
-    orgId = org.id;
-    runner.orgId = orgId;
-    await db.user.create({ data: { id: 'user_admin1', email: 'ada@example.com', passwordHash: 'x', name: 'Ada', isInstallAdmin: true } });
-    await db.membership.create({ data: { orgId, userId: 'user_admin1', role: 'admin' } });
-    await db.repo.create({ data: { id: 'repo_test01', orgId, name: 'demo', source: '/srv/demo', status: 'ready' } });
-    await db.runner.create({ data: { id: runner.id, orgId, name: 'fake', hostname: 'h', capacity: 100, providers: '["shell","claude"]', version: '0', online: true } });
-    services = createServices(db, orgId, { secretKey: randomBytes(32), defaultPlan: 'free' });
-    services.ports.gateway = {
-      isOnline: () => true,
-      activeSessions: () => 0,
-      health: () => ({ event_loop_lag_ms: null, rss_bytes: null }),
-      command: async (_id: string, name: string, body: unknown) => {
-        commands.push({ name, body: body as Record<string, unknown> });
-        return { ok: true, data: null } as Result<never>;
-      },
-      notify: () => undefined,
-      dropToken: () => undefined,
-    };
-    services.ports.broadcast = {
-      sessionUpdated: () => undefined,
-      repoUpdated: () => undefined,
-      runnerUpdated: () => undefined,
-      approvalUpdated: () => undefined,
-      sessionEvents: () => undefined,
-      hasViewers: () => false,
-    };
-    admin = { userId: 'user_admin1', email: 'ada@example.com', name: 'Ada', orgId, orgName: 'Usage Org', role: 'admin', mustChangePassword: false };
-    await services.plans.ensureDefaults();
+    env = await openServiceDb({ defaultPlan: 'free' });
+    ({ db, services, orgId, admin, runner, commands } = env);
   });
   afterAll(async () => {
-    await db?.$disconnect();
-    rmSync(dir, { recursive: true, force: true });
+    await env?.close();
   });
 
   it('counts every tick once, delivered one to three times, under any seq, in any order and batching (fuzz)', async () => {
