@@ -69,6 +69,9 @@ describe('usage and billing on SQLite', () => {
     // A past period, so the hard cap of the current month is not involved.
     const period = '2024-03';
     const base = periodStart(period);
+    // Seed the in-memory running total: it must move by exactly the ticks stored for the first time.
+    const seeded = await services.usage.billableSeconds(orgId, period, Date.now());
+    expect(seeded).toBe(0);
     await fc.assert(
       fc.asyncProperty(
         fc.array(
@@ -107,6 +110,7 @@ describe('usage and billing on SQLite', () => {
           for (let i = 0; i < shuffled.length; i += batchSize) await services.events.ingest(runner, shuffled.slice(i, i + batchSize));
           const after = await services.usage.sumSeconds(orgId, period);
           expect(after.agent - before.agent).toBeCloseTo(expected, 6);
+          expect(await services.usage.billableSeconds(orgId, period, Date.now())).toBeCloseTo(after.agent + after.patrol, 6);
           // One row per (session, window), and one stored event per distinct seq delivered.
           const unique = sessions.reduce((a, s) => a + s.windows.length, 0);
           expect(await db.usageTick.count({ where: { sessionId: { in: ids } } })).toBe(unique);

@@ -6,6 +6,7 @@ import type { Broadcaster, RunnerGateway } from './ports';
 import type { ApprovalService } from './approvals';
 import type { SessionService } from './sessions';
 import { tickInsertStatements, type StoredTick, type TickOwner } from './usage';
+import type { WriterQueue } from './writer-queue';
 
 /** Rows per INSERT statement: 5 parameters each stays far below SQLite's variable limit. */
 const ROWS_PER_STATEMENT = 200;
@@ -24,17 +25,14 @@ export function createEventService(
   gateway: () => RunnerGateway,
   broadcast: () => Broadcaster,
   approvals: ApprovalService,
-  /** Ticks stored for the first time, per org (usage totals and the plan's hard cap). */
-  onTicks: (orgId: string, stored: StoredTick[]) => Promise<void>,
-) {
+  /**
+   * Ticks stored for the first time: `stored` runs in the writer queue right after the commit
+   * (running totals), `after` once the batch is done (the plan's hard cap).
+   */
+  usage: { stored: (ticks: StoredTick[]) => void; after: (orgId: string, ticks: StoredTick[]) => Promise<void> },
   // One writer: SQLite has one write lock, so batches queue here instead of fighting for it.
-  let writeQueue: Promise<unknown> = Promise.resolve();
-  const serialize = <T>(fn: () => Promise<T>): Promise<T> => {
-    const run = writeQueue.then(fn, fn);
-    writeQueue = run.catch(() => undefined);
-    return run;
-  };
-
+  serialize: WriterQueue,
+) {
   /** Which runner and org own a session, and whom its usage is billed to: fixed at spawn, so read once and kept. */
   const owners = new Map<string, TickOwner & { runnerId: string | null }>();
 
@@ -97,6 +95,7 @@ export function createEventService(
         const lastSeqs = new Map<string, number>();
         for (const e of events) lastSeqs.set(e.session_id, Math.max(lastSeqs.get(e.session_id) ?? 0, e.seq));
         const { inserted, ticks } = await insert(events, lastSeqs);
+        usage.stored(ticks);
         const fresh = events.filter((e) => inserted.has(`${e.session_id}:${e.seq}`));
         const changed = new Set<string>();
         for (const id of ids) {
@@ -148,7 +147,7 @@ export function createEventService(
         return { fresh, changed, ticks };
       });
       // Not awaited: an over-budget pause asks the runner, whose batch ack must not wait for that.
-      if (ticks.length) void onTicks(runner.orgId, ticks).catch((err) => console.error('[server] usage after ticks failed', err));
+      if (ticks.length) void usage.after(runner.orgId, ticks).catch((err) => console.error('[server] usage after ticks failed', err));
 
       for (const id of ids) {
         const mine = fresh.filter((e) => e.session_id === id);

@@ -15,6 +15,7 @@ import { createPlanService } from './plans';
 import { createUsageService } from './usage';
 import { createBillingService } from './billing';
 import { createLimitService } from './limits';
+import { createWriterQueue } from './writer-queue';
 import type { PlanId } from '../../protocol';
 
 export interface Ports {
@@ -36,7 +37,8 @@ export function createServices(
   const policy = createPolicyService(db, record as never);
   const secrets = createSecretService(db, opts.secretKey, record as never);
   const plans = createPlanService(db, audit, { defaultPlan: opts.defaultPlan ?? 'free' });
-  const usage = createUsageService(db);
+  const writer = createWriterQueue();
+  const usage = createUsageService(db, writer);
   const limits = createLimitService(db, plans, usage, gateway, audit);
   const sessions = createSessionService(db, gateway, broadcast, { policy, secrets, limits });
   const approvals = createApprovalService(db, gateway, broadcast, () => record as never);
@@ -62,7 +64,15 @@ export function createServices(
     }),
     repos: createRepoService(db, gateway, broadcast),
     sessions,
-    events: createEventService(db, () => sessions, gateway, broadcast, approvals, (orgId, ticks) => limits.afterTicks(orgId, ticks)),
+    events: createEventService(
+      db,
+      () => sessions,
+      gateway,
+      broadcast,
+      approvals,
+      { stored: (ticks) => usage.noteStored(ticks), after: (orgId, ticks) => limits.afterTicks(orgId, ticks) },
+      writer,
+    ),
     /** Plans as data (installation admin edits terms; org admins pick one from the next period). */
     plans,
     /** Figures from the stored USAGE_TICKs. */

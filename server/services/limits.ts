@@ -125,9 +125,8 @@ export function createLimitService(db: Db, plans: PlanService, usage: UsageServi
       if (reached && cap !== null) throw new AppError('PLAN_LIMIT', LIMIT_MESSAGES.monthlyCap(plan.name, round1(used), cap, resetsOn(period)));
     },
 
-    /** After ticks were stored for the first time: running totals move, and a crossed cap pauses the org's running sessions. */
+    /** After ticks were stored for the first time: a crossed cap pauses the org's running sessions. */
     async afterTicks(orgId: string, stored: StoredTick[], now = Date.now()) {
-      usage.noteStored(stored);
       if (!stored.some((t) => t.period === periodOf(now))) return;
       await pauseOverBudget(orgId, now);
     },

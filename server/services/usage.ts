@@ -12,6 +12,7 @@ import {
 } from '../../protocol';
 import type { Db } from '../db';
 import { noFormula } from './audit';
+import type { WriterQueue } from './writer-queue';
 
 /** Rows per INSERT: 14 parameters each stays far below SQLite's variable limit. */
 const TICK_ROWS_PER_STATEMENT = 100;
@@ -75,7 +76,7 @@ export function tickInsertStatements(db: Db, ticks: Array<{ tick: UsageTick; own
   return statements;
 }
 
-export function createUsageService(db: Db) {
+export function createUsageService(db: Db, serialize: WriterQueue) {
   const totals = new Map<string, { seconds: number; at: number }>();
 
   async function sumSeconds(orgId: string, period: Period): Promise<{ agent: number; patrol: number }> {
@@ -89,12 +90,15 @@ export function createUsageService(db: Db) {
     const key = `${orgId}\0${period}`;
     const hit = totals.get(key);
     if (hit && now - hit.at < TOTAL_REFRESH_MS) return hit.seconds;
-    const s = await sumSeconds(orgId, period);
-    totals.set(key, { seconds: s.agent + s.patrol, at: now });
-    return s.agent + s.patrol;
+    // Read in the writer queue: no batch is between its commit and noteStored() meanwhile.
+    return serialize(async () => {
+      const s = await sumSeconds(orgId, period);
+      totals.set(key, { seconds: s.agent + s.patrol, at: now });
+      return s.agent + s.patrol;
+    });
   }
 
-  /** Ticks that were stored for the first time: the running totals move by exactly them. */
+  /** Ticks that were stored for the first time (called in the writer queue): the running totals move by exactly them. */
   function noteStored(ticks: StoredTick[]): void {
     for (const t of ticks) {
       const hit = totals.get(`${t.orgId}\0${t.period}`);
