@@ -36,7 +36,6 @@ export const PlanTermsSchema = z
   });
 export type PlanTerms = z.infer<typeof PlanTermsSchema>;
 
-export const PlanSchema = z.object({ id: PlanIdSchema }).and(PlanTermsSchema);
 export type Plan = { id: PlanId } & PlanTerms;
 
 export const ChangePlanBodySchema = z.object({ plan_id: PlanIdSchema });
