@@ -177,7 +177,8 @@ export default function BillingScreen() {
             <section className="card" aria-label={STRINGS.billingPlans}>
               <h2>{STRINGS.billingPlans}</h2>
               {b.can_edit_plans ? (
-                b.plans.map((p) => <PlanEditor key={`${p.id}:${JSON.stringify(p)}`} plan={p} canEdit />)
+                // Keyed by id only: a save refetches the plans, and the form (with its message) must stay.
+                b.plans.map((p) => <PlanEditor key={p.id} plan={p} canEdit />)
               ) : (
                 <>
                   <p className="muted small">{STRINGS.billingPlansReadOnly}</p>
