@@ -50,6 +50,8 @@ export default defineConfig({
       DATA_DIR,
       NODE_ENV: 'production',
       NEXT_TELEMETRY_DISABLED: '1',
+      // Room for every spec's sessions (Free allows 3 at once); usage.spec.ts edits the plan it tests.
+      AGENT_VILLAGE_DEFAULT_PLAN: 'team',
       // The attached runner offers `claude` through the fake agent CLI (real CLIs cannot log in here).
       AGENT_RUNNER_CLAUDE_BIN: `${process.cwd()}/e2e/fixtures/fake-agent/fake-claude.mjs`,
     },

@@ -120,6 +120,9 @@ export const AUDIT_ACTIONS = [
   'approval.requested',
   'approval.decided',
   'policy.blocked',
+  'billing.plan_changed',
+  'billing.plan_updated',
+  'billing.over_budget',
 ] as const;
 export const AuditActionSchema = z.enum(AUDIT_ACTIONS);
 export type AuditAction = z.infer<typeof AuditActionSchema>;

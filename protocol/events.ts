@@ -165,6 +165,8 @@ export const UsageTickSchema = z.object({
     agent_seconds: z.number().nonnegative(),
     terminal_kb: z.number().nonnegative(),
     files_touched: z.number().int().nonnegative(),
+    /** Calls into the provider in the window: prompts/turns from its hooks; for a shell, its start. Older runners omit it. */
+    provider_invocations: z.number().int().nonnegative().default(0),
   }),
 });
 
@@ -193,6 +195,7 @@ export type ApprovalRequested = z.infer<typeof ApprovalRequestedSchema>;
 export type PolicyBlocked = z.infer<typeof PolicyBlockedSchema>;
 export type DiffSummary = z.infer<typeof DiffSummarySchema>;
 export type TestRunFinished = z.infer<typeof TestRunFinishedSchema>;
+export type UsageTick = z.infer<typeof UsageTickSchema>;
 
 /** The part of an event a runner fills in before the spool assigns seq and ts. */
 export type RunnerEventBody = RunnerEvent extends infer E

@@ -6,3 +6,5 @@ export * from './ui';
 export * from './api';
 export * from './approvals';
 export * from './redact';
+export * from './period';
+export * from './usage';

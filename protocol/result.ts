@@ -10,6 +10,8 @@ export const ErrorCodeSchema = z.enum([
   'NO_RUNNER',
   'RUNNER_ERROR',
   'SETUP_REQUIRED',
+  /** A plan limit (concurrency, monthly cap, allowlist) refused it; the message says which and what to do. */
+  'PLAN_LIMIT',
   'INTERNAL',
 ]);
 export type ErrorCode = z.infer<typeof ErrorCodeSchema>;
@@ -34,6 +36,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   NO_RUNNER: 503,
   RUNNER_ERROR: 502,
   SETUP_REQUIRED: 409,
+  PLAN_LIMIT: 429,
   INTERNAL: 500,
 };
 

@@ -147,6 +147,10 @@ export type SessionResizeCommand = z.infer<typeof SessionResizeCommandSchema>;
 export const SessionRefSchema = z.object({ session_id: SessionIdSchema });
 export type SessionRef = z.infer<typeof SessionRefSchema>;
 
+/** Pause, with the reason the session shows (a person's pause, or "over budget" from the plan's cap). */
+export const SessionPauseCommandSchema = SessionRefSchema.extend({ reason: z.string().min(1).max(2000).optional() });
+export type SessionPauseCommand = z.infer<typeof SessionPauseCommandSchema>;
+
 /** Flow-control acknowledgement: viewers have parsed the terminal output through this seq. */
 export const TerminalAckSchema = z.object({ session_id: SessionIdSchema, seq: z.number().int().nonnegative() });
 export type TerminalAck = z.infer<typeof TerminalAckSchema>;
@@ -182,7 +186,7 @@ export interface ServerToRunnerEvents {
   'session:resize': (cmd: SessionResizeCommand, ack: Ack<null>) => void;
   'session:stop': (cmd: SessionRef, ack: Ack<null>) => void;
   /** Stop the whole process group where it stands (SIGSTOP); usage stops counting. */
-  'session:pause': (cmd: SessionRef, ack: Ack<null>) => void;
+  'session:pause': (cmd: SessionPauseCommand, ack: Ack<null>) => void;
   /** Continue a paused session (SIGCONT). */
   'session:resume': (cmd: SessionRef, ack: Ack<null>) => void;
   'session:approve': (cmd: ApproveCommand, ack: Ack<null>) => void;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ApprovalSummary } from './approvals';
+import type { SpawnSessionBodySchema } from './api';
 import type { Ack } from './result';
 import { ProviderIdSchema, RepoTreeSchema, SessionIdSchema, SessionStateSchema } from './world';
 
@@ -93,6 +94,8 @@ export interface UiClientToServerEvents {
   'terminal:input': (body: z.infer<typeof UiInputSchema>, ack?: Ack<null>) => void;
   'terminal:resize': (body: z.infer<typeof UiResizeSchema>, ack?: Ack<null>) => void;
   'terminal:ack': (body: z.infer<typeof UiTerminalAckSchema>) => void;
+  /** The same spawn as POST /api/sessions (same role, plan limits and answers), for socket clients. */
+  'session:spawn': (body: z.input<typeof SpawnSessionBodySchema>, ack: Ack<SessionSummary>) => void;
 }
 
 export interface UiServerToClientEvents {

@@ -3,6 +3,7 @@ import {
   CreateSessionCommandSchema,
   RepoScanCommandSchema,
   SessionInputCommandSchema,
+  SessionPauseCommandSchema,
   SessionRefSchema,
   SessionResizeCommandSchema,
   TerminalAckSchema,
@@ -51,8 +52,8 @@ export function createCommandHandlers({ sessions, workspaces, log, canReach = ()
       return cmd.ok ? sessions.stop(cmd.data) : cmd;
     },
     'session:pause': (raw: unknown): Result<null> => {
-      const cmd = parseInput(SessionRefSchema, raw);
-      return cmd.ok ? sessions.pause(cmd.data) : cmd;
+      const cmd = parseInput(SessionPauseCommandSchema, raw);
+      return cmd.ok ? sessions.pause(cmd.data, cmd.data.reason) : cmd;
     },
     'session:resume': (raw: unknown): Result<null> => {
       const cmd = parseInput(SessionRefSchema, raw);

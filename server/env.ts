@@ -25,6 +25,8 @@ const EnvSchema = z.object({
   AGENT_VILLAGE_PING_TIMEOUT_MS: z.coerce.number().int().min(100).default(20_000),
   /** 32 bytes, base64: encrypts org secrets at rest (default: a key file beside the database). */
   AGENT_VILLAGE_SECRET_KEY: z.string().min(1).optional(),
+  /** The plan a new org starts on (free | team | enterprise); plans are edited on the Billing page. */
+  AGENT_VILLAGE_DEFAULT_PLAN: z.enum(['free', 'team', 'enterprise']).default('free'),
   /** Serve the Next.js pages (tests of the realtime layer alone may switch it off). */
   AGENT_VILLAGE_NEXT: bool.default(true),
 });

@@ -14,6 +14,9 @@ import { ensureDefaultOrg } from './services/orgs';
 import { loadSecretKey } from './services/secrets';
 import { logRedaction } from '../protocol/log-redaction';
 
+/** How often closed billing periods are looked for; an invoice is due 15 minutes after its month. */
+const ROLLOVER_CHECK_MS = 60_000;
+
 /** The control plane: Next.js pages and API, Socket.IO (/ui, /runner) and Prisma, on one port. */
 async function main() {
   // Before anything can log: token formats and the org secrets this process handles are masked.
@@ -27,8 +30,14 @@ async function main() {
   const services = createServices(db, org.id, {
     runnerGraceMs: env.AGENT_VILLAGE_RUNNER_GRACE_MS,
     secretKey: loadSecretKey(env.AGENT_VILLAGE_SECRET_KEY, join(env.DATA_DIR, 'secret.key')),
+    defaultPlan: env.AGENT_VILLAGE_DEFAULT_PLAN,
   });
   setServices(services);
+  await services.plans.ensureDefaults();
+  // Closed periods become invoices (idempotent): at start, then every minute.
+  const rollover = () => void services.billing.rolloverAll().catch((e) => console.error('[server] invoice rollover failed', e));
+  rollover();
+  setInterval(rollover, ROLLOVER_CHECK_MS).unref();
   await services.runners.resetOnline();
 
   const dev = env.NODE_ENV === 'development';

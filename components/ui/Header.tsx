@@ -24,9 +24,17 @@ export default function Header({ me, runners }: { me: Me; runners?: RunnerSummar
         Policy
       </Link>
       {me.role === 'admin' && (
-        <Link href="/audit" className="btn btn-small">
-          {STRINGS.auditLink}
-        </Link>
+        <>
+          <Link href="/usage" className="btn btn-small">
+            {STRINGS.usageLink}
+          </Link>
+          <Link href="/billing" className="btn btn-small">
+            {STRINGS.billingLink}
+          </Link>
+          <Link href="/audit" className="btn btn-small">
+            {STRINGS.auditLink}
+          </Link>
+        </>
       )}
       <Link href="/settings" className="btn btn-small">
         Settings

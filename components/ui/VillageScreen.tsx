@@ -3,7 +3,8 @@ import dynamic from 'next/dynamic';
 import { useMemo, useState } from 'react';
 import { useMutation } from '@tanstack/react-query';
 import type { ProviderId, SessionSummary } from '../../protocol';
-import { ROLE_RANK } from '../../protocol';
+import { LIMIT_MESSAGES, providerAllowed, ROLE_RANK } from '../../protocol';
+import { useLimits } from '../usage/use-limits';
 import TerminalPanel from '../terminal/TerminalPanel';
 import SessionDetails from './SessionDetails';
 import { useApprovals } from '../approvals/use-approvals';
@@ -48,6 +49,18 @@ export default function VillageScreen() {
   const room = selectedRoom ?? (world.data?.repos[0]?.tree ? { repoId: world.data.repos[0].id, roomPath: '' } : null);
   const roomRepo = world.data?.repos.find((r) => r.id === room?.repoId);
   const openSession = world.data?.sessions.find((s) => s.id === openSessionId) ?? null;
+  const limits = useLimits(me.isSuccess && canOperate);
+  // The server refuses these spawns; say so before the click, in the same words.
+  const plan = limits.data;
+  const spawnBlock = !plan
+    ? null
+    : !plan.spawn.allowed
+      ? plan.spawn.reason
+      : !providerAllowed(plan.allowed_providers, provider)
+        ? LIMIT_MESSAGES.provider(plan.plan.name, provider, plan.allowed_providers)
+        : room && plan.blocked_repo_ids.includes(room.repoId)
+          ? LIMIT_MESSAGES.repo(plan.plan.name, roomRepo?.name ?? 'this repository')
+          : null;
 
   const spawn = useMutation({
     mutationFn: () =>
@@ -91,7 +104,7 @@ export default function VillageScreen() {
                 </label>
                 <select id="provider" value={provider} onChange={(e) => setProvider(e.target.value as ProviderId)}>
                   {(providers.length ? providers : (['shell'] as ProviderId[])).map((p) => (
-                    <option key={p} value={p} disabled={!providers.includes(p)}>
+                    <option key={p} value={p} disabled={!providers.includes(p) || (plan ? !providerAllowed(plan.allowed_providers, p) : false)}>
                       {p}
                     </option>
                   ))}
@@ -106,7 +119,8 @@ export default function VillageScreen() {
                 <button
                   type="button"
                   className="btn btn-primary"
-                  disabled={!room || spawn.isPending || !providers.includes(provider)}
+                  disabled={!room || spawn.isPending || !providers.includes(provider) || spawnBlock !== null}
+                  aria-describedby={spawnBlock ? 'spawn-limit' : undefined}
                   onClick={() => spawn.mutate()}
                 >
                   {spawn.isPending ? 'Spawning…' : STRINGS.spawnButton}
@@ -120,6 +134,17 @@ export default function VillageScreen() {
               </label>
             )}
             {!providers.length && <p className="muted small">{STRINGS.noRunner}</p>}
+            {canOperate && plan && (
+              <p className="muted small plan-line" data-testid="plan-line">
+                {STRINGS.limitsLine} {plan.plan.name} · {plan.concurrency.used}/{plan.concurrency.max} sessions · {plan.minutes.used}
+                {plan.minutes.cap !== null ? `/${plan.minutes.cap}` : ''} agent-min this month
+              </p>
+            )}
+            {canOperate && spawnBlock && (
+              <p className="warn-line" id="spawn-limit" role="status" data-testid="spawn-limit">
+                {spawnBlock}
+              </p>
+            )}
             {actionError && (
               <p className="error-line" role="alert">
                 {actionError}

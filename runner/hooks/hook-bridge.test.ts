@@ -141,3 +141,25 @@ describe('HookBridge: a person in the shell', () => {
     expect(out.filter((e) => 'type' in e || 'file' in e)).toEqual([]);
   });
 });
+
+describe('HookBridge: provider invocations for usage', () => {
+  it('every prompt submitted (Claude/Codex UserPromptSubmit, Gemini BeforeAgent) is one invocation; tools and turn ends are not', () => {
+    let invocations = 0;
+    for (const [provider, prompt, other] of [
+      ['claude', 'UserPromptSubmit', 'Stop'],
+      ['codex', 'UserPromptSubmit', 'notify'],
+      ['gemini', 'BeforeAgent', 'AfterAgent'],
+    ] as const) {
+      const bridge = new HookBridge({
+        provider,
+        worktree: WT,
+        sink: { emit: () => undefined, activity: () => undefined, fileTouched: () => undefined, invocation: () => void (invocations += 1) },
+      });
+      bridge.handle({ provider, event: prompt, payload: { prompt: 'one' } });
+      bridge.handle({ provider, event: 'PreToolUse', payload: { tool_name: 'Read', tool_input: {} } });
+      bridge.handle({ provider, event: other, payload: {} });
+      bridge.handle({ provider, event: prompt, payload: { prompt: 'two' } });
+    }
+    expect(invocations).toBe(6);
+  });
+});

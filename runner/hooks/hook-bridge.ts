@@ -95,6 +95,8 @@ export interface HookSink {
   activity(activity: 'working' | 'waiting_for_input', detail: string): void;
   /** `file` is relative to the worktree, '/'-separated, never outside it. */
   fileTouched(file: string, reason: 'write' | 'read'): void;
+  /** A prompt was submitted to the provider (a turn begins): one provider invocation for usage. */
+  invocation?(): void;
 }
 
 /** The session's policy gate (runner/approvals/gate.ts): decides shell tool calls that need approval. */
@@ -151,6 +153,7 @@ export class HookBridge {
     const p = call.payload;
     switch (kind) {
       case 'prompt':
+        this.opts.sink.invocation?.();
         this.setActivity('working', 'working on a prompt');
         return {};
       case 'pre_tool':

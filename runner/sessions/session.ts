@@ -448,6 +448,8 @@ export class Session {
       });
       this.transition('RUNNING', `${provider.id} running as pid ${pty.pid}`);
       this.startUsage();
+      // A shell has no prompts to count: its start is its one invocation. AI CLIs count their turns (hooks).
+      if (provider.id === 'shell') this.usage.addInvocation();
       this.lastIoAt = Date.now();
       this.scheduleIdle();
       deps.log.info(`session ${this.id} running (pid ${pty.pid}) in ${cwd}`);
@@ -505,6 +507,7 @@ export class Session {
         emit: (body) => void this.emit(body),
         activity: (activity, detail) => void this.setActivity(activity, detail),
         fileTouched: (file, reason) => void this.noteFileTouched(file, reason, 'hook'),
+        invocation: () => this.usage.addInvocation(),
       },
     });
   }
@@ -772,7 +775,12 @@ export class Session {
         type: 'USAGE_TICK',
         provider: this.cmd.provider,
         window_start: w.window_start,
-        units: { agent_seconds: w.agent_seconds, terminal_kb: w.terminal_kb, files_touched: w.files_touched },
+        units: {
+          agent_seconds: w.agent_seconds,
+          terminal_kb: w.terminal_kb,
+          files_touched: w.files_touched,
+          provider_invocations: w.provider_invocations,
+        },
       });
     }
   }

@@ -6,6 +6,7 @@ export interface UsageWindow {
   agent_seconds: number;
   terminal_kb: number;
   files_touched: number;
+  provider_invocations: number;
 }
 
 function round3(n: number): number {
@@ -27,6 +28,7 @@ export class UsageMeter {
   private windowActiveMs = 0;
   private windowBytes = 0;
   private windowFiles = new Set<string>();
+  private windowInvocations = 0;
 
   get running(): boolean {
     return this.started;
@@ -48,6 +50,7 @@ export class UsageMeter {
     this.windowActiveMs = 0;
     this.windowBytes = 0;
     this.windowFiles = new Set();
+    this.windowInvocations = 0;
   }
 
   addOutput(bytes: number): void {
@@ -57,6 +60,11 @@ export class UsageMeter {
   /** A file the agent touched; counted once per window. */
   addFileTouched(path: string): void {
     if (this.started) this.windowFiles.add(path);
+  }
+
+  /** One call into the provider (a prompt or turn from its hooks; a shell's start). */
+  addInvocation(): void {
+    if (this.started) this.windowInvocations += 1;
   }
 
   /** Stops counting time. Returns the windows that ended by `now` (the caller emits them). */
@@ -87,6 +95,7 @@ export class UsageMeter {
       this.windowActiveMs = 0;
       this.windowBytes = 0;
       this.windowFiles = new Set();
+      this.windowInvocations = 0;
     }
     return out;
   }
@@ -105,12 +114,13 @@ export class UsageMeter {
   private measure(end: number): UsageWindow | null {
     const current = this.activeSince === null ? 0 : Math.max(0, end - Math.max(this.windowStart, this.activeSince));
     const seconds = (this.windowActiveMs + current) / 1000;
-    if (seconds === 0 && this.windowBytes === 0 && this.windowFiles.size === 0) return null;
+    if (seconds === 0 && this.windowBytes === 0 && this.windowFiles.size === 0 && this.windowInvocations === 0) return null;
     return {
       window_start: this.windowStart,
       agent_seconds: round3(seconds),
       terminal_kb: round3(this.windowBytes / 1024),
       files_touched: this.windowFiles.size,
+      provider_invocations: this.windowInvocations,
     };
   }
 }

@@ -57,6 +57,8 @@ export async function startStack(opts: { attachedRunner?: boolean; env?: Record<
       DATA_DIR: dataDir,
       NEXT_TELEMETRY_DISABLED: '1',
       AGENT_VILLAGE_ATTACHED_RUNNER: opts.attachedRunner === false ? '0' : '1',
+      // Tests that are not about plans must not meet the Free plan's limits; plan tests pass their own.
+      AGENT_VILLAGE_DEFAULT_PLAN: 'enterprise',
       ...opts.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

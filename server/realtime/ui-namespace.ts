@@ -3,6 +3,7 @@ import type { Namespace, Server, Socket } from 'socket.io';
 import {
   AttachSchema,
   DetachSchema,
+  SpawnSessionBodySchema,
   UiInputSchema,
   UiResizeSchema,
   UiTerminalAckSchema,
@@ -166,6 +167,12 @@ export function attachUiNamespace(io: Server, services: Services): Broadcaster {
         removeViewer(session_id, socket.id);
         return null;
       }),
+    );
+
+    // The same spawn as POST /api/sessions: role, plan limits and answers are the service's.
+    socket.on(
+      'session:spawn',
+      handle('session:spawn', SpawnSessionBodySchema, async (body) => services.sessions.spawn(await currentPrincipal(socket), body)),
     );
 
     socket.on(

@@ -26,7 +26,7 @@ export interface AuditRecord {
 }
 
 /** A cell a spreadsheet would run as a formula (=, +, -, @, tab, CR) gets a leading quote (OWASP CSV injection). */
-function noFormula(cell: string): string {
+export function noFormula(cell: string): string {
   return /^[=+\-@\t\r]/.test(cell) ? `'${cell}` : cell;
 }
 

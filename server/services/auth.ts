@@ -95,7 +95,8 @@ export function createAuthService(db: Db, audit: AuditService, events: MemberEve
       // The count check and the insert run in one transaction so two racing setups make one admin.
       await db.$transaction(async (tx) => {
         if ((await tx.user.count()) > 0) throw new AppError('CONFLICT', 'Setup is already done: log in instead.');
-        await tx.user.create({ data: { id: userId, email: input.email, passwordHash, name: input.name ?? input.email.split('@')[0]! } });
+        // The setup account is the installation admin: it edits the plans' limits and prices.
+        await tx.user.create({ data: { id: userId, email: input.email, passwordHash, name: input.name ?? input.email.split('@')[0]!, isInstallAdmin: true } });
         await tx.membership.create({ data: { orgId, userId, role: 'admin' } });
         if (input.org_name) await tx.org.update({ where: { id: orgId }, data: { name: input.org_name } });
       });

@@ -1,10 +1,12 @@
-import type { RunnerEvent, SessionState, WireEvent } from '../../protocol';
+import type { RunnerEvent, SessionState, UsageTick, WireEvent } from '../../protocol';
 import { TERMINAL_STATES } from '../../protocol';
 import type { Db } from '../db';
 import { forbidden } from './errors';
 import type { Broadcaster, RunnerGateway } from './ports';
 import type { ApprovalService } from './approvals';
 import type { SessionService } from './sessions';
+import { tickInsertStatements, type StoredTick, type TickOwner } from './usage';
+import type { WriterQueue } from './writer-queue';
 
 /** Rows per INSERT statement: 5 parameters each stays far below SQLite's variable limit. */
 const ROWS_PER_STATEMENT = 200;
@@ -23,23 +25,22 @@ export function createEventService(
   gateway: () => RunnerGateway,
   broadcast: () => Broadcaster,
   approvals: ApprovalService,
-) {
+  /**
+   * Ticks stored for the first time: `stored` runs in the writer queue right after the commit
+   * (running totals), `after` once the batch is done (the plan's hard cap).
+   */
+  usage: { stored: (ticks: StoredTick[]) => void; after: (orgId: string, ticks: StoredTick[]) => Promise<void> },
   // One writer: SQLite has one write lock, so batches queue here instead of fighting for it.
-  let writeQueue: Promise<unknown> = Promise.resolve();
-  const serialize = <T>(fn: () => Promise<T>): Promise<T> => {
-    const run = writeQueue.then(fn, fn);
-    writeQueue = run.catch(() => undefined);
-    return run;
-  };
-
-  /** Which runner and org own a session: fixed at spawn, so it is read once and kept. */
-  const owners = new Map<string, { orgId: string; runnerId: string | null }>();
+  serialize: WriterQueue,
+) {
+  /** Which runner and org own a session, and whom its usage is billed to: fixed at spawn, so read once and kept. */
+  const owners = new Map<string, TickOwner & { runnerId: string | null }>();
 
   /**
    * One transaction: every event (a resend is ignored by the primary key) and every session's
    * lastSeq, so a batch costs one commit however many sessions it spans.
    */
-  async function insert(events: RunnerEvent[], lastSeqs: Map<string, number>): Promise<Set<string>> {
+  async function insert(events: RunnerEvent[], lastSeqs: Map<string, number>): Promise<{ inserted: Set<string>; ticks: StoredTick[] }> {
     const inserted = new Set<string>();
     const statements = [];
     for (let i = 0; i < events.length; i += ROWS_PER_STATEMENT) {
@@ -54,11 +55,17 @@ export function createEventService(
     const updates = [...lastSeqs].map(([id, seq]) =>
       db.$executeRawUnsafe('UPDATE "Session" SET "lastSeq" = MAX("lastSeq", ?) WHERE "id" = ?', seq, id),
     );
-    const results = await db.$transaction([...statements, ...updates]);
+    // Usage is keyed by (session, window), not seq: a tick resent under any seq counts once.
+    const ticks = events
+      .filter((e): e is UsageTick => e.type === 'USAGE_TICK')
+      .map((tick) => ({ tick, owner: owners.get(tick.session_id)! }));
+    const tickStatements = tickInsertStatements(db, ticks, Date.now());
+    const results = await db.$transaction([...statements, ...tickStatements, ...updates]);
     for (const rows of results.slice(0, statements.length) as { sessionId: string; seq: number }[][]) {
       for (const r of rows) inserted.add(`${r.sessionId}:${Number(r.seq)}`);
     }
-    return inserted;
+    const stored = (results.slice(statements.length, statements.length + tickStatements.length) as StoredTick[][]).flat();
+    return { inserted, ticks: stored };
   }
 
   return {
@@ -70,11 +77,14 @@ export function createEventService(
       const ids = [...new Set(events.map((e) => e.session_id))];
       // Everything from reading the sessions to the last update runs in the writer queue, so a
       // later batch never sees a session row older than an earlier batch's changes.
-      const { fresh, changed } = await serialize(async () => {
+      const { fresh, changed, ticks } = await serialize(async () => {
         const unknown = ids.filter((id) => !owners.has(id));
         if (unknown.length) {
-          const rows = await db.session.findMany({ where: { id: { in: unknown } }, select: { id: true, orgId: true, runnerId: true } });
-          for (const r of rows) owners.set(r.id, { orgId: r.orgId, runnerId: r.runnerId });
+          const rows = await db.session.findMany({
+            where: { id: { in: unknown } },
+            select: { id: true, orgId: true, runnerId: true, repoId: true, createdById: true, kind: true },
+          });
+          for (const r of rows) owners.set(r.id, { orgId: r.orgId, runnerId: r.runnerId, repoId: r.repoId, userId: r.createdById, kind: r.kind });
         }
         for (const e of events) {
           const s = owners.get(e.session_id);
@@ -84,7 +94,8 @@ export function createEventService(
         }
         const lastSeqs = new Map<string, number>();
         for (const e of events) lastSeqs.set(e.session_id, Math.max(lastSeqs.get(e.session_id) ?? 0, e.seq));
-        const inserted = await insert(events, lastSeqs);
+        const { inserted, ticks } = await insert(events, lastSeqs);
+        usage.stored(ticks);
         const fresh = events.filter((e) => inserted.has(`${e.session_id}:${e.seq}`));
         const changed = new Set<string>();
         for (const id of ids) {
@@ -133,8 +144,10 @@ export function createEventService(
           }
           if (changed.has(id)) await db.session.update({ where: { id }, data });
         }
-        return { fresh, changed };
+        return { fresh, changed, ticks };
       });
+      // Not awaited: an over-budget pause asks the runner, whose batch ack must not wait for that.
+      if (ticks.length) void usage.after(runner.orgId, ticks).catch((err) => console.error('[server] usage after ticks failed', err));
 
       for (const id of ids) {
         const mine = fresh.filter((e) => e.session_id === id);

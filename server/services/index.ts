@@ -11,6 +11,12 @@ import { createSessionService } from './sessions';
 import { createApprovalService } from './approvals';
 import { createPolicyService } from './policy';
 import { createSecretService } from './secrets';
+import { createPlanService } from './plans';
+import { createUsageService } from './usage';
+import { createBillingService } from './billing';
+import { createLimitService } from './limits';
+import { createWriterQueue } from './writer-queue';
+import type { PlanId } from '../../protocol';
 
 export interface Ports {
   gateway: RunnerGateway;
@@ -21,7 +27,7 @@ export interface Ports {
 export function createServices(
   db: Db,
   orgId: string,
-  opts: { runnerGraceMs?: number; secretKey: Buffer },
+  opts: { runnerGraceMs?: number; secretKey: Buffer; defaultPlan?: PlanId },
 ) {
   const ports: Partial<Ports> = {};
   const gateway = () => ports.gateway ?? missing('gateway');
@@ -30,7 +36,11 @@ export function createServices(
   const record = (r: Parameters<typeof audit.record>[0]) => audit.record(r);
   const policy = createPolicyService(db, record as never);
   const secrets = createSecretService(db, opts.secretKey, record as never);
-  const sessions = createSessionService(db, gateway, broadcast, { policy, secrets });
+  const plans = createPlanService(db, audit, { defaultPlan: opts.defaultPlan ?? 'free' });
+  const writer = createWriterQueue();
+  const usage = createUsageService(db, writer);
+  const limits = createLimitService(db, plans, usage, gateway, audit);
+  const sessions = createSessionService(db, gateway, broadcast, { policy, secrets, limits });
   const approvals = createApprovalService(db, gateway, broadcast, () => record as never);
   const memberEvents = new MemberEvents();
   const auth = createAuthService(db, audit, memberEvents);
@@ -54,7 +64,23 @@ export function createServices(
     }),
     repos: createRepoService(db, gateway, broadcast),
     sessions,
-    events: createEventService(db, () => sessions, gateway, broadcast, approvals),
+    events: createEventService(
+      db,
+      () => sessions,
+      gateway,
+      broadcast,
+      approvals,
+      { stored: (ticks) => usage.noteStored(ticks), after: (orgId, ticks) => limits.afterTicks(orgId, ticks) },
+      writer,
+    ),
+    /** Plans as data (installation admin edits terms; org admins pick one from the next period). */
+    plans,
+    /** Figures from the stored USAGE_TICKs. */
+    usage,
+    /** Spawn admission and the hard cap. */
+    limits,
+    /** Statements, invoices at rollover, plan changes. */
+    billing: createBillingService(db, plans, usage),
   };
 }
 

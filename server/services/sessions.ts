@@ -8,6 +8,7 @@ import type { Broadcaster, RunnerGateway } from './ports';
 import type { PolicyService } from './policy';
 import { canReach, repoRefFromSource } from './repos';
 import type { SecretService } from './secrets';
+import type { LimitService } from './limits';
 
 type SessionRow = {
   id: string;
@@ -65,7 +66,7 @@ export function createSessionService(
   db: Db,
   gateway: () => RunnerGateway,
   broadcast: () => Broadcaster,
-  deps: { policy: PolicyService; secrets: SecretService },
+  deps: { policy: PolicyService; secrets: SecretService; limits: LimitService },
 ) {
   async function load(orgId: string, id: string) {
     const s = await db.session.findFirst({ where: { id, orgId }, include: WITH_SUMMARY });
@@ -153,25 +154,29 @@ export function createSessionService(
       if (!tree.dirs.some((d) => d.path === body.room_path)) {
         throw new AppError('BAD_REQUEST', `"${body.room_path}" is not a directory of ${repo.name}.`);
       }
-      const runner = await pickRunner(p.orgId, body.provider, repo.source);
       const id = newId('sess');
       const mode = body.mode ?? 'write';
       const title = body.title || `${body.provider} in /${body.room_path}`;
-      await db.session.create({
-        data: {
-          id,
-          orgId: p.orgId,
-          repoId: repo.id,
-          runnerId: runner.id,
-          createdById: p.userId,
-          provider: body.provider,
-          roomPath: body.room_path,
-          mode,
-          goal: body.goal ?? '',
-          title,
-          state: 'CREATED',
-          reason: `Placed on runner ${runner.name}`,
-        },
+      // Plan limits are checked and the row is written under the org's spawn lock (no two take the last slot).
+      const runner = await deps.limits.admit(p.orgId, { provider: body.provider, repo }, async () => {
+        const r = await pickRunner(p.orgId, body.provider, repo.source);
+        await db.session.create({
+          data: {
+            id,
+            orgId: p.orgId,
+            repoId: repo.id,
+            runnerId: r.id,
+            createdById: p.userId,
+            provider: body.provider,
+            roomPath: body.room_path,
+            mode,
+            goal: body.goal ?? '',
+            title,
+            state: 'CREATED',
+            reason: `Placed on runner ${r.name}`,
+          },
+        });
+        return r;
       });
       await publish(p.orgId, id);
       const command: CreateSessionCommand = {
@@ -215,6 +220,7 @@ export function createSessionService(
         throw new AppError('CONFLICT', `Only a running session can be paused; this one is ${s.state.toLowerCase().replaceAll('_', ' ')}.`);
       }
       if (action === 'resume' && s.state !== 'PAUSED_BY_HUMAN') throw new AppError('CONFLICT', 'That session is not paused.');
+      if (action === 'resume') await deps.limits.checkResume(p.orgId);
       if (!s.runnerId || !gateway().isOnline(s.runnerId)) throw new AppError('RUNNER_ERROR', 'The session’s runner is offline.');
       const res = await gateway().command(s.runnerId, action === 'pause' ? 'session:pause' : 'session:resume', { session_id: id });
       if (!res.ok) throw new AppError(res.error.code, `The runner could not ${action} the session: ${res.error.message}`);

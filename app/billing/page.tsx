@@ -1,0 +1,5 @@
+import BillingScreen from '../../components/usage/BillingScreen';
+
+export default function BillingPage() {
+  return <BillingScreen />;
+}

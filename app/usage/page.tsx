@@ -1,0 +1,5 @@
+import UsageScreen from '../../components/usage/UsageScreen';
+
+export default function UsagePage() {
+  return <UsageScreen />;
+}

@@ -1,0 +1,71 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { PlanId, Result } from '../../protocol';
+import { connectDb, migrate, type Db } from '../db';
+import { createServices, type Services } from '../services';
+import type { Principal } from '../services/auth';
+
+/**
+ * The domain services on a fresh, migrated SQLite file, with the realtime ports played by stubs
+ * (runner commands are recorded and answered ok). For tests and benchmarks of the services alone.
+ */
+export interface ServiceDb {
+  db: Db;
+  services: Services;
+  orgId: string;
+  admin: Principal;
+  runner: { id: string; orgId: string; name: string };
+  commands: Array<{ name: string; body: Record<string, unknown> }>;
+  close(): Promise<void>;
+}
+
+export async function openServiceDb(opts: { defaultPlan?: PlanId } = {}): Promise<ServiceDb> {
+  const dir = mkdtempSync(join(tmpdir(), 'av-svc-'));
+  const url = `file:${join(dir, 'village.db')}`;
+  await migrate(url);
+  const db = await connectDb(url);
+  const orgId = 'org_svc';
+  await db.org.create({ data: { id: orgId, name: 'Service Org' } });
+  await db.user.create({ data: { id: 'user_admin1', email: 'ada@example.com', passwordHash: 'x', name: 'Ada', isInstallAdmin: true } });
+  await db.membership.create({ data: { orgId, userId: 'user_admin1', role: 'admin' } });
+  await db.repo.create({ data: { id: 'repo_test01', orgId, name: 'demo', source: '/srv/demo', status: 'ready' } });
+  const runner = { id: 'runner_fake01', orgId, name: 'fake' };
+  await db.runner.create({ data: { id: runner.id, orgId, name: 'fake', hostname: 'h', capacity: 1000, providers: '["shell","claude"]', version: '0', online: true } });
+  const services = createServices(db, orgId, { secretKey: randomBytes(32), defaultPlan: opts.defaultPlan ?? 'free' });
+  const commands: ServiceDb['commands'] = [];
+  services.ports.gateway = {
+    isOnline: () => true,
+    activeSessions: () => 0,
+    health: () => ({ event_loop_lag_ms: null, rss_bytes: null }),
+    command: async (_id: string, name: string, body: unknown) => {
+      commands.push({ name, body: body as Record<string, unknown> });
+      return { ok: true, data: null } as Result<never>;
+    },
+    notify: () => undefined,
+    dropToken: () => undefined,
+  };
+  services.ports.broadcast = {
+    sessionUpdated: () => undefined,
+    repoUpdated: () => undefined,
+    runnerUpdated: () => undefined,
+    approvalUpdated: () => undefined,
+    sessionEvents: () => undefined,
+    hasViewers: () => false,
+  };
+  await services.plans.ensureDefaults();
+  const admin: Principal = { userId: 'user_admin1', email: 'ada@example.com', name: 'Ada', orgId, orgName: 'Service Org', role: 'admin', mustChangePassword: false };
+  return {
+    db,
+    services,
+    orgId,
+    admin,
+    runner,
+    commands,
+    async close() {
+      await db.$disconnect();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
