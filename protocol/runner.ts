@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Ack } from './result';
 import { RunnerEventSchema } from './events';
+import { PatrolSpecSchema, type PatrolDefaults, type RepoInspectCommand } from './patrols';
 import { OrgIdSchema, ProviderIdSchema, RepoIdSchema, RepoRefSchema, RepoTreeSchema, RoomPathSchema, SessionIdSchema } from './world';
 
 /**
@@ -125,6 +126,8 @@ export const CreateSessionCommandSchema = z.object({
     .object({ plan: z.enum(['free', 'team', 'enterprise']), limits: z.object({ max_concurrency: z.number().int().positive() }) })
     .optional(),
   mode: z.enum(['write', 'read_only']).default('write'),
+  /** Present for a patrol: the runner runs this command non-interactively instead of the provider. */
+  patrol: PatrolSpecSchema.optional(),
   cols: z.number().int().min(2).max(1000).default(120),
   rows: z.number().int().min(2).max(500).default(32),
 });
@@ -188,6 +191,8 @@ export interface ServerToRunnerEvents {
   'session:approve': (cmd: ApproveCommand, ack: Ack<null>) => void;
   'terminal:ack': (cmd: TerminalAck) => void;
   'repo:scan': (cmd: RepoScanCommand, ack: Ack<z.infer<typeof RepoTreeSchema>>) => void;
+  /** Read the default branch and suggest patrol commands (package.json scripts, config files). */
+  'repo:inspect': (cmd: RepoInspectCommand, ack: Ack<PatrolDefaults>) => void;
 }
 
 export { RoomPathSchema };

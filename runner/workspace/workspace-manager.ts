@@ -2,7 +2,8 @@ import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { RepoDir, RepoTree } from '../../protocol';
+import type { PatrolDefaults, RepoDir, RepoTree } from '../../protocol';
+import { DETECT_FILES, detectPatrolCommands } from '../patrols/detect';
 import { RunnerError } from '../errors';
 import { errorMessage, type Logger } from '../log';
 import { GIT_NETWORK_TIMEOUT_MS, GitError, git } from './git';
@@ -175,6 +176,22 @@ export class WorkspaceManager {
       const defaultBranch = (await git(['symbolic-ref', '--short', 'HEAD'], { cwd: bare, what: 'symbolic-ref' }).catch(() => 'HEAD')).trim() || 'HEAD';
       const listing = await git(['ls-tree', '-r', '-z', '--full-tree', 'HEAD'], { cwd: bare, what: 'ls-tree' });
       return { default_branch: defaultBranch, head_sha: headSha, ...countDirs(listing) };
+    });
+  }
+
+  /** Suggested patrol commands, read from the default branch's files (runner/patrols/detect.ts). */
+  inspect(repoId: string, source: string): Promise<PatrolDefaults> {
+    return this.withRepoLock(repoId, async () => {
+      const bare = await this.ensureCloneLocked(repoId, source);
+      const listing = await git(['ls-tree', '-r', '-z', '--name-only', '--full-tree', 'HEAD'], { cwd: bare, what: 'ls-tree' }).catch(() => '');
+      const files = listing.split('\0').filter(Boolean);
+      const present = new Set(files);
+      const contents: Partial<Record<(typeof DETECT_FILES)[number], string>> = {};
+      for (const f of DETECT_FILES) {
+        if (!present.has(f)) continue;
+        contents[f] = (await git(['show', `HEAD:${f}`], { cwd: bare, what: 'show' }).catch(() => '')).slice(0, 512 * 1024);
+      }
+      return detectPatrolCommands(files, contents);
     });
   }
 

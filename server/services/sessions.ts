@@ -14,6 +14,7 @@ type SessionRow = {
   repoId: string;
   runnerId: string | null;
   provider: string;
+  kind: string;
   roomPath: string;
   currentRoom: string | null;
   mode: string;
@@ -40,6 +41,7 @@ export function sessionSummary(s: SessionRow): SessionSummary {
     repo_id: s.repoId,
     runner_id: s.runnerId,
     provider: s.provider as ProviderId,
+    kind: s.kind === 'patrol' ? 'patrol' : 'agent',
     room_path: s.currentRoom ?? s.roomPath,
     title: s.title,
     state: s.state as SessionState,
