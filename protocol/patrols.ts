@@ -28,6 +28,8 @@ export type PatrolTrigger = z.infer<typeof PatrolTriggerSchema>;
 export const PATROL_TIMEOUT_MS = 15 * 60_000;
 /** At most this many alerts per run: a thousand lint errors make one bug per file, not a swarm. */
 export const MAX_PATROL_FINDINGS = 50;
+/** Webhook bodies larger than this are refused unread (GitHub caps at 25 MB; a push event is far smaller). */
+export const MAX_WEBHOOK_BYTES = 1024 * 1024;
 /** How much of the log an alert keeps to show beside its bug. */
 export const MAX_ALERT_EXCERPT_CHARS = 4000;
 

@@ -5,6 +5,7 @@ import { forbidden } from './errors';
 import type { Broadcaster, RunnerGateway } from './ports';
 import type { ApprovalService } from './approvals';
 import type { SessionService } from './sessions';
+import type { PatrolService } from './patrols';
 
 /** Rows per INSERT statement: 5 parameters each stays far below SQLite's variable limit. */
 const ROWS_PER_STATEMENT = 200;
@@ -23,6 +24,7 @@ export function createEventService(
   gateway: () => RunnerGateway,
   broadcast: () => Broadcaster,
   approvals: ApprovalService,
+  patrols: () => PatrolService,
 ) {
   // One writer: SQLite has one write lock, so batches queue here instead of fighting for it.
   let writeQueue: Promise<unknown> = Promise.resolve();
@@ -148,6 +150,11 @@ export function createEventService(
       for (const id of changed) await sessions().publish(runner.orgId, id);
       const governance = fresh.filter((e) => e.type === 'APPROVAL_REQUESTED' || e.type === 'APPROVAL_RESOLVED' || e.type === 'POLICY_BLOCKED');
       if (governance.length) await approvals.onEvents(runner.orgId, runner.name, governance);
+      const patrolEvents = fresh.filter(
+        (e) => e.type === 'PATROL_FINISHED' || (e.type === 'SESSION_STATE_CHANGED' && (TERMINAL_STATES as string[]).includes(e.to)),
+      );
+      // A failing result must not make the runner resend the batch (it is stored): log it instead.
+      if (patrolEvents.length) await patrols().onEvents(runner.orgId, patrolEvents).catch((err) => console.error('[server] applying patrol results failed', err));
 
       const acked = ids.map((id) => ({
         session_id: id,
