@@ -321,8 +321,8 @@ export function createPatrolService(db: Db, deps: PatrolServiceDeps) {
 
     /**
      * Starts a queued run on a runner. Claiming it (queued → running) is one conditional update, so
-     * a run starts once however many workers hold its job. When no runner can take it, the run
-     * goes back to queued and this throws (the queue retries) — unless it was the last attempt.
+     * a run starts once however many workers hold its job. When no runner can take it, this throws
+     * so the queue retries: the run goes back to queued, or on the last attempt ends as an error.
      */
     async execute(runId: string, opts: { lastAttempt: boolean }): Promise<void> {
       const claimed = await db.patrolRun.updateMany({ where: { id: runId, status: 'queued' }, data: { status: 'running', startedAt: new Date(), attempts: { increment: 1 } } });
@@ -348,15 +348,17 @@ export function createPatrolService(db: Db, deps: PatrolServiceDeps) {
       } catch (err) {
         const message = isAppError(err) ? err.userMessage : 'The control plane could not start the patrol; the error was logged.';
         if (!isAppError(err)) console.error('[server] patrol dispatch failed', err);
-        const retry = !opts.lastAttempt && isAppError(err) && (err.code === 'NO_RUNNER' || err.code === 'CONFLICT');
-        if (retry) {
+        // Retryable: no runner can take it now, or the repository is not scanned yet.
+        const retryable = isAppError(err) && (err.code === 'NO_RUNNER' || err.code === 'CONFLICT');
+        if (retryable && !opts.lastAttempt) {
           await db.patrolRun.update({ where: { id: runId }, data: { status: 'queued', sessionId: null, startedAt: null, summary: `Waiting: ${message}` } });
         } else {
           await db.patrolRun.update({ where: { id: runId }, data: { sessionId: (await db.session.count({ where: { id: sessionId } })) ? sessionId : null } });
-          await finishRun(runId, { status: 'error', summary: `Could not run: ${message}` });
+          await finishRun(runId, { status: 'error', summary: `Could not run: ${message}${retryable ? ` (attempt ${run.attempts})` : ''}` });
         }
         await publishRun(run.orgId, runId);
-        if (retry) throw err;
+        // The queue sees the failure: it retries, or (last attempt) moves the job to the dead-letter queue.
+        if (retryable) throw err;
       }
     },
 
