@@ -6,6 +6,7 @@ import type { ProviderId, SessionSummary } from '../../protocol';
 import { ROLE_RANK } from '../../protocol';
 import TerminalPanel from '../terminal/TerminalPanel';
 import SessionDetails from './SessionDetails';
+import AlertPanel from './AlertPanel';
 import { useApprovals } from '../approvals/use-approvals';
 import { api, ApiRequestError } from './api';
 import Header from './Header';
@@ -28,7 +29,17 @@ export default function VillageScreen() {
   const world = useWorld(me.isSuccess);
   const approvals = useApprovals(me.isSuccess);
   const [selectedRoom, setSelectedRoom] = useState<{ repoId: string; roomPath: string } | null>(null);
-  const [openSessionId, setOpenSessionId] = useState<string | null>(null);
+  const [openSessionId, setOpenSessionIdRaw] = useState<string | null>(null);
+  const [openAlertId, setOpenAlertIdRaw] = useState<string | null>(null);
+  // The dock shows one thing: a terminal or an alert's card.
+  const setOpenSessionId = (id: string | null) => {
+    setOpenSessionIdRaw(id);
+    if (id) setOpenAlertIdRaw(null);
+  };
+  const setOpenAlertId = (id: string | null) => {
+    setOpenAlertIdRaw(id);
+    if (id) setOpenSessionIdRaw(null);
+  };
   const [provider, setProvider] = useState<ProviderId>('shell');
   const [dockHeight, setDockHeight] = useState(DOCK_DEFAULT);
   const [actionError, setActionError] = useState<string | null>(null);
@@ -48,6 +59,7 @@ export default function VillageScreen() {
   const room = selectedRoom ?? (world.data?.repos[0]?.tree ? { repoId: world.data.repos[0].id, roomPath: '' } : null);
   const roomRepo = world.data?.repos.find((r) => r.id === room?.repoId);
   const openSession = world.data?.sessions.find((s) => s.id === openSessionId) ?? null;
+  const openAlert = world.data?.alerts.find((a) => a.id === openAlertId) ?? null;
 
   const spawn = useMutation({
     mutationFn: () =>
@@ -129,6 +141,10 @@ export default function VillageScreen() {
           <WorldList
             repos={world.data.repos}
             sessions={sessions}
+            alerts={world.data.alerts}
+            health={world.data.health}
+            selectedAlertId={openAlertId}
+            onOpenAlert={setOpenAlertId}
             selectedRoom={room}
             selectedSessionId={openSessionId}
             canOperate={canOperate}
@@ -161,8 +177,28 @@ export default function VillageScreen() {
               selectedRoom={room}
               onSelectSession={setOpenSessionId}
               onSelectRoom={(repoId, roomPath) => setSelectedRoom({ repoId, roomPath })}
+              alerts={world.data.alerts}
+              health={world.data.health}
+              selectedAlertId={openAlertId}
+              onSelectAlert={setOpenAlertId}
             />
           </div>
+          {openAlert && !openSession && (
+            <div className="dock" style={{ height: dockHeight }}>
+              <AlertPanel
+                key={openAlert.id}
+                alert={openAlert}
+                repo={world.data.repos.find((r) => r.id === openAlert.repo_id)}
+                canOperate={canOperate}
+                providers={providers}
+                onClose={() => setOpenAlertId(null)}
+                onSpawned={(s) => {
+                  setSelectedRoom({ repoId: s.repo_id, roomPath: s.room_path });
+                  setOpenSessionId(s.id);
+                }}
+              />
+            </div>
+          )}
           {openSession && (
             <div className="dock" style={{ height: dockHeight }}>
               <div
@@ -193,7 +229,7 @@ export default function VillageScreen() {
                 <TerminalPanel
                   key={openSession.id}
                   session={openSession}
-                  readOnly={!canOperate}
+                  readOnly={!canOperate || openSession.kind === 'patrol'}
                   onClose={() => setOpenSessionId(null)}
                   onStop={() => stop.mutate(openSession.id)}
                 />

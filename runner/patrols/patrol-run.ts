@@ -99,17 +99,19 @@ export async function patrolResultEvents(
       findings = [{ path: null, line: null, message: `${label} failed (${how}); the output names no file of the repository`, excerpt: tailLines(output, FALLBACK_EXCERPT_LINES), count: 1 }];
     }
   }
+  // Paths in the log point into this run's worktree, which is gone by the time anyone reads them.
+  const relative = (text: string) => text.split(`file://${worktree.path}/`).join('').split(`${worktree.path}/`).join('');
   for (const f of findings) {
     const dir = f.path ? path.posix.dirname(f.path) : '';
     events.push({
       type: 'ALERT_RAISED',
       severity: 'error',
-      message: (f.path ? `${label}: ${f.path}${f.line ? `:${f.line}` : ''} — ${f.message}${f.count > 1 ? ` (+${f.count - 1} more)` : ''}` : f.message).slice(0, 4000),
+      message: (f.path ? `${label}: ${f.path}${f.line ? `:${f.line}` : ''} — ${f.message}` : f.message).slice(0, 4000),
       room_path: dir === '.' ? '' : dir,
       patrol_id: spec.patrol_id,
       ...(f.path ? { path: f.path } : {}),
       ...(f.line ? { line: f.line } : {}),
-      excerpt: f.excerpt.slice(0, MAX_ALERT_EXCERPT_CHARS),
+      excerpt: relative(f.excerpt).slice(0, MAX_ALERT_EXCERPT_CHARS),
       fingerprint: `${spec.kind}:${f.path ?? '*'}`,
     });
   }
