@@ -579,7 +579,7 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
   /** Colour of a health bar: green when healthy, yellow when it slips, red when patrols fail. */
   const healthColor = (h: number) => (h >= 0.8 ? 0x7bc47f : h >= 0.5 ? PALETTE.yellow : PALETTE.red);
   /** Puffs per smoking building, and how long one takes to rise and fade. */
-  const PUFFS = 6;
+  const PUFFS = 8;
   const PUFF_MS = 2400;
 
   function clearPatrolVisuals(): void {
@@ -681,12 +681,14 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
   /** Bugs wiggle their legs; smoke rises and fades (at whatever rate the village draws). */
   function animatePatrol(): void {
     for (const b of bugs.values()) b.sprite.texture = tex.bug[Math.floor((time + b.phase) / 320) % 2]!;
+    // Zoomed out, smoke keeps its on-screen size like the sprites do.
+    const k = spriteScale();
     for (const sm of smoke.values()) {
       sm.sprites.forEach((p, i) => {
         const t = ((time + (i * PUFF_MS) / PUFFS) % PUFF_MS) / PUFF_MS;
-        p.position.set(sm.x + Math.sin(t * 5 + i) * 4 + t * 10, sm.y - t * 40);
-        p.scale.set(0.8 + t * 1.6);
-        p.alpha = 0.85 * (1 - t);
+        p.position.set(sm.x + (Math.sin(t * 5 + i) * 5 + t * 14) * k, sm.y - t * 64 * k);
+        p.scale.set((1.4 + t * 3) * k);
+        p.alpha = 0.95 * (1 - t * t);
       });
     }
   }

@@ -686,7 +686,7 @@ export function createTextures(): VillageTextures {
     },
     bubble,
     bug: [own(bugCanvas(0)), own(bugCanvas(1))],
-    puff: own(rowsCanvas(PUFF, { x: '#6d6a70', y: '#a29ea6' })),
+    puff: own(rowsCanvas(PUFF, { x: '#4f4b52', y: '#7d7880' })),
     prop(kind) {
       let t = props.get(kind);
       if (!t) {
