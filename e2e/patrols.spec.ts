@@ -94,6 +94,10 @@ test('[PATROLS]: a failing test becomes a bug in its room and lowers health; a p
   await expect(nav.getByTestId('health-lamplighter')).not.toContainText('health 0%');
   const runs = (await (await page.request.get(`/api/patrol-runs?repo_id=${repo.id}`)).json()).data as Array<{ kind: string; status: string; trigger: string }>;
   expect(runs.find((r) => r.kind === 'test' && r.trigger === 'webhook')?.status).toBe('passed');
+
+  // The specs after this one share the server: no scheduled patrol may walk into them.
+  const patrols = (await (await page.request.get(`/api/repos/${repo.id}/patrols`)).json()).data.patrols as Array<{ id: string; enabled: boolean }>;
+  for (const p of patrols.filter((x) => x.enabled)) expect((await page.request.patch(`/api/patrols/${p.id}`, { data: { enabled: false } })).ok()).toBe(true);
 });
 
 test('[PATROLS]: webhook deliveries with a bad or missing signature get 401', async ({ request }) => {

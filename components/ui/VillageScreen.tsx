@@ -140,7 +140,8 @@ export default function VillageScreen() {
           </section>
           <WorldList
             repos={world.data.repos}
-            sessions={sessions}
+            // A patrol that ended lives on in its alerts and the patrols page, not in this list.
+            sessions={sessions.filter((s) => !(s.kind === 'patrol' && s.state === 'FAILED'))}
             alerts={world.data.alerts}
             health={world.data.health}
             selectedAlertId={openAlertId}
