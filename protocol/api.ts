@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ProviderIdSchema, RepoIdSchema, RoomPathSchema } from './world';
 import type { RepoSummary, RunnerSummary, SessionSummary } from './ui';
+import type { AlertSummary, RepoHealth } from './patrols';
 
 export const RoleSchema = z.enum(['viewer', 'operator', 'approver', 'admin']);
 export type Role = z.infer<typeof RoleSchema>;
@@ -55,6 +56,10 @@ export interface WorldSnapshot {
   repos: RepoSummary[];
   sessions: SessionSummary[];
   runners: RunnerSummary[];
+  /** Open alerts from patrols: bug sprites in the rooms of the files they point to. */
+  alerts: AlertSummary[];
+  /** Each building's health from its recent patrol results. */
+  health: RepoHealth[];
 }
 
 // ── Members, invites, orgs, audit ────────────────────────────────────────────────────────────
@@ -123,6 +128,10 @@ export const AUDIT_ACTIONS = [
   'billing.plan_changed',
   'billing.plan_updated',
   'billing.over_budget',
+  'patrol.setup',
+  'patrol.updated',
+  'patrol.run_requested',
+  'webhook.secret_rotated',
 ] as const;
 export const AuditActionSchema = z.enum(AUDIT_ACTIONS);
 export type AuditAction = z.infer<typeof AuditActionSchema>;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_ALERT_EXCERPT_CHARS, PatrolKindSchema } from './patrols';
 import { OrgIdSchema, ProviderIdSchema, RepoRefSchema, RoomPathSchema, SessionIdSchema, SessionStateSchema } from './world';
 
 /**
@@ -140,6 +141,34 @@ export const AlertRaisedSchema = z.object({
   severity: z.enum(['info', 'warning', 'error']),
   message: z.string().max(4000),
   room_path: RoomPathSchema.optional(),
+  /** Set when a patrol found it: the control plane keeps it as an alert (a bug sprite) until fixed. */
+  patrol_id: z.string().min(1).max(100).optional(),
+  /** The file the failure points to (relative to the repository root) and its line. */
+  path: z.string().min(1).max(4096).optional(),
+  line: z.number().int().positive().optional(),
+  /** The lines of the log about it. */
+  excerpt: z.string().max(MAX_ALERT_EXCERPT_CHARS).optional(),
+  /** Same patrol + same fingerprint in a later run = the same alert, still there. */
+  fingerprint: z.string().min(1).max(4200).optional(),
+});
+
+/** A patrol's structured result, sent after its command ended and before the final state change. */
+export const PatrolFinishedSchema = z.object({
+  ...base,
+  type: z.literal('PATROL_FINISHED'),
+  patrol_id: z.string().min(1).max(100),
+  run_id: z.string().min(1).max(100),
+  kind: PatrolKindSchema,
+  /** passed: exit 0; failed: the check failed; error: it could not run (timeout, stopped, setup). */
+  status: z.enum(['passed', 'failed', 'error']),
+  exit_code: z.number().int().nullable(),
+  summary: z.string().max(2000),
+  /** The commit it checked; null when no worktree could be made. */
+  commit_sha: z.string().regex(/^[0-9a-f]{7,64}$/).nullable(),
+  tests: z.object({ passed: z.number().int().nonnegative(), failed: z.number().int().nonnegative() }).nullable(),
+  /** ALERT_RAISED events this run sent before this one. */
+  findings: z.number().int().nonnegative(),
+  duration_ms: z.number().int().nonnegative(),
 });
 
 /**
@@ -182,6 +211,7 @@ export const RunnerEventSchema = z.discriminatedUnion('type', [
   ApprovalRequestedSchema,
   ApprovalResolvedSchema,
   AlertRaisedSchema,
+  PatrolFinishedSchema,
   PolicyBlockedSchema,
   AgentActivitySchema,
   UsageTickSchema,
@@ -196,6 +226,8 @@ export type PolicyBlocked = z.infer<typeof PolicyBlockedSchema>;
 export type DiffSummary = z.infer<typeof DiffSummarySchema>;
 export type TestRunFinished = z.infer<typeof TestRunFinishedSchema>;
 export type UsageTick = z.infer<typeof UsageTickSchema>;
+export type AlertRaised = z.infer<typeof AlertRaisedSchema>;
+export type PatrolFinished = z.infer<typeof PatrolFinishedSchema>;
 
 /** The part of an event a runner fills in before the spool assigns seq and ts. */
 export type RunnerEventBody = RunnerEvent extends infer E

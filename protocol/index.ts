@@ -8,3 +8,4 @@ export * from './approvals';
 export * from './redact';
 export * from './period';
 export * from './usage';
+export * from './patrols';

@@ -100,3 +100,50 @@ describe('commands and bodies', () => {
     }
   });
 });
+
+describe('patrol messages', () => {
+  const finished = {
+    ...base,
+    type: 'PATROL_FINISHED',
+    patrol_id: 'patrol_1',
+    run_id: 'prun_1',
+    kind: 'test',
+    status: 'failed',
+    exit_code: 1,
+    summary: 'Tests failed',
+    commit_sha: 'abcdef1234',
+    tests: { passed: 7, failed: 1 },
+    findings: 1,
+    duration_ms: 1200,
+  };
+  it('PATROL_FINISHED and a patrol’s ALERT_RAISED validate; bad kinds, statuses and shas do not', () => {
+    expect(RunnerEventSchema.safeParse(finished).success).toBe(true);
+    expect(RunnerEventSchema.safeParse({ ...finished, commit_sha: null, status: 'error', tests: null }).success).toBe(true);
+    expect(RunnerEventSchema.safeParse({ ...finished, kind: 'fuzz' }).success).toBe(false);
+    expect(RunnerEventSchema.safeParse({ ...finished, status: 'skipped' }).success).toBe(false);
+    expect(RunnerEventSchema.safeParse({ ...finished, commit_sha: 'main' }).success).toBe(false);
+    const alert = { ...base, type: 'ALERT_RAISED', severity: 'error', message: 'x', room_path: 'tests/core', patrol_id: 'patrol_1', path: 'tests/core/a.js', line: 3, excerpt: 'log', fingerprint: 'test:tests/core/a.js' };
+    expect(RunnerEventSchema.safeParse(alert).success).toBe(true);
+    expect(RunnerEventSchema.safeParse({ ...alert, room_path: '../etc' }).success).toBe(false);
+    expect(RunnerEventSchema.safeParse({ ...alert, line: 0 }).success).toBe(false);
+  });
+
+  it('a create command may carry a patrol; its command and kind are checked', () => {
+    const cmd = {
+      session_id: 'sess_abcdefgh',
+      org_id: 'org_abc',
+      repo_id: 'repo_abcdefgh',
+      repo: { provider: 'local', owner: '', name: 'demo' },
+      repo_source: '/srv/demo',
+      checkout: { type: 'branch', ref: 'main' },
+      room_path: '',
+      provider: 'shell',
+      task: { title: 'Tests patrol' },
+      mode: 'read_only',
+    };
+    const parsed = CreateSessionCommandSchema.parse({ ...cmd, patrol: { patrol_id: 'patrol_1', run_id: 'prun_1', kind: 'test', command: 'npm test' } });
+    expect(parsed.patrol?.timeout_ms).toBe(15 * 60_000);
+    expect(CreateSessionCommandSchema.safeParse({ ...cmd, patrol: { patrol_id: 'p', run_id: 'r', kind: 'test', command: '   ' } }).success).toBe(false);
+    expect(CreateSessionCommandSchema.safeParse({ ...cmd, patrol: { patrol_id: 'p', run_id: 'r', kind: 'deploy', command: 'x' } }).success).toBe(false);
+  });
+});

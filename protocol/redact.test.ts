@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   createRedactor,
   createStreamRedactor,
+  findSecrets,
   MAX_SECRET_LENGTH,
   MIN_SECRET_LENGTH,
   redact,
@@ -315,5 +316,27 @@ describe('stream redactor: properties', () => {
       'sk-ant-sk-ant-sk-ant-api03-aaaaaaaaaaaaaaaaaaaaaaaa',
     ];
     for (const t of texts) expect(streamed(t, secrets, everyChar(t))).toBe(redact(t, secrets));
+  });
+});
+
+describe('findSecrets (the patrols\' secret scan)', () => {
+  it('names the rule of each stretch it would mask', () => {
+    const text = `token ghp_${'a1B2'.repeat(9)} and password=hunter22 and the value s3cr3t-value`;
+    const found = findSecrets(text, ['s3cr3t-value']).map((m) => ({ rule: m.rule, text: text.slice(m.start, m.end) }));
+    expect(found).toEqual([
+      { rule: 'github-token', text: `ghp_${'a1B2'.repeat(9)}` },
+      { rule: 'secret-assignment', text: 'hunter22' },
+      { rule: 'secret-value', text: 's3cr3t-value' },
+    ]);
+    expect(findSecrets('nothing to see here')).toEqual([]);
+  });
+
+  it('finds something exactly when the redaction changes the text', () => {
+    fc.assert(
+      fc.property(doc, (d) => {
+        expect(findSecrets(d.text, d.secrets).length > 0).toBe(redact(d.text, d.secrets) !== d.text);
+      }),
+      { numRuns: 300 },
+    );
   });
 });

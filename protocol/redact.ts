@@ -606,7 +606,7 @@ interface ScanResult {
  * before). With final=false it stops at the first position whose answer needs more text and
  * returns the output up to the last safe cut; with final=true it redacts everything.
  */
-function scan(s: string, start: number, final: boolean, c: Compiled): ScanResult {
+function scan(s: string, start: number, final: boolean, c: Compiled, onMatch?: (rule: string, start: number, end: number) => void): ScanResult {
   const n = s.length;
   const f: Found = { start: 0, end: 0 };
   /** Positions < coverEnd are masked by a match seen so far. */
@@ -636,6 +636,7 @@ function scan(s: string, start: number, final: boolean, c: Compiled): ScanResult
           const a = rule.match(s, i, final, f);
           if (a === MORE) break outer;
           if (a === YES && f.end > f.start) {
+            onMatch?.(rule.name, f.start, f.end);
             if (f.start <= i) coverEnd = Math.max(coverEnd, f.end);
             else pending.push({ start: f.start, end: f.end });
           }
@@ -646,7 +647,10 @@ function scan(s: string, start: number, final: boolean, c: Compiled): ScanResult
     if (forms !== undefined) {
       const e = matchLiteral(s, i, final, forms);
       if (e === NEED) break outer;
-      if (e > i) coverEnd = Math.max(coverEnd, e);
+      if (e > i) {
+        onMatch?.('secret-value', i, e);
+        coverEnd = Math.max(coverEnd, e);
+      }
     }
     if (i < coverEnd) {
       if (runStart < 0) runStart = i;
@@ -700,6 +704,25 @@ export function createRedactor(secrets: readonly string[] = []): Redactor {
 /** One-shot: `createRedactor(secrets).redact(text)`. Prefer createRedactor for many texts. */
 export function redact(text: string, secrets: readonly string[] = []): string {
   return createRedactor(secrets).redact(text);
+}
+
+/** One stretch a rule would mask: `rule` is a TOKEN_RULE_NAMES entry, or 'secret-value' for a given secret. */
+export interface SecretMatch {
+  rule: string;
+  start: number;
+  end: number;
+}
+
+/**
+ * Every stretch of `text` the redactor would mask, with the rule that matched it (in the order
+ * they were found; stretches may overlap). What the secret scan of patrols reports: the same
+ * patterns as the redaction, by name.
+ */
+export function findSecrets(text: string, secrets: readonly string[] = []): SecretMatch[] {
+  if (typeof text !== 'string') throw new TypeError('findSecrets: text must be a string');
+  const out: SecretMatch[] = [];
+  if (text.length > 0) scan(text, 0, true, compile(secrets), (rule, start, end) => out.push({ rule, start, end }));
+  return out;
 }
 
 export interface StreamRedactorOptions {

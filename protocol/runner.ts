@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Ack } from './result';
 import { RunnerEventSchema } from './events';
+import { PatrolSpecSchema, type PatrolDefaults, type RepoInspectCommand } from './patrols';
 import { OrgIdSchema, ProviderIdSchema, RepoIdSchema, RepoRefSchema, RepoTreeSchema, RoomPathSchema, SessionIdSchema } from './world';
 
 /**
@@ -111,7 +112,12 @@ export const CreateSessionCommandSchema = z.object({
   repo: RepoRefSchema,
   /** Where the runner clones from: a local path or a git URL. */
   repo_source: z.string().min(1).max(4096),
-  checkout: z.object({ type: z.enum(['branch', 'commit']), ref: z.string().min(1).max(255) }),
+  /**
+   * branch: the runner clone's branch (it may hold approved merges the source has not received);
+   * source_branch: the source repository's branch as last fetched (patrols check what was pushed);
+   * commit: a sha.
+   */
+  checkout: z.object({ type: z.enum(['branch', 'source_branch', 'commit']), ref: z.string().min(1).max(255) }),
   room_path: RoomPathSchema,
   provider: ProviderIdSchema,
   task: TaskSchema,
@@ -125,6 +131,8 @@ export const CreateSessionCommandSchema = z.object({
     .object({ plan: z.enum(['free', 'team', 'enterprise']), limits: z.object({ max_concurrency: z.number().int().positive() }) })
     .optional(),
   mode: z.enum(['write', 'read_only']).default('write'),
+  /** Present for a patrol: the runner runs this command non-interactively instead of the provider. */
+  patrol: PatrolSpecSchema.optional(),
   cols: z.number().int().min(2).max(1000).default(120),
   rows: z.number().int().min(2).max(500).default(32),
 });
@@ -192,6 +200,8 @@ export interface ServerToRunnerEvents {
   'session:approve': (cmd: ApproveCommand, ack: Ack<null>) => void;
   'terminal:ack': (cmd: TerminalAck) => void;
   'repo:scan': (cmd: RepoScanCommand, ack: Ack<z.infer<typeof RepoTreeSchema>>) => void;
+  /** Read the default branch and suggest patrol commands (package.json scripts, config files). */
+  'repo:inspect': (cmd: RepoInspectCommand, ack: Ack<PatrolDefaults>) => void;
 }
 
 export { RoomPathSchema };

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ApprovalSummary } from './approvals';
 import type { SpawnSessionBodySchema } from './api';
+import type { AlertSummary, PatrolRunSummary, PatrolSummary, RepoHealth } from './patrols';
 import type { Ack } from './result';
 import { ProviderIdSchema, RepoTreeSchema, SessionIdSchema, SessionStateSchema } from './world';
 
@@ -10,6 +11,8 @@ export const SessionSummarySchema = z.object({
   repo_id: z.string(),
   runner_id: z.string().nullable(),
   provider: ProviderIdSchema,
+  /** agent: a provider's CLI or a shell a person spawned; patrol: a repository check (read-only, no input). */
+  kind: z.enum(['agent', 'patrol']),
   room_path: z.string(),
   title: z.string(),
   state: SessionStateSchema,
@@ -107,4 +110,10 @@ export interface UiServerToClientEvents {
   'repo:updated': (repo: RepoSummary) => void;
   'runner:updated': (runner: RunnerSummary) => void;
   'approval:updated': (approval: ApprovalSummary) => void;
+  /** An alert was raised, seen again or resolved (a bug sprite appears or leaves). */
+  'alert:updated': (alert: AlertSummary) => void;
+  /** A building's health changed (a patrol finished). */
+  'health:updated': (health: RepoHealth) => void;
+  'patrol:updated': (patrol: PatrolSummary) => void;
+  'patrol-run:updated': (run: PatrolRunSummary) => void;
 }

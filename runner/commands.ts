@@ -1,6 +1,7 @@
 import {
   ApproveCommandSchema,
   CreateSessionCommandSchema,
+  RepoInspectCommandSchema,
   RepoScanCommandSchema,
   SessionInputCommandSchema,
   SessionPauseCommandSchema,
@@ -10,6 +11,7 @@ import {
   fail,
   ok,
   parseInput,
+  type PatrolDefaults,
   type RepoTree,
   type Result,
 } from '../protocol';
@@ -77,6 +79,16 @@ export function createCommandHandlers({ sessions, workspaces, log, canReach = ()
         return ok(await workspaces.scan(cmd.data.repo_id, cmd.data.source));
       } catch (err) {
         return failureFrom(err, log, `repo:scan of ${cmd.data.repo_id}`);
+      }
+    },
+    'repo:inspect': async (raw: unknown): Promise<Result<PatrolDefaults>> => {
+      const cmd = parseInput(RepoInspectCommandSchema, raw);
+      if (!cmd.ok) return cmd;
+      if (!canReach(cmd.data.source)) return fail('FORBIDDEN', REPO_ACCESS_DENIED);
+      try {
+        return ok(await workspaces.inspect(cmd.data.repo_id, cmd.data.source));
+      } catch (err) {
+        return failureFrom(err, log, `repo:inspect of ${cmd.data.repo_id}`);
       }
     },
   };

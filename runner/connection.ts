@@ -60,6 +60,7 @@ const ACKED_COMMANDS = [
   'session:resume',
   'session:approve',
   'repo:scan',
+  'repo:inspect',
 ] as const;
 
 /**

@@ -27,6 +27,17 @@ const EnvSchema = z.object({
   AGENT_VILLAGE_SECRET_KEY: z.string().min(1).optional(),
   /** The plan a new org starts on (free | team | enterprise); plans are edited on the Billing page. */
   AGENT_VILLAGE_DEFAULT_PLAN: z.enum(['free', 'team', 'enterprise']).default('free'),
+  /** Redis for patrol queues (BullMQ): several control-plane nodes then share one set of schedules. */
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, 'REDIS_URL must be a redis:// or rediss:// URL')
+    .optional()
+    .or(z.literal('').transform(() => undefined)),
+  /** BullMQ: tries per patrol job before it goes to the dead-letter queue, and the first retry delay (doubling). */
+  AGENT_VILLAGE_PATROL_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(3),
+  AGENT_VILLAGE_PATROL_BACKOFF_MS: z.coerce.number().int().min(10).default(10_000),
+  /** BullMQ key prefix, so several installations can share one Redis. */
+  AGENT_VILLAGE_QUEUE_PREFIX: z.string().regex(/^[\w-]{1,50}$/, 'AGENT_VILLAGE_QUEUE_PREFIX: letters, digits, _ and -').default('agent-village'),
   /** Serve the Next.js pages (tests of the realtime layer alone may switch it off). */
   AGENT_VILLAGE_NEXT: bool.default(true),
 });

@@ -9,6 +9,7 @@ import { materializeDemoRepo } from './demo';
 import { parseServerEnv, PROJECT_ROOT } from './env';
 import { attachRunnerNamespace } from './realtime/runner-namespace';
 import { attachUiNamespace } from './realtime/ui-namespace';
+import { startPatrolScheduling } from './scheduler';
 import { createServices } from './services';
 import { ensureDefaultOrg } from './services/orgs';
 import { loadSecretKey } from './services/secrets';
@@ -59,6 +60,7 @@ async function main() {
   });
   services.ports.gateway = attachRunnerNamespace(io, services);
   services.ports.broadcast = attachUiNamespace(io, services);
+  const scheduler = await startPatrolScheduling(services, env);
   if (dev && app) {
     // Hot reload's websocket is Next's; Socket.IO keeps its own path.
     const upgrade = app.getUpgradeHandler();
@@ -89,6 +91,7 @@ async function main() {
     closing = true;
     console.log(`[server] ${signal}: shutting down`);
     await runner?.stop();
+    await scheduler.close().catch((err) => console.error('[server] closing the patrol scheduler', err));
     io.close();
     http.close();
     await db.$disconnect();

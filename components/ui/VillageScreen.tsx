@@ -7,6 +7,7 @@ import { LIMIT_MESSAGES, providerAllowed, ROLE_RANK } from '../../protocol';
 import { useLimits } from '../usage/use-limits';
 import TerminalPanel from '../terminal/TerminalPanel';
 import SessionDetails from './SessionDetails';
+import AlertPanel from './AlertPanel';
 import { useApprovals } from '../approvals/use-approvals';
 import { api, ApiRequestError } from './api';
 import Header from './Header';
@@ -29,7 +30,17 @@ export default function VillageScreen() {
   const world = useWorld(me.isSuccess);
   const approvals = useApprovals(me.isSuccess);
   const [selectedRoom, setSelectedRoom] = useState<{ repoId: string; roomPath: string } | null>(null);
-  const [openSessionId, setOpenSessionId] = useState<string | null>(null);
+  const [openSessionId, setOpenSessionIdRaw] = useState<string | null>(null);
+  const [openAlertId, setOpenAlertIdRaw] = useState<string | null>(null);
+  // The dock shows one thing: a terminal or an alert's card.
+  const setOpenSessionId = (id: string | null) => {
+    setOpenSessionIdRaw(id);
+    if (id) setOpenAlertIdRaw(null);
+  };
+  const setOpenAlertId = (id: string | null) => {
+    setOpenAlertIdRaw(id);
+    if (id) setOpenSessionIdRaw(null);
+  };
   const [provider, setProvider] = useState<ProviderId>('shell');
   const [dockHeight, setDockHeight] = useState(DOCK_DEFAULT);
   const [actionError, setActionError] = useState<string | null>(null);
@@ -61,6 +72,7 @@ export default function VillageScreen() {
         : room && plan.blocked_repo_ids.includes(room.repoId)
           ? LIMIT_MESSAGES.repo(plan.plan.name, roomRepo?.name ?? 'this repository')
           : null;
+  const openAlert = world.data?.alerts.find((a) => a.id === openAlertId) ?? null;
 
   const spawn = useMutation({
     mutationFn: () =>
@@ -153,7 +165,12 @@ export default function VillageScreen() {
           </section>
           <WorldList
             repos={world.data.repos}
-            sessions={sessions}
+            // A patrol that ended lives on in its alerts and the patrols page, not in this list.
+            sessions={sessions.filter((s) => !(s.kind === 'patrol' && s.state === 'FAILED'))}
+            alerts={world.data.alerts}
+            health={world.data.health}
+            selectedAlertId={openAlertId}
+            onOpenAlert={setOpenAlertId}
             selectedRoom={room}
             selectedSessionId={openSessionId}
             canOperate={canOperate}
@@ -186,8 +203,28 @@ export default function VillageScreen() {
               selectedRoom={room}
               onSelectSession={setOpenSessionId}
               onSelectRoom={(repoId, roomPath) => setSelectedRoom({ repoId, roomPath })}
+              alerts={world.data.alerts}
+              health={world.data.health}
+              selectedAlertId={openAlertId}
+              onSelectAlert={setOpenAlertId}
             />
           </div>
+          {openAlert && !openSession && (
+            <div className="dock" style={{ height: dockHeight }}>
+              <AlertPanel
+                key={openAlert.id}
+                alert={openAlert}
+                repo={world.data.repos.find((r) => r.id === openAlert.repo_id)}
+                canOperate={canOperate}
+                providers={providers}
+                onClose={() => setOpenAlertId(null)}
+                onSpawned={(s) => {
+                  setSelectedRoom({ repoId: s.repo_id, roomPath: s.room_path });
+                  setOpenSessionId(s.id);
+                }}
+              />
+            </div>
+          )}
           {openSession && (
             <div className="dock" style={{ height: dockHeight }}>
               <div
@@ -218,7 +255,7 @@ export default function VillageScreen() {
                 <TerminalPanel
                   key={openSession.id}
                   session={openSession}
-                  readOnly={!canOperate}
+                  readOnly={!canOperate || openSession.kind === 'patrol'}
                   onClose={() => setOpenSessionId(null)}
                   onStop={() => stop.mutate(openSession.id)}
                 />

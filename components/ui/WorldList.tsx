@@ -1,6 +1,7 @@
 'use client';
-import type { RepoSummary, SessionSummary } from '../../protocol';
-import { activityLabel, STRINGS } from './strings';
+import type { AlertSummary, RepoHealth, RepoSummary, SessionSummary } from '../../protocol';
+import { PATROL_KIND_LABELS } from '../../protocol/patrols';
+import { healthLabel, activityLabel, STRINGS } from './strings';
 
 export interface WorldListProps {
   repos: RepoSummary[];
@@ -11,6 +12,10 @@ export interface WorldListProps {
   onSelectRoom(repoId: string, roomPath: string): void;
   onOpenSession(id: string): void;
   onStopSession(id: string): void;
+  alerts?: AlertSummary[];
+  health?: RepoHealth[];
+  selectedAlertId?: string | null;
+  onOpenAlert?(id: string): void;
 }
 
 /** Every building, room and session of the canvas as real buttons: the village without a mouse. */
@@ -30,6 +35,7 @@ export default function WorldList(props: WorldListProps) {
                 <div className="session-line">
                   <span className={`dot state-${s.state.toLowerCase()}`} aria-hidden />
                   <span className="session-title">{s.title}</span>
+                  {s.kind === 'patrol' && <span className="state-pill patrol-pill">patrol</span>}
                 </div>
                 <div className="muted small">
                   {repo?.name ?? 'repository'}/{s.room_path || '(root)'} · {activityLabel(s)}
@@ -50,12 +56,37 @@ export default function WorldList(props: WorldListProps) {
           })}
         </ul>
       )}
+      <h2 className="panel-title">{STRINGS.alertsTitle}</h2>
+      {(props.alerts ?? []).length === 0 ? (
+        <p className="muted small">{STRINGS.noAlerts}</p>
+      ) : (
+        <ul className="session-list alert-list" aria-label="Alerts from patrols">
+          {(props.alerts ?? []).map((a) => {
+            const repo = repos.find((r) => r.id === a.repo_id);
+            return (
+              <li key={a.id} className={a.id === props.selectedAlertId ? 'selected' : undefined} data-alert-id={a.id}>
+                <button type="button" className="room-button alert-button" onClick={() => props.onOpenAlert?.(a.id)} aria-label={`${PATROL_KIND_LABELS[a.kind]} alert in ${repo?.name ?? 'repository'}/${a.room_path || '(hall)'}`}>
+                  <span className="bug-dot" aria-hidden /> {repo?.name ?? 'repository'}/{a.room_path || '(hall)'}
+                </button>
+                <div className="muted small alert-line">{a.message}</div>
+              </li>
+            );
+          })}
+        </ul>
+      )}
       <h2 className="panel-title">Buildings</h2>
-      {repos.map((repo) => (
+      {repos.map((repo) => {
+        const h = props.health?.find((x) => x.repo_id === repo.id);
+        return (
         <section key={repo.id} className="building-entry" aria-label={`Building ${repo.name}`}>
           <h3>
             {repo.name} <span className="muted small">{repo.status === 'ready' ? repo.default_branch : repo.status}</span>
           </h3>
+          <p className="small building-health" data-testid={`health-${repo.name}`}>
+            <span className={`health-text ${h?.health === null || h?.health === undefined ? '' : h.health >= 0.8 ? 'ok-text' : h.health >= 0.5 ? 'warn-text' : 'bad-text'}`}>{healthLabel(h?.health)}</span>
+            {h?.build_failing && <span className="state-pill state-failed"> build failing</span>}
+            {h && h.open_alerts > 0 && <span className="muted"> · {h.open_alerts} alert{h.open_alerts === 1 ? '' : 's'}</span>}
+          </p>
           {repo.status === 'error' && <p className="error-line">{repo.error}</p>}
           {repo.status === 'pending' && <p className="muted small">Waiting for a runner to scan it…</p>}
           {repo.tree && (
@@ -79,7 +110,8 @@ export default function WorldList(props: WorldListProps) {
             </ul>
           )}
         </section>
-      ))}
+        );
+      })}
     </nav>
   );
 }

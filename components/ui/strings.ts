@@ -1,4 +1,5 @@
-import type { SessionState, SessionSummary } from '../../protocol';
+import type { AlertSummary, SessionState, SessionSummary } from '../../protocol';
+import { PATROL_KIND_LABELS } from '../../protocol/patrols';
 
 /** User-facing strings in one place; tests assert on these, not on copies. */
 export const STRINGS = {
@@ -61,7 +62,42 @@ export const STRINGS = {
   billingSavePlan: 'Save plan',
   billingPlansReadOnly: 'Only the installation admin (the account made at setup) can change the plans.',
   limitsLine: 'Plan',
+  patrolsLink: 'Patrols',
+  patrolsTitle: 'Patrols',
+  setUpPatrols: 'Set up patrols',
+  runNow: 'Run now',
+  savePatrol: 'Save',
+  alertsTitle: 'Alerts',
+  noAlerts: 'No alerts: every patrol passes (or none ran yet).',
+  closeAlert: 'Close alert',
+  questTitle: 'Quest',
+  sendAgent: 'Send an agent',
+  operatorsOnlyQuest: 'Operators can send an agent to fix it.',
+  showLog: 'Log',
+  webhookTitle: 'Push webhook',
+  showSecret: 'Show secret',
+  rotateSecret: 'Rotate secret',
 } as const;
+
+/** The task a "send an agent" quest starts with, prefilled from the alert (people may edit it). */
+export function questFor(a: Pick<AlertSummary, 'kind' | 'message' | 'path' | 'line' | 'excerpt'>): string {
+  const label = PATROL_KIND_LABELS[a.kind].toLowerCase();
+  const where = a.path ? `${a.path}${a.line ? `:${a.line}` : ''}` : 'the repository';
+  const firstLines = a.excerpt.split('\n').filter((l) => l.trim()).slice(0, 6).join('\n');
+  return [
+    `The ${label} patrol fails in ${where}.`,
+    `Alert: ${a.message}`,
+    firstLines ? `Log:\n${firstLines}` : '',
+    `Fix the cause (do not weaken or skip the check), then run the ${label} again and make sure it passes.`,
+  ]
+    .filter(Boolean)
+    .join('\n\n');
+}
+
+/** A building's health in words, for the list beside the village. */
+export function healthLabel(h: number | null | undefined): string {
+  return h === null || h === undefined ? 'no patrol results yet' : `health ${Math.round(h * 100)}%`;
+}
 
 /** What a running agent is doing, in words (from its hooks or idle detection). */
 export function activityLabel(s: Pick<SessionSummary, 'state' | 'activity' | 'activity_since'>, now = Date.now()): string {

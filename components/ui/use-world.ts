@@ -1,7 +1,7 @@
 'use client';
 import { useEffect } from 'react';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import type { MeDetails, RepoSummary, RunnerSummary, SessionSummary, WorldSnapshot } from '../../protocol';
+import type { AlertSummary, MeDetails, RepoHealth, RepoSummary, RunnerSummary, SessionSummary, WorldSnapshot } from '../../protocol';
 import { getUiSocket } from '../realtime/socket';
 import { api } from './api';
 
@@ -32,16 +32,25 @@ export function useWorld(enabled: boolean) {
     const onSession = (s: SessionSummary) => patch((w) => ({ ...w, sessions: upsert(w.sessions, s) }));
     const onRepo = (r: RepoSummary) => patch((w) => ({ ...w, repos: upsert(w.repos, r) }));
     const onRunner = (r: RunnerSummary) => patch((w) => ({ ...w, runners: upsert(w.runners, r) }));
+    // The world keeps open alerts only: a resolved one leaves (its bug disappears).
+    const onAlert = (a: AlertSummary) =>
+      patch((w) => ({ ...w, alerts: a.state === 'open' ? upsert(w.alerts, a) : w.alerts.filter((x) => x.id !== a.id) }));
+    const onHealth = (h: RepoHealth) =>
+      patch((w) => ({ ...w, health: [...w.health.filter((x) => x.repo_id !== h.repo_id), h] }));
     // After a reconnect, anything may have changed while we were away: read the snapshot again.
     const onConnect = () => void qc.invalidateQueries({ queryKey: WORLD_KEY });
     socket.on('session:updated', onSession);
     socket.on('repo:updated', onRepo);
     socket.on('runner:updated', onRunner);
+    socket.on('alert:updated', onAlert);
+    socket.on('health:updated', onHealth);
     socket.on('connect', onConnect);
     return () => {
       socket.off('session:updated', onSession);
       socket.off('repo:updated', onRepo);
       socket.off('runner:updated', onRunner);
+      socket.off('alert:updated', onAlert);
+      socket.off('health:updated', onHealth);
       socket.off('connect', onConnect);
     };
   }, [enabled, qc]);

@@ -9,6 +9,7 @@
  */
 import { useEffect, useMemo, useRef } from 'react';
 import type { RepoSummary, SessionSummary } from '../../protocol/ui';
+import type { AlertSummary, RepoHealth } from '../../protocol/patrols';
 import { layoutVillage, type VillageLayout } from './layout';
 import type { VillageEngine } from './engine';
 
@@ -22,6 +23,12 @@ export interface VillageProps {
   onSelectSession(id: string): void;
   /** Clicking a room (the deepest room under the pointer). */
   onSelectRoom(repoId: string, roomPath: string): void;
+  /** Open alerts from patrols (bugs in rooms) and each building's health (bar, smoke). */
+  alerts?: readonly AlertSummary[];
+  health?: readonly RepoHealth[];
+  selectedAlertId?: string | null;
+  /** Clicking a bug. */
+  onSelectAlert?(id: string): void;
   className?: string;
 }
 
@@ -67,6 +74,7 @@ export default function Village(props: VillageProps) {
       const e = await createVillageEngine(host, () => ({
         onSelectSession: (id) => latest.current.props.onSelectSession(id),
         onSelectRoom: (repoId, path) => latest.current.props.onSelectRoom(repoId, path),
+        onSelectAlert: (id) => latest.current.props.onSelectAlert?.(id),
       }));
       if (cancelled) {
         e.destroy();
@@ -79,6 +87,8 @@ export default function Village(props: VillageProps) {
       e.setWorld(l, p.repos);
       e.setSessions(p.sessions);
       e.setSelection(p.selectedSessionId, p.selectedRoom);
+      e.setPatrolState(p.alerts ?? [], p.health ?? []);
+      e.setSelectedAlert(p.selectedAlertId ?? null);
     })().catch((err: unknown) => {
       console.error('village: could not start the renderer', err);
     });
@@ -97,6 +107,14 @@ export default function Village(props: VillageProps) {
     engineRef.current?.setSessions(sessions);
   }, [sessions]);
 
+  const { alerts, health, selectedAlertId } = props;
+  useEffect(() => {
+    engineRef.current?.setPatrolState(alerts ?? [], health ?? []);
+  }, [alerts, health]);
+  useEffect(() => {
+    engineRef.current?.setSelectedAlert(selectedAlertId ?? null);
+  }, [selectedAlertId]);
+
   const roomRepo = selectedRoom?.repoId;
   const roomPath = selectedRoom?.roomPath;
   useEffect(() => {
@@ -104,9 +122,10 @@ export default function Village(props: VillageProps) {
   }, [selectedSessionId, roomRepo, roomPath]);
 
   const live = sessions.filter((s) => s.state !== 'COMPLETED' && s.state !== 'FAILED').length;
+  const bugCount = (alerts ?? []).filter((a) => a.state === 'open').length;
   const label =
     `Village map: ${repos.length} ${repos.length === 1 ? 'repository' : 'repositories'} as buildings, ` +
-    `${live} active ${live === 1 ? 'agent' : 'agents'}. Drag or use the arrow keys to pan, ` +
+    `${live} active ${live === 1 ? 'agent' : 'agents'}, ${bugCount} ${bugCount === 1 ? 'alert' : 'alerts'} from patrols. Drag or use the arrow keys to pan, ` +
     `mouse wheel or + and - to zoom, 0 to fit.`;
 
   return (

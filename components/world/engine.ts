@@ -4,8 +4,9 @@
  */
 import { Application, BitmapFont, BitmapText, Container, Graphics, Sprite, Texture, TilingSprite } from 'pixi.js';
 import type { RepoSummary, SessionSummary } from '../../protocol/ui';
+import type { AlertSummary, RepoHealth } from '../../protocol/patrols';
 import type { SessionState } from '../../protocol/world';
-import { TILE, buildingFor, planWalk, type BuildingLayout, roomAt, roomByPath, roomFor, routeTo, type Point, type RoomLayout, type VillageLayout, type Walk } from './layout';
+import { TILE, bugSpotsFor, buildingFor, planWalk, type BuildingLayout, roomAt, roomByPath, roomFor, routeTo, type Point, type RoomLayout, type VillageLayout, type Walk } from './layout';
 import { paintBuilding } from './paint';
 import { BACKGROUND, PALETTE, createTextures, hashString, makeCanvas, noise, type Direction, type VillageTextures, type WalkFrames } from './sprites';
 import { FAILED_LINGER_MS, bubbleFor, spawnsSprite, statusText } from './status';
@@ -13,6 +14,8 @@ import { FAILED_LINGER_MS, bubbleFor, spawnsSprite, statusText } from './status'
 export interface EngineCallbacks {
   onSelectSession(id: string): void;
   onSelectRoom(repoId: string, roomPath: string): void;
+  /** Clicking a bug (an alert from a patrol). */
+  onSelectAlert(id: string): void;
 }
 
 export interface VillageDebugApi {
@@ -27,6 +30,14 @@ export interface VillageDebugApi {
   roomScreenPosition(repoId: string, roomPath: string): { x: number; y: number } | null;
   /** Current zoom level (one of ZOOMS). */
   readonly zoom: number;
+  /** The room an alert's bug sits in (null when it is not shown). */
+  alertRoom(alertId: string): string | null;
+  /** Client coordinates of an alert's bug, for a real mouse click. */
+  alertScreenPosition(alertId: string): { x: number; y: number } | null;
+  /** The health a building's bar shows (0..1), null when it has none. */
+  health(repoId: string): number | null;
+  /** Whether the building smokes (its build patrol fails). */
+  smoking(repoId: string): boolean;
 }
 
 declare global {
@@ -40,6 +51,9 @@ export interface VillageEngine {
   setWorld(layout: VillageLayout, repos: readonly RepoSummary[]): void;
   setSessions(sessions: readonly SessionSummary[]): void;
   setSelection(sessionId: string | null, room: { repoId: string; roomPath: string } | null): void;
+  /** Patrol results: open alerts become bugs in their rooms; health bars and smoke over buildings. */
+  setPatrolState(alerts: readonly AlertSummary[], health: readonly RepoHealth[]): void;
+  setSelectedAlert(alertId: string | null): void;
   /** Re-fits the whole village in view. */
   fit(): void;
   /** The read-only debug / test API (Village.tsx publishes it as window.__village). */
@@ -102,6 +116,7 @@ const dist = (a: Point, b: Point) => Math.abs(a.x - b.x) + Math.abs(a.y - b.y);
 interface Actor {
   id: string;
   repoId: string;
+  kind: SessionSummary['kind'];
   node: Container;
   body: Sprite;
   bubble: Sprite;
@@ -179,7 +194,11 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
   const highlight = new Graphics({ label: 'room-highlight' });
   const decoLayer = new Container({ label: 'trees' });
   const actorsLayer = new Container({ label: 'actors', sortableChildren: true });
-  world.addChild(ground, decoLayer, buildingsLayer, highlight, actorsLayer);
+  // Patrol results: bugs on the floor (under the sprites), health bars and smoke over the buildings.
+  const bugsLayer = new Container({ label: 'bugs' });
+  const healthLayer = new Graphics({ label: 'health-bars' });
+  const smokeLayer = new Container({ label: 'smoke' });
+  world.addChild(ground, decoLayer, buildingsLayer, highlight, bugsLayer, actorsLayer, healthLayer, smokeLayer);
   const overlay = new Container({ label: 'labels' }); // not scaled; moves with the camera
   const hud = new Container({ label: 'hud' }); // fixed on screen
   // Grass everywhere: a screen-sized tiling sprite that follows the camera.
@@ -220,6 +239,12 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
   let selectedSession: string | null = null;
   let selectedRoom: { repoId: string; roomPath: string } | null = null;
   let lastSessions: readonly SessionSummary[] = [];
+  let alerts: readonly AlertSummary[] = [];
+  const healthByRepo = new Map<string, RepoHealth>();
+  let selectedAlert: string | null = null;
+  const bugs = new Map<string, { sprite: Sprite; ring: Graphics; room: string; phase: number }>();
+  const smoke = new Map<string, { sprites: Sprite[]; x: number; y: number }>();
+  const healthTexts = new Map<string, { node: BitmapText; wx: number; wy: number }>();
   const cam = { zoom: 1, x: 0, y: 0 };
   let minZoom: number = ZOOMS[0];
   let fitted = false;
@@ -261,6 +286,7 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
       updateSelectionVisuals();
     }
     layoutLabels();
+    positionPatrolOverlay();
     updateDetail(0);
     emptyText.position.set(Math.round(viewW() / 2 - emptyText.width / 2), Math.round(viewH() / 2 - emptyText.height / 2));
   }
@@ -386,6 +412,7 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
   }
 
   function clearWorld(): void {
+    clearPatrolVisuals();
     for (const l of labels) l.node?.destroy();
     labels = [];
     for (const v of views) {
@@ -505,6 +532,7 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
     labelsZoom = -1;
     emptyText.visible = L.buildings.length === 0;
     drawHighlight();
+    drawPatrolState();
   }
 
   /** Trees and bushes on free grass, deterministic. */
@@ -548,6 +576,141 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
     highlight.rect(r.x * T - 3, r.y * T - 3, r.w * T + 6, r.h * T + 6).stroke({ width: 1, color: PALETTE.outline, alignment: 0.5, alpha: 0.6 });
   }
 
+  // ───────── patrol results: bugs, health bars, smoke ─────────
+
+  /** Colour of a health bar: green when healthy, yellow when it slips, red when patrols fail. */
+  const healthColor = (h: number) => (h >= 0.8 ? 0x7bc47f : h >= 0.5 ? PALETTE.yellow : PALETTE.red);
+  /** Puffs per smoking building, and how long one takes to rise and fade. */
+  const PUFFS = 8;
+  const PUFF_MS = 2400;
+
+  function clearPatrolVisuals(): void {
+    for (const b of bugs.values()) {
+      b.sprite.destroy();
+      b.ring.destroy();
+    }
+    bugs.clear();
+    for (const sm of smoke.values()) for (const p of sm.sprites) p.destroy();
+    smoke.clear();
+    for (const t of healthTexts.values()) t.node.destroy();
+    healthTexts.clear();
+    healthLayer.clear();
+  }
+
+  /** Rebuilds bugs, bars and smoke from the alerts and health (cheap: a handful of nodes). */
+  function drawPatrolState(): void {
+    clearPatrolVisuals();
+    if (!layout) return;
+    const L = layout;
+    const T = TILE;
+    // Bugs: per room, in a stable order, on the room's free floor tiles.
+    const byRoom = new Map<string, { room: RoomLayout; ids: string[] }>();
+    for (const a of alerts) {
+      if (a.state !== 'open') continue;
+      const room = roomFor(L, a.repo_id, a.room_path);
+      if (!room) continue;
+      const key = `${room.repoId}|${room.path}`;
+      const entry = byRoom.get(key) ?? { room, ids: [] };
+      entry.ids.push(a.id);
+      byRoom.set(key, entry);
+    }
+    for (const { room, ids } of byRoom.values()) {
+      ids.sort();
+      const spots = bugSpotsFor(L, room, ids.length);
+      ids.forEach((id, i) => {
+        const sprite = new Sprite(tex.bug[0]);
+        sprite.anchor.set(0.5, 0.5);
+        sprite.position.set((spots[i]!.x + 0.5) * T, (spots[i]!.y + 0.5) * T);
+        const ring = new Graphics().circle(0, 0, 9).fill({ color: 0xffd75e, alpha: 0.3 }).stroke({ width: 1.5, color: 0xffd75e });
+        ring.position.copyFrom(sprite.position);
+        ring.visible = id === selectedAlert;
+        bugsLayer.addChild(ring, sprite);
+        bugs.set(id, { sprite, ring, room: room.path, phase: hashString(id) % 600 });
+      });
+    }
+    // Health bars over the buildings, and smoke where the build fails.
+    for (const b of L.buildings) {
+      if (b.kind !== 'building') continue;
+      const h = healthByRepo.get(b.repoId);
+      if (h && h.health !== null) {
+        const w = Math.min(b.w * T, 10 * T);
+        const x = b.x * T;
+        const y = b.y * T - 12;
+        healthLayer.rect(x - 1, y - 1, w + 2, 8).fill({ color: PALETTE.outline });
+        healthLayer.rect(x, y, w, 6).fill({ color: 0x3a3236 });
+        // Even 0 % shows a red sliver: an empty bar would read as "no data".
+        const filled = Math.max(3, Math.round(w * h.health));
+        healthLayer.rect(x, y, filled, 6).fill({ color: healthColor(h.health) });
+        healthLayer.rect(x, y, filled, 1).fill({ color: 0xffffff, alpha: 0.25 });
+        const node = new BitmapText({ text: `health ${Math.round(h.health * 100)}%`, style: { fontFamily: fontName('note', 0), fontSize: FONT_SIZES.note[0] } });
+        overlay.addChild(node);
+        healthTexts.set(b.repoId, { node, wx: x + w + 6, wy: y + 3 });
+      }
+      if (h?.build_failing) {
+        const sprites: Sprite[] = [];
+        for (let i = 0; i < PUFFS; i++) {
+          const p = new Sprite(tex.puff);
+          p.anchor.set(0.5, 0.5);
+          smokeLayer.addChild(p);
+          sprites.push(p);
+        }
+        smoke.set(b.repoId, { sprites, x: (b.x + b.w - 2.5) * T, y: (b.y + 0.5) * T });
+      }
+    }
+    positionPatrolOverlay();
+    animatePatrol();
+  }
+
+  /** Health labels live in the unscaled overlay: placed again whenever the camera moves. */
+  function positionPatrolOverlay(): void {
+    const z = cam.zoom;
+    const tier = tierFor(z);
+    for (const t of healthTexts.values()) {
+      t.node.visible = z >= 0.35;
+      if (t.node.style.fontFamily !== fontName('note', tier)) {
+        t.node.style.fontFamily = fontName('note', tier);
+        t.node.style.fontSize = FONT_SIZES.note[tier];
+      }
+      t.node.position.set(Math.round(t.wx * z), Math.round(t.wy * z - FONT_SIZES.note[tier] * 0.62));
+    }
+    const k = spriteScale();
+    for (const b of bugs.values()) {
+      b.sprite.scale.set(k);
+      b.ring.scale.set(k);
+    }
+  }
+
+  /** Bugs wiggle their legs; smoke rises and fades (at whatever rate the village draws). */
+  function animatePatrol(): void {
+    for (const b of bugs.values()) b.sprite.texture = tex.bug[Math.floor((time + b.phase) / 320) % 2]!;
+    // Zoomed out, smoke keeps its on-screen size like the sprites do.
+    const k = spriteScale();
+    for (const sm of smoke.values()) {
+      sm.sprites.forEach((p, i) => {
+        const t = ((time + (i * PUFF_MS) / PUFFS) % PUFF_MS) / PUFF_MS;
+        p.position.set(sm.x + (Math.sin(t * 5 + i) * 5 + t * 14) * k, sm.y - t * 64 * k);
+        p.scale.set((1.4 + t * 3) * k);
+        p.alpha = 0.95 * (1 - t * t);
+      });
+    }
+  }
+
+  function bugAt(sx: number, sy: number): string | null {
+    const wx = (sx - Math.round(cam.x)) / cam.zoom;
+    const wy = (sy - Math.round(cam.y)) / cam.zoom;
+    const r = (7 * spriteScale()) + 2 / cam.zoom;
+    let best: string | null = null;
+    let bestD = Infinity;
+    for (const [id, b] of bugs) {
+      const d = Math.hypot(wx - b.sprite.x, wy - b.sprite.y);
+      if (d <= r && d < bestD) {
+        best = id;
+        bestD = d;
+      }
+    }
+    return best;
+  }
+
   // ───────── sprites ─────────
 
   function tileToWorld(p: Point): { x: number; y: number } {
@@ -560,7 +723,7 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
     ring.visible = false;
     const shadow = new Sprite(tex.shadow);
     shadow.anchor.set(0.5, 0.5);
-    const frames = tex.walk(s.id);
+    const frames = tex.walk(s.id, s.kind);
     const body = new Sprite(frames.down[0]);
     body.anchor.set(0.5, 1);
     body.y = 1;
@@ -573,6 +736,7 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
     const a: Actor = {
       id: s.id,
       repoId: s.repo_id,
+      kind: s.kind,
       node,
       body,
       bubble,
@@ -841,6 +1005,11 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
       callbacks().onSelectSession(a.id);
       return;
     }
+    const bug = bugAt(sx, sy);
+    if (bug) {
+      callbacks().onSelectAlert(bug);
+      return;
+    }
     const wx = (sx - Math.round(cam.x)) / cam.zoom;
     const wy = (sy - Math.round(cam.y)) / cam.zoom;
     const r = roomAt(layout, wx / TILE, wy / TILE);
@@ -871,7 +1040,7 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
       drag.ly = p.y;
       return;
     }
-    canvas.style.cursor = actorAt(p.x, p.y) ? 'pointer' : 'default';
+    canvas.style.cursor = actorAt(p.x, p.y) || bugAt(p.x, p.y) ? 'pointer' : 'default';
   };
   const onPointerUp = (e: PointerEvent) => {
     if (!drag || drag.id !== e.pointerId) return;
@@ -970,6 +1139,7 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
       if (a.walk || a.appear) busy = true;
     }
     app.ticker.maxFPS = busy ? BUSY_FPS : IDLE_FPS;
+    animatePatrol();
     updateDetail(12); // paint missing building pixels, a few milliseconds per frame
     const sel = selectedSession ? actors.get(selectedSession) : undefined;
     if (sel && selTitle.visible) {
@@ -1007,6 +1177,19 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
     spriteBubble(id) {
       const a = actors.get(id);
       return a && a.bubble.visible ? bubbleFor(a) : null;
+    },
+    alertRoom(id) {
+      return bugs.get(id)?.room ?? null;
+    },
+    alertScreenPosition(id) {
+      const b = bugs.get(id);
+      return b ? worldToClient(b.sprite.x, b.sprite.y) : null;
+    },
+    health(repoId) {
+      return healthTexts.has(repoId) ? (healthByRepo.get(repoId)?.health ?? null) : null;
+    },
+    smoking(repoId) {
+      return smoke.has(repoId);
     },
     roomScreenPosition(repoId, roomPath) {
       if (!layout) return null;
@@ -1072,6 +1255,16 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
       selectedRoom = room;
       if (changed) drawHighlight();
       updateSelectionVisuals();
+    },
+    setPatrolState(nextAlerts, nextHealth) {
+      alerts = nextAlerts;
+      healthByRepo.clear();
+      for (const h of nextHealth) healthByRepo.set(h.repo_id, h);
+      drawPatrolState();
+    },
+    setSelectedAlert(id) {
+      selectedAlert = id;
+      for (const [bid, b] of bugs) b.ring.visible = bid === id;
     },
     fit,
     destroy() {

@@ -15,6 +15,7 @@ export {
   planWalk,
   buildingFor,
   normalizePath,
+  bugSpotsFor,
 } from './layout';
 export type { Point, Rect, RoomLayout, BuildingLayout, VillageLayout, VillageRepoInput, Walk } from './layout';
 export { bubbleFor, statusText } from './status';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RepoTree } from '../../protocol/world';
 import {
+  bugSpotsFor,
   MAX_CHILDREN,
   MAX_DEPTH,
   MAX_ROOMS_PER_BUILDING,
@@ -305,5 +306,33 @@ describe('layoutVillage', () => {
     // From the entrance it is simply the route.
     const entrance = layout.buildings.find((x) => x.repoId === id)!.entrance;
     expect(planWalk([entrance], routeTo(layout, c, 0)).points).toEqual(routeTo(layout, c, 0).slice(1));
+  });
+});
+
+describe('bugSpotsFor (where alert bugs sit)', () => {
+  const L = layoutVillage([{ id: 'repo_demo01', name: 'demo', tree: tree(['', 'src', 'src/core', 'tests', 'tests/core', 'docs']) }]);
+  const inside = (p: Point, r: Rect) => p.x >= r.x && p.x < r.x + r.w && p.y >= r.y && p.y < r.y + r.h;
+
+  it('puts bugs on the room’s own floor: inside its walls, never in a child room, on a sprite spot or in the door column', () => {
+    for (const room of L.buildings[0]!.rooms) {
+      const spots = bugSpotsFor(L, room, 4);
+      expect(spots).toHaveLength(4);
+      const kids = room.children.map((c) => roomByPath(L, room.repoId, c)!);
+      for (const p of spots.slice(0, 2)) {
+        expect(inside(p, { x: room.x + 1, y: room.y + 1, w: room.w - 2, h: room.h - 2 })).toBe(true);
+        expect(kids.some((k) => inside(p, k))).toBe(false);
+        expect(room.spots.some((s) => s.x === p.x && s.y === p.y)).toBe(false);
+        expect(p.x).not.toBe(room.door.x);
+        expect(roomAt(L, p.x + 0.5, p.y + 0.5)).toBe(room);
+      }
+    }
+  });
+
+  it('is deterministic, and the first bugs do not touch each other', () => {
+    const room = roomByPath(L, 'repo_demo01', 'tests/core')!;
+    expect(bugSpotsFor(L, room, 3)).toEqual(bugSpotsFor(L, room, 3));
+    const [a, b] = bugSpotsFor(L, room, 2);
+    expect(Math.abs(a!.x - b!.x) + Math.abs(a!.y - b!.y)).toBeGreaterThanOrEqual(2);
+    expect(bugSpotsFor(L, room, 0)).toEqual([]);
   });
 });

@@ -699,3 +699,34 @@ export function routeBetween(from: Point[], to: Point[]): Point[] {
   for (const p of planWalk(from, to).points) pushPoint(out, p);
   return out;
 }
+
+/**
+ * Where the bugs of a room's alerts sit: `n` floor tiles of the room itself, deterministic, from
+ * the bottom-right towards the top-left — never inside a child room, on a sprite's standing spot,
+ * on the "+N more" note or in the door's column. Every other column first, so bugs do not touch;
+ * more bugs than free tiles share tiles, slightly shifted (like spotFor).
+ */
+export function bugSpotsFor(layout: VillageLayout, room: RoomLayout, n: number): Point[] {
+  if (n <= 0) return [];
+  const b = buildingFor(layout, room.repoId);
+  const rooms = b ? indexOf(b).rooms : new Map<string, RoomLayout>();
+  const kids = room.children.map((c) => rooms.get(c)).filter((k): k is RoomLayout => !!k);
+  const within = (x: number, y: number, r: Rect) => x >= r.x && x < r.x + r.w && y >= r.y && y < r.y + r.h;
+  const spots = new Set(room.spots.map((p) => `${p.x},${p.y}`));
+  const even: Point[] = [];
+  const odd: Point[] = [];
+  const right = room.x + room.w - 2;
+  for (let y = room.y + room.h - 2; y >= room.y + 1; y--) {
+    for (let x = right; x >= room.x + 1; x--) {
+      if (x === room.door.x || spots.has(`${x},${y}`) || (room.note && within(x, y, room.note)) || kids.some((k) => within(x, y, k))) continue;
+      ((right - x) % 2 === 0 ? even : odd).push({ x, y });
+    }
+  }
+  const free = [...even, ...odd];
+  if (free.length === 0) free.push({ x: room.x + Math.floor(room.w / 2), y: room.y + Math.floor(room.h / 2) });
+  return Array.from({ length: n }, (_, i) => {
+    const base = free[i % free.length]!;
+    const lap = Math.floor(i / free.length);
+    return lap === 0 ? { ...base } : { x: base.x + [0.3, -0.3, 0.15, -0.15][(lap - 1) % 4]!, y: base.y };
+  });
+}

@@ -440,6 +440,15 @@ export function variantFor(sessionId: string): CharacterVariant {
   return { key: `${skin}${hair}${shirt}${pants}`, skin, hair, shirt, pants };
 }
 
+/** Patrols wear a hard hat and a safety vest: told apart from agents at a glance. */
+export function patrolVariantFor(sessionId: string): CharacterVariant {
+  const skin = SKINS[hashString(sessionId) % SKINS.length];
+  const hair = PALETTE.yellow;
+  const shirt = '#e2763f';
+  const pants = '#3d4a66';
+  return { key: `patrol${skin}`, skin, hair, shirt, pants };
+}
+
 /** Walk cycle per direction: [stand, stepA, stand, stepB]. Frame 0 is the idle pose. */
 export type WalkFrames = Record<Direction, Texture[]>;
 
@@ -565,10 +574,53 @@ export function propCanvas(kind: PropKind): HTMLCanvasElement {
   return c;
 }
 
+// ───────────────────────────── patrol results: bugs and smoke ─────────────────────────────
+
+/** A bug (an alert from a patrol), two frames of wiggling legs, 12×10. */
+const BUG_FRAMES = [
+  [
+    '..o......o..',
+    '...o....o...',
+    '....oooo....',
+    '...okkkko...',
+    'o.orrkkrro.o',
+    '.orwrkkrrro.',
+    'o.orrkkrro.o',
+    '.orrrkkrrro.',
+    'o..orrrro..o',
+    '....oooo....',
+  ],
+  [
+    '..o......o..',
+    '...o....o...',
+    '....oooo....',
+    '.o.okkkko.o.',
+    '..orrkkrro..',
+    'oorwrkkrrroo',
+    '..orrkkrro..',
+    'oorrrkkrrroo',
+    '...orrrro...',
+    '....oooo....',
+  ],
+] as const;
+const BUG_COLORS = { o: PALETTE.outline, r: PALETTE.red, k: '#6e2622', w: '#f6b0a8' };
+
+/** A puff of smoke over a building whose build fails, 8×8. */
+const PUFF = ['...xx...', '.xxxxxx.', '.xxyyxx.', 'xxyyyyxx', 'xxyyyyxx', '.xxyyxx.', '.xxxxxx.', '...xx...'];
+
+export function bugCanvas(frame: 0 | 1): HTMLCanvasElement {
+  return rowsCanvas(BUG_FRAMES[frame], BUG_COLORS);
+}
+
 // ───────────────────────────── the texture set ─────────────────────────────
 
 export interface VillageTextures {
-  walk(sessionId: string): WalkFrames;
+  /** Agents get a colour variant from their id; patrols wear a hard hat and a vest. */
+  walk(sessionId: string, kind?: 'agent' | 'patrol'): WalkFrames;
+  /** A patrol alert's bug, two frames. */
+  bug: [Texture, Texture];
+  /** One puff of smoke. */
+  puff: Texture;
   bubble: Record<BubbleKind, Texture>;
   prop(kind: PropKind): Texture;
   /** Soft shadow under a sprite (16×6). */
@@ -607,8 +659,8 @@ export function createTextures(): VillageTextures {
   }
 
   return {
-    walk(sessionId) {
-      const v = variantFor(sessionId);
+    walk(sessionId, kind = 'agent') {
+      const v = kind === 'patrol' ? patrolVariantFor(sessionId) : variantFor(sessionId);
       let frames = walkCache.get(v.key);
       if (!frames) {
         const colors: Record<string, string> = {
@@ -633,6 +685,8 @@ export function createTextures(): VillageTextures {
       return frames;
     },
     bubble,
+    bug: [own(bugCanvas(0)), own(bugCanvas(1))],
+    puff: own(rowsCanvas(PUFF, { x: '#4f4b52', y: '#7d7880' })),
     prop(kind) {
       let t = props.get(kind);
       if (!t) {

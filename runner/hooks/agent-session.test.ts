@@ -87,7 +87,7 @@ describe('provider hooks end to end (real PTY, real hook channel)', () => {
     expect(of(h.events, sid, 'TEST_RUN_STARTED').map((e) => e.command)).toEqual(['npm test']);
     const finished = of(h.events, sid, 'TEST_RUN_FINISHED');
     expect(finished.map(({ command, passed, failed, exit_code }) => ({ command, passed, failed, exit_code }))).toEqual([
-      { command: 'npm test', passed: 7, failed: 0, exit_code: 0 },
+      { command: 'npm test', passed: 7, failed: 1, exit_code: 1 },
     ]);
 
     // Working came before the tools, waiting after the turn; all of it before the test finished and after the writes.
@@ -117,7 +117,7 @@ describe('provider hooks end to end (real PTY, real hook channel)', () => {
     expect(h.manager.input({ session_id: sid, data: 'npm test', mode: 'line' }).ok).toBe(true);
     const finished = await waitFor(() => of(h.events, sid, 'TEST_RUN_FINISHED')[0], 'TEST_RUN_FINISHED', 20_000);
     expect(of(h.events, sid, 'TEST_RUN_STARTED').map((e) => e.command)).toEqual(['npm test']);
-    expect({ command: finished.command, passed: finished.passed, failed: finished.failed, exit_code: finished.exit_code }).toEqual({ command: 'npm test', passed: 7, failed: 0, exit_code: 0 });
+    expect({ command: finished.command, passed: finished.passed, failed: finished.failed, exit_code: finished.exit_code }).toEqual({ command: 'npm test', passed: 7, failed: 1, exit_code: 1 });
 
     // A failing command run the same way reports its exit status.
     expect(h.manager.input({ session_id: sid, data: 'npm test -- --test-name-pattern=nothing-matches; false', mode: 'line' }).ok).toBe(true);

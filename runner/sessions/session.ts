@@ -35,6 +35,7 @@ import { protectedFiles, renderPolicyBash, sandboxLaunch, SCRATCH_DIRS, writeShi
 import { git } from '../workspace/git';
 import { logRedaction } from '../../protocol/log-redaction';
 import { createRedactor, createStreamRedactor, redactStrings, type Redactor, type StreamRedactor } from '../../protocol/redact';
+import { PatrolOutput, patrolErrorEvent, patrolResultEvents, preparePatrolLaunch } from '../patrols/patrol-run';
 
 /** Time a stopping process gets to clean up after SIGTERM before the whole group gets SIGKILL. */
 export const STOP_GRACE_MS = 3_000;
@@ -170,6 +171,11 @@ export class Session {
   /** Reverts of a read-only session run one after the other. */
   private reverts: Promise<void> = Promise.resolve();
 
+  /** Set for a patrol (cmd.patrol): its output is kept and read for findings when it ends. */
+  private readonly patrolOutput: PatrolOutput | null;
+  private patrolTimer: NodeJS.Timeout | null = null;
+  private readonly createdAt = Date.now();
+
   /** Policy as enforced here (defaults filled in), the one ask path, and the checks that use it. */
   readonly policy: EffectivePolicy;
   readonly broker: ApprovalBroker;
@@ -192,6 +198,7 @@ export class Session {
       () => this.pty?.pause(),
       () => this.pty?.resume(),
     );
+    this.patrolOutput = cmd.patrol ? new PatrolOutput() : null;
     this.policy = effectivePolicy(cmd.policy);
     this.paths = pathGuard(this.policy);
     this.broker = new ApprovalBroker(
@@ -228,6 +235,7 @@ export class Session {
   }
 
   input(data: string, mode: 'raw' | 'line'): Result<null> {
+    if (this.cmd.patrol) return fail('CONFLICT', 'a patrol runs on its own and takes no input');
     if (!this.alive || !this.pty) return fail('CONFLICT', `session ${this.id} is not running (${this.state})`);
     // A stopped process reads nothing; keystrokes would pile up and all arrive at resume.
     if (this.state === 'PAUSED_BY_HUMAN') return fail('CONFLICT', `session ${this.id} is paused; resume it first`);
@@ -366,7 +374,7 @@ export class Session {
     const provider = deps.providers.get(cmd.provider);
     try {
       if (!provider) throw new Error(`provider ${cmd.provider} is not available on this runner`);
-      const what = cmd.checkout.type === 'branch' ? `branch ${cmd.checkout.ref}` : `commit ${cmd.checkout.ref}`;
+      const what = cmd.checkout.type === 'commit' ? `commit ${cmd.checkout.ref}` : `branch ${cmd.checkout.ref}`;
       this.transition('PREPARING_WORKSPACE', `preparing a ${cmd.mode === 'read_only' ? 'read-only' : 'writable'} worktree of ${what}`);
       this.worktree = await deps.workspaces.prepareWorktree({
         session_id: cmd.session_id,
@@ -381,7 +389,8 @@ export class Session {
       if (this.stopReason !== null) return this.finishWithoutProcess('COMPLETED', `${this.stopReason} (before the provider started)`);
       const cwd = startDirectory(this.worktree.path, cmd.room_path);
       const env = buildSessionEnv({ session_id: cmd.session_id, home: this.home });
-      this.hookChannel = this.openHooks(provider.id, this.worktree.path);
+      // A patrol is the runner's own command: no agent hooks, shims or policy prompts.
+      this.hookChannel = cmd.patrol ? null : this.openHooks(provider.id, this.worktree.path);
       const namespace = deps.guardNamespace === true;
       if (this.policy.network === 'restricted' && !namespace) {
         throw new Error('network mode "restricted" needs a network namespace, which this runner cannot create (it must run as root on Linux); refusing to start');
@@ -398,10 +407,15 @@ export class Session {
         env.BASH_ENV = policyBash;
       }
       const launchCtx = { session_id: cmd.session_id, home: this.home, cwd, worktree_path: this.worktree.path, env, command: cmd, hook: this.hookChannel?.endpoint, secrets: cmd.secrets };
-      await provider.prepare?.(launchCtx);
-      // After the provider's own .bashrc part, so the check wraps its preexec hook.
-      if (policyBash) await fs.promises.appendFile(path.join(this.home, '.bashrc'), `\nsource ${JSON.stringify(policyBash)}\n`);
-      const launch = provider.launch(launchCtx);
+      let launch;
+      if (cmd.patrol) {
+        launch = await preparePatrolLaunch(cmd.patrol, this.home, env);
+      } else {
+        await provider.prepare?.(launchCtx);
+        // After the provider's own .bashrc part, so the check wraps its preexec hook.
+        if (policyBash) await fs.promises.appendFile(path.join(this.home, '.bashrc'), `\nsource ${JSON.stringify(policyBash)}\n`);
+        launch = provider.launch(launchCtx);
+      }
       // Watching starts before the process, so not even its first write goes unseen.
       this.startWatching();
       const readOnly = cmd.mode === 'read_only' && deps.readOnlyPrevention === true;
@@ -429,6 +443,7 @@ export class Session {
       this.pid = pty.pid;
       pty.onData((data) => {
         this.batcher.push(data);
+        this.patrolOutput?.append(data);
         this.hookChannel?.observeOutput(data);
         this.noteIo();
       });
@@ -446,7 +461,13 @@ export class Session {
         worktree_path: this.worktree.path,
         pid: pty.pid,
       });
-      this.transition('RUNNING', `${provider.id} running as pid ${pty.pid}`);
+      this.transition('RUNNING', cmd.patrol ? `${cmd.patrol.kind} patrol running as pid ${pty.pid}: ${cmd.patrol.command}`.slice(0, 2000) : `${provider.id} running as pid ${pty.pid}`);
+      if (cmd.patrol) {
+        const { kind, command, timeout_ms } = cmd.patrol;
+        if (kind === 'test') this.emit({ type: 'TEST_RUN_STARTED', command: command.slice(0, 4096) });
+        this.patrolTimer = setTimeout(() => this.stop(`the patrol timed out after ${describeDuration(timeout_ms)}`), timeout_ms);
+        this.patrolTimer.unref();
+      }
       this.startUsage();
       // A shell has no prompts to count: its start is its one invocation. AI CLIs count their turns (hooks).
       if (provider.id === 'shell') this.usage.addInvocation();
@@ -491,6 +512,19 @@ export class Session {
       reason = how;
     }
     this.deps.log.info(`session ${this.id} ${how}`);
+    if (this.cmd.patrol && this.worktree) {
+      const events = await patrolResultEvents(
+        this.cmd.patrol,
+        { exitCode: signalName ? null : exitCode, signal: signalName, stoppedBecause: this.stopReason },
+        this.patrolOutput?.value ?? '',
+        this.worktree,
+        this.createdAt,
+      ).catch((err) => {
+        this.deps.log.error(`patrol result of ${this.id} failed`, err);
+        return [patrolErrorEvent(this.cmd.patrol!, `the runner could not read its result: ${errorMessage(err)}`, this.worktree?.sha ?? null, this.createdAt)];
+      });
+      for (const e of events) this.emit(e);
+    }
     await this.cleanup();
     this.finish(to, reason, signalName ? null : exitCode);
   }
@@ -514,11 +548,14 @@ export class Session {
 
   private async finishWithoutProcess(to: SessionState, reason: string): Promise<void> {
     if (this.finished) return;
+    if (this.cmd.patrol) this.emit(patrolErrorEvent(this.cmd.patrol, reason, this.worktree?.sha ?? null, this.createdAt));
     await this.cleanup();
     this.finish(to, reason, null);
   }
 
   private async cleanup(): Promise<void> {
+    if (this.patrolTimer) clearTimeout(this.patrolTimer);
+    this.patrolTimer = null;
     // Whatever still waits is denied (its shim died with the process); then the token dies too.
     this.broker.closeAll('session_ended');
     // The token dies with the process: a late hook call gets 401, never an event after the end.

@@ -88,6 +88,10 @@ describe('WorkspaceManager (real git)', () => {
     await ws.ensureClone('repo_sample01', source);
     expect(gitIn(bare, ['rev-parse', 'main']).trim()).toBe(merged);
     expect(gitIn(bare, ['rev-parse', 'origin/main']).trim()).toBe(gitIn(source, ['rev-parse', 'HEAD']).trim());
+    // A patrol checks what the source has (source_branch), not the clone's merge.
+    const patrol = await ws.prepareWorktree({ session_id: 'sess_patrol001', repo_id: 'repo_sample01', source, checkout: { type: 'source_branch', ref: 'main' }, mode: 'read_only' });
+    expect(patrol.sha).toBe(gitIn(source, ['rev-parse', 'HEAD']).trim());
+    await ws.removeWorktree('sess_patrol001');
     // A new branch in the source appears locally; agent branches are untouched.
     gitIn(source, ['branch', 'release']);
     await ws.ensureClone('repo_sample01', source);

@@ -2,7 +2,8 @@ import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { RepoDir, RepoTree } from '../../protocol';
+import type { PatrolDefaults, RepoDir, RepoTree } from '../../protocol';
+import { DETECT_FILES, detectPatrolCommands } from '../patrols/detect';
 import { RunnerError } from '../errors';
 import { errorMessage, type Logger } from '../log';
 import { GIT_NETWORK_TIMEOUT_MS, GitError, git } from './git';
@@ -39,7 +40,7 @@ export interface PrepareWorktreeInput {
   session_id: string;
   repo_id: string;
   source: string;
-  checkout: { type: 'branch' | 'commit'; ref: string };
+  checkout: { type: 'branch' | 'source_branch' | 'commit'; ref: string };
   mode: WorkspaceMode;
 }
 
@@ -179,6 +180,22 @@ export class WorkspaceManager {
     });
   }
 
+  /** Suggested patrol commands, read from the default branch's files (runner/patrols/detect.ts). */
+  inspect(repoId: string, source: string): Promise<PatrolDefaults> {
+    return this.withRepoLock(repoId, async () => {
+      const bare = await this.ensureCloneLocked(repoId, source);
+      const listing = await git(['ls-tree', '-r', '-z', '--name-only', '--full-tree', 'HEAD'], { cwd: bare, what: 'ls-tree' }).catch(() => '');
+      const files = listing.split('\0').filter(Boolean);
+      const present = new Set(files);
+      const contents: Partial<Record<(typeof DETECT_FILES)[number], string>> = {};
+      for (const f of DETECT_FILES) {
+        if (!present.has(f)) continue;
+        contents[f] = (await git(['show', `HEAD:${f}`], { cwd: bare, what: 'show' }).catch(() => '')).slice(0, 512 * 1024);
+      }
+      return detectPatrolCommands(files, contents);
+    });
+  }
+
   // ---- internals ----
 
   private async ensureCloneLocked(repoId: string, source: string): Promise<string> {
@@ -255,15 +272,21 @@ export class WorkspaceManager {
 
   private async resolveCheckout(bare: string, checkout: PrepareWorktreeInput['checkout']): Promise<string> {
     let rev: string;
-    if (checkout.type === 'branch') {
+    if (checkout.type === 'branch' || checkout.type === 'source_branch') {
       if (checkout.ref.startsWith('-') || /[\s~^:?*[\\]/.test(checkout.ref)) throw new RunnerError('BAD_REQUEST', `invalid branch name "${checkout.ref}"`);
-      rev = `refs/heads/${checkout.ref.replace(/^refs\/heads\//, '')}`;
+      const name = checkout.ref.replace(/^refs\/heads\//, '');
+      rev = `refs/heads/${name}`;
+      // The source's branch when it has been fetched as origin/<name> (a fresh clone has only local heads).
+      if (checkout.type === 'source_branch') {
+        const remote = `refs/remotes/origin/${name}`;
+        if ((await git(['rev-parse', '--verify', '--quiet', remote], { cwd: bare, what: 'rev-parse' }).catch(() => '')).trim()) rev = remote;
+      }
     } else {
       if (!/^[0-9a-f]{4,64}$/i.test(checkout.ref)) throw new RunnerError('BAD_REQUEST', `checkout commit must be a hex sha, got "${checkout.ref}"`);
       rev = checkout.ref;
     }
     const sha = (await git(['rev-parse', '--verify', '--quiet', `${rev}^{commit}`], { cwd: bare, what: 'rev-parse' }).catch(() => '')).trim();
-    if (!sha) throw new RunnerError('BAD_REQUEST', checkout.type === 'branch' ? `branch "${checkout.ref}" not found in the repository` : `commit ${checkout.ref} not found in the repository`);
+    if (!sha) throw new RunnerError('BAD_REQUEST', checkout.type !== 'commit' ? `branch "${checkout.ref}" not found in the repository` : `commit ${checkout.ref} not found in the repository`);
     return sha;
   }
 

@@ -51,6 +51,10 @@ export async function openServiceDb(opts: { defaultPlan?: PlanId } = {}): Promis
     repoUpdated: () => undefined,
     runnerUpdated: () => undefined,
     approvalUpdated: () => undefined,
+    alertUpdated: () => undefined,
+    healthUpdated: () => undefined,
+    patrolUpdated: () => undefined,
+    patrolRunUpdated: () => undefined,
     sessionEvents: () => undefined,
     hasViewers: () => false,
   };

@@ -216,6 +216,10 @@ export function attachUiNamespace(io: Server, services: Services): Broadcaster {
     repoUpdated: (orgId, repo) => nsp.to(`org:${orgId}`).emit('repo:updated', repo),
     runnerUpdated: (orgId, runner) => nsp.to(`org:${orgId}`).emit('runner:updated', runner),
     approvalUpdated: (orgId, approval) => nsp.to(`org:${orgId}`).emit('approval:updated', approval),
+    alertUpdated: (orgId, alert) => nsp.to(`org:${orgId}`).emit('alert:updated', alert),
+    healthUpdated: (orgId, health) => nsp.to(`org:${orgId}`).emit('health:updated', health),
+    patrolUpdated: (orgId, patrol) => nsp.to(`org:${orgId}`).emit('patrol:updated', patrol),
+    patrolRunUpdated: (orgId, run) => nsp.to(`org:${orgId}`).emit('patrol-run:updated', run),
     hasViewers: (sessionId) => (viewers.get(sessionId)?.size ?? 0) > 0,
     sessionEvents(sessionId, events) {
       for (const v of viewers.get(sessionId)?.values() ?? []) {

@@ -7,6 +7,7 @@ import type { ApprovalService } from './approvals';
 import type { SessionService } from './sessions';
 import { tickInsertStatements, type StoredTick, type TickOwner } from './usage';
 import type { WriterQueue } from './writer-queue';
+import type { PatrolService } from './patrols';
 
 /** Rows per INSERT statement: 5 parameters each stays far below SQLite's variable limit. */
 const ROWS_PER_STATEMENT = 200;
@@ -32,6 +33,7 @@ export function createEventService(
   usage: { stored: (ticks: StoredTick[]) => void; after: (orgId: string, ticks: StoredTick[]) => Promise<void> },
   // One writer: SQLite has one write lock, so batches queue here instead of fighting for it.
   serialize: WriterQueue,
+  patrols: () => PatrolService,
 ) {
   /** Which runner and org own a session, and whom its usage is billed to: fixed at spawn, so read once and kept. */
   const owners = new Map<string, TickOwner & { runnerId: string | null }>();
@@ -161,6 +163,11 @@ export function createEventService(
       for (const id of changed) await sessions().publish(runner.orgId, id);
       const governance = fresh.filter((e) => e.type === 'APPROVAL_REQUESTED' || e.type === 'APPROVAL_RESOLVED' || e.type === 'POLICY_BLOCKED');
       if (governance.length) await approvals.onEvents(runner.orgId, runner.name, governance);
+      const patrolEvents = fresh.filter(
+        (e) => e.type === 'PATROL_FINISHED' || (e.type === 'SESSION_STATE_CHANGED' && (TERMINAL_STATES as string[]).includes(e.to)),
+      );
+      // A failing result must not make the runner resend the batch (it is stored): log it instead.
+      if (patrolEvents.length) await patrols().onEvents(runner.orgId, patrolEvents).catch((err) => console.error('[server] applying patrol results failed', err));
 
       const acked = ids.map((id) => ({
         session_id: id,

@@ -4,7 +4,7 @@ import { createAuthService } from './auth';
 import { createEventService } from './events';
 import { MemberEvents } from './member-events';
 import { createMemberService } from './members';
-import type { Broadcaster, RunnerGateway } from './ports';
+import type { Broadcaster, PatrolScheduler, RunnerGateway } from './ports';
 import { createRepoService } from './repos';
 import { createRunnerService, DEFAULT_RUNNER_GRACE_MS } from './runners';
 import { createSessionService } from './sessions';
@@ -17,10 +17,15 @@ import { createBillingService } from './billing';
 import { createLimitService } from './limits';
 import { createWriterQueue } from './writer-queue';
 import type { PlanId } from '../../protocol';
+import { createAlertService } from './alerts';
+import { createPatrolService } from './patrols';
+import { createWebhookService } from './webhooks';
 
 export interface Ports {
   gateway: RunnerGateway;
   broadcast: Broadcaster;
+  /** server/scheduler: in-process (croner) or BullMQ, plugged in after the realtime layer. */
+  scheduler: PatrolScheduler;
 }
 
 /** All domain services over one database; the realtime layer plugs its ports in after creation. */
@@ -32,6 +37,7 @@ export function createServices(
   const ports: Partial<Ports> = {};
   const gateway = () => ports.gateway ?? missing('gateway');
   const broadcast = () => ports.broadcast ?? missing('broadcast');
+  const scheduler = () => ports.scheduler ?? missing('scheduler');
   const audit = createAuditService(db);
   const record = (r: Parameters<typeof audit.record>[0]) => audit.record(r);
   const policy = createPolicyService(db, record as never);
@@ -44,6 +50,20 @@ export function createServices(
   const approvals = createApprovalService(db, gateway, broadcast, () => record as never);
   const memberEvents = new MemberEvents();
   const auth = createAuthService(db, audit, memberEvents);
+  const repos = createRepoService(db, gateway, broadcast);
+  const alerts = createAlertService(db, broadcast);
+  let webhooks: ReturnType<typeof createWebhookService> | null = null;
+  const patrols = createPatrolService(db, {
+    gateway,
+    broadcast,
+    scheduler,
+    sessions,
+    repos,
+    alerts,
+    audit,
+    ensureWebhook: (orgId, repoId) => webhooks!.ensure(orgId, repoId),
+  });
+  webhooks = createWebhookService(db, opts.secretKey, { patrols: () => patrols, repos, audit });
   return {
     db,
     /** The installation's org (one per installation until orgs can be created). */
@@ -62,7 +82,7 @@ export function createServices(
       graceMs: opts.runnerGraceMs ?? DEFAULT_RUNNER_GRACE_MS,
       audit,
     }),
-    repos: createRepoService(db, gateway, broadcast),
+    repos,
     sessions,
     events: createEventService(
       db,
@@ -72,6 +92,7 @@ export function createServices(
       approvals,
       { stored: (ticks) => usage.noteStored(ticks), after: (orgId, ticks) => limits.afterTicks(orgId, ticks) },
       writer,
+      () => patrols,
     ),
     /** Plans as data (installation admin edits terms; org admins pick one from the next period). */
     plans,
@@ -81,6 +102,12 @@ export function createServices(
     limits,
     /** Statements, invoices at rollover, plan changes. */
     billing: createBillingService(db, plans, usage),
+    /** Repository patrols: configuration, runs, dispatch to runners, results. */
+    patrols,
+    /** Alerts from patrols (bug sprites) and each building's health. */
+    alerts,
+    /** Signed push deliveries (GitHub's format) that run a repository's patrols. */
+    webhooks,
   };
 }
 

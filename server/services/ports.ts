@@ -1,4 +1,4 @@
-import type { ApprovalSummary, RepoSummary, Result, RunnerSummary, ServerToRunnerEvents, SessionSummary, WireEvent } from '../../protocol';
+import type { AlertSummary, ApprovalSummary, PatrolRunSummary, PatrolSummary, RepoHealth, RepoSummary, Result, RunnerSummary, ServerToRunnerEvents, SessionSummary, WireEvent } from '../../protocol';
 
 type CommandName = keyof ServerToRunnerEvents;
 type CommandBody<K extends CommandName> = Parameters<ServerToRunnerEvents[K]>[0];
@@ -22,7 +22,26 @@ export interface Broadcaster {
   repoUpdated(orgId: string, repo: RepoSummary): void;
   runnerUpdated(orgId: string, runner: RunnerSummary): void;
   approvalUpdated(orgId: string, approval: ApprovalSummary): void;
+  alertUpdated(orgId: string, alert: AlertSummary): void;
+  healthUpdated(orgId: string, health: RepoHealth): void;
+  patrolUpdated(orgId: string, patrol: PatrolSummary): void;
+  patrolRunUpdated(orgId: string, run: PatrolRunSummary): void;
   sessionEvents(sessionId: string, events: WireEvent[]): void;
   /** Whether any browser is attached to the session (flow control is theirs then). */
   hasViewers(sessionId: string): boolean;
+}
+
+/** A run that should happen: a new one (a scheduled tick) or one already recorded (manual, webhook). */
+export type PatrolJob = { kind: 'tick'; patrolId: string; key: string } | { kind: 'run'; runId: string };
+
+/**
+ * Where patrol runs wait (server/scheduler): in-process (croner, runs at once) or BullMQ queues
+ * when REDIS_URL is set (retries, a dead-letter queue, one run per job across control-plane nodes).
+ */
+export interface PatrolScheduler {
+  readonly mode: 'in-process' | 'bullmq';
+  /** The patrol's schedule changed (or it was enabled, disabled, created, deleted). */
+  sync(patrol: { id: string; schedule: string; enabled: boolean; command: string } | { id: string; deleted: true }): Promise<void>;
+  enqueue(job: PatrolJob): Promise<void>;
+  close(): Promise<void>;
 }

@@ -116,6 +116,9 @@ export function createRepoService(db: Db, gateway: () => RunnerGateway, broadcas
       for (const r of pending) await service.scan(orgId, r.id);
     },
 
+    /** An online runner (on this node) that can reach the source, or null. */
+    pickRunnerFor: (orgId: string, source: string) => pickScanner(orgId, source),
+
     async ensureRegistered(orgId: string, source: string, name: string) {
       const exists = await db.repo.findUnique({ where: { orgId_source: { orgId, source } } });
       if (exists) return repoSummary(exists);

@@ -1,4 +1,4 @@
-import type { CreateSessionCommand, ProviderId, RepoTree, SessionState, SessionSummary } from '../../protocol';
+import type { CreateSessionCommand, PatrolSpec, ProviderId, RepoTree, SessionState, SessionSummary } from '../../protocol';
 import { TERMINAL_STATES } from '../../protocol';
 import type { Db } from '../db';
 import { requireRole, type Principal } from './auth';
@@ -15,6 +15,7 @@ type SessionRow = {
   repoId: string;
   runnerId: string | null;
   provider: string;
+  kind: string;
   roomPath: string;
   currentRoom: string | null;
   mode: string;
@@ -41,6 +42,7 @@ export function sessionSummary(s: SessionRow): SessionSummary {
     repo_id: s.repoId,
     runner_id: s.runnerId,
     provider: s.provider as ProviderId,
+    kind: s.kind === 'patrol' ? 'patrol' : 'agent',
     room_path: s.currentRoom ?? s.roomPath,
     title: s.title,
     state: s.state as SessionState,
@@ -199,6 +201,68 @@ export function createSessionService(
       const res = await gateway().command(runner.id, 'session:create', command);
       if (!res.ok) return fail(p.orgId, id, `The runner refused the session: ${res.error.message}`);
       return sessionSummary(await load(p.orgId, id));
+    },
+
+    /**
+     * A patrol's session: the shell provider running the patrol command non-interactively in a
+     * read-only worktree of the default branch's newest commit (the runner fetches first), in the
+     * building's hall. No org secrets: a patrol runs the repository's own scripts unattended.
+     * Throws NO_RUNNER when no runner can take it now (the caller may retry later).
+     */
+    async spawnPatrol(input: { sessionId: string; orgId: string; repoId: string; createdById: string; spec: PatrolSpec; title: string }): Promise<SessionSummary> {
+      const repo = await db.repo.findFirst({ where: { id: input.repoId, orgId: input.orgId } });
+      if (!repo) throw notFound('That repository');
+      if (repo.status !== 'ready' || !repo.tree) throw new AppError('CONFLICT', `"${repo.name}" is not ready yet (${repo.status}).`);
+      const tree = JSON.parse(repo.tree) as RepoTree;
+      const id = input.sessionId;
+      // Patrols are metered like agents: the monthly cap and the plan's allowlists apply (the
+      // concurrency limit counts agent sessions only).
+      const runner = await deps.limits.admit(input.orgId, { provider: 'shell', repo, kind: 'patrol' }, async () => {
+        const picked = await pickRunner(input.orgId, 'shell', repo.source);
+        await db.session.create({
+          data: {
+            id,
+            orgId: input.orgId,
+            repoId: repo.id,
+            runnerId: picked.id,
+            createdById: input.createdById,
+            provider: 'shell',
+            kind: 'patrol',
+            roomPath: '',
+            mode: 'read_only',
+            goal: input.spec.command,
+            title: input.title,
+            state: 'CREATED',
+            reason: `Placed on runner ${picked.name}`,
+          },
+        });
+        return picked;
+      });
+      await publish(input.orgId, id);
+      const command: CreateSessionCommand = {
+        session_id: id,
+        org_id: input.orgId,
+        repo_id: repo.id,
+        repo: repoRefFromSource(repo.source),
+        repo_source: repo.source,
+        // What was pushed to the source, not approved merges only the runner's clone has.
+        checkout: { type: 'source_branch', ref: repo.defaultBranch ?? tree.default_branch },
+        room_path: '',
+        provider: 'shell',
+        task: { title: input.title },
+        policy: {},
+        secrets: {},
+        mode: 'read_only',
+        patrol: input.spec,
+        cols: 120,
+        rows: 32,
+      };
+      const res = await gateway().command(runner.id, 'session:create', command);
+      if (!res.ok) {
+        await fail(input.orgId, id, `The runner refused the patrol: ${res.error.message}`);
+        throw new AppError('RUNNER_ERROR', `The runner refused the patrol: ${res.error.message}`);
+      }
+      return sessionSummary(await load(input.orgId, id));
     },
 
     async stop(p: Principal, id: string): Promise<SessionSummary> {

@@ -1,5 +1,5 @@
 /** Minutes after midnight at which lamps go on (dusk) and off (dawn), by month (0 = January). */
-const DUSK = [1010, 1050, 1100, 1150, 1195, 1230, 1235, 1200, 1140, 1075, 1015, 995];
+const DUSK = [1010, 1050, 1100, 1150, 1195, 1230, 1235, 1200, 1140, 1075, 1015, 1595];
 const DAWN = [480, 445, 395, 385, 340, 315, 325, 355, 395, 435, 425, 470];
 
 export function isDark(date) {

@@ -9,3 +9,7 @@ test('midnight is dark', () => {
 test('noon is light', () => {
   assert.equal(isDark(new Date(2026, 6, 1, 12, 0)), false);
 });
+
+test('a December evening is dark', () => {
+  assert.equal(isDark(new Date(2026, 11, 21, 18, 0)), true);
+});

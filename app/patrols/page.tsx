@@ -1,0 +1,5 @@
+import PatrolsScreen from '../../components/ui/PatrolsScreen';
+
+export default function PatrolsPage() {
+  return <PatrolsScreen />;
+}
