@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ProviderIdSchema, RepoIdSchema, RoomPathSchema } from './world';
 import type { RepoSummary, RunnerSummary, SessionSummary } from './ui';
+import type { DeterministicAgent, RunSummary } from './deterministic';
 
 export const RoleSchema = z.enum(['viewer', 'operator', 'approver', 'admin']);
 export type Role = z.infer<typeof RoleSchema>;
@@ -55,6 +56,10 @@ export interface WorldSnapshot {
   repos: RepoSummary[];
   sessions: SessionSummary[];
   runners: RunnerSummary[];
+  /** Deterministic agents of the online runners (the workshop's benches). */
+  agents: DeterministicAgent[];
+  /** Runs in progress and the last few finished ones (the workshop's sprites). */
+  runs: RunSummary[];
 }
 
 // ── Members, invites, orgs, audit ────────────────────────────────────────────────────────────
@@ -117,6 +122,7 @@ export const AUDIT_ACTIONS = [
   'runner_token.created',
   'runner_token.revoked',
   'runner.registered',
+  'run.started',
   'approval.requested',
   'approval.decided',
   'policy.blocked',

@@ -6,3 +6,4 @@ export * from './ui';
 export * from './api';
 export * from './approvals';
 export * from './redact';
+export * from './deterministic';

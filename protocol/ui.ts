@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ApprovalSummary } from './approvals';
+import type { AgentCatalog, RunSummary } from './deterministic';
 import type { Ack } from './result';
 import { ProviderIdSchema, RepoTreeSchema, SessionIdSchema, SessionStateSchema } from './world';
 
@@ -104,4 +105,8 @@ export interface UiServerToClientEvents {
   'repo:updated': (repo: RepoSummary) => void;
   'runner:updated': (runner: RunnerSummary) => void;
   'approval:updated': (approval: ApprovalSummary) => void;
+  /** A deterministic run changed (created, started, finished, its callback delivered). */
+  'run:updated': (run: RunSummary) => void;
+  /** The org's deterministic agents changed (a runner registered, reloaded its folder, or left). */
+  'agents:updated': (catalog: AgentCatalog) => void;
 }

@@ -26,6 +26,7 @@ async function main() {
   });
   setServices(services);
   await services.runners.resetOnline();
+  await services.blueprints.dropAll();
 
   const dev = env.NODE_ENV === 'development';
   const app = env.AGENT_VILLAGE_NEXT ? next({ dev, dir: PROJECT_ROOT, hostname: env.HOST, port: env.PORT }) : null;

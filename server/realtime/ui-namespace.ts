@@ -209,6 +209,8 @@ export function attachUiNamespace(io: Server, services: Services): Broadcaster {
     repoUpdated: (orgId, repo) => nsp.to(`org:${orgId}`).emit('repo:updated', repo),
     runnerUpdated: (orgId, runner) => nsp.to(`org:${orgId}`).emit('runner:updated', runner),
     approvalUpdated: (orgId, approval) => nsp.to(`org:${orgId}`).emit('approval:updated', approval),
+    runUpdated: (orgId, run) => nsp.to(`org:${orgId}`).emit('run:updated', run),
+    agentsUpdated: (orgId, catalog) => nsp.to(`org:${orgId}`).emit('agents:updated', catalog),
     hasViewers: (sessionId) => (viewers.get(sessionId)?.size ?? 0) > 0,
     sessionEvents(sessionId, events) {
       for (const v of viewers.get(sessionId)?.values() ?? []) {

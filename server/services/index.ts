@@ -11,6 +11,8 @@ import { createSessionService } from './sessions';
 import { createApprovalService } from './approvals';
 import { createPolicyService } from './policy';
 import { createSecretService } from './secrets';
+import { createBlueprintService } from './blueprints';
+import { createRunService } from './runs';
 
 export interface Ports {
   gateway: RunnerGateway;
@@ -34,6 +36,8 @@ export function createServices(
   const approvals = createApprovalService(db, gateway, broadcast, () => record as never);
   const memberEvents = new MemberEvents();
   const auth = createAuthService(db, audit, memberEvents);
+  const blueprints = createBlueprintService(db, gateway, broadcast);
+  const runs = createRunService(db, gateway, broadcast, { blueprints, audit });
   return {
     db,
     /** The installation's org (one per installation until orgs can be created). */
@@ -51,7 +55,11 @@ export function createServices(
     runners: createRunnerService(db, gateway, broadcast, (o, id) => sessions.publish(o, id), {
       graceMs: opts.runnerGraceMs ?? DEFAULT_RUNNER_GRACE_MS,
       audit,
+      runs,
     }),
+    /** Deterministic agents: blueprints bound to their runners, and their runs. */
+    blueprints,
+    runs,
     repos: createRepoService(db, gateway, broadcast),
     sessions,
     events: createEventService(db, () => sessions, gateway, broadcast, approvals),

@@ -1,4 +1,4 @@
-import type { ApprovalSummary, RepoSummary, Result, RunnerSummary, ServerToRunnerEvents, SessionSummary, WireEvent } from '../../protocol';
+import type { AgentCatalog, RunSummary, ApprovalSummary, RepoSummary, Result, RunnerSummary, ServerToRunnerEvents, SessionSummary, WireEvent } from '../../protocol';
 
 type CommandName = keyof ServerToRunnerEvents;
 type CommandBody<K extends CommandName> = Parameters<ServerToRunnerEvents[K]>[0];
@@ -22,6 +22,8 @@ export interface Broadcaster {
   repoUpdated(orgId: string, repo: RepoSummary): void;
   runnerUpdated(orgId: string, runner: RunnerSummary): void;
   approvalUpdated(orgId: string, approval: ApprovalSummary): void;
+  runUpdated(orgId: string, run: RunSummary): void;
+  agentsUpdated(orgId: string, catalog: AgentCatalog): void;
   sessionEvents(sessionId: string, events: WireEvent[]): void;
   /** Whether any browser is attached to the session (flow control is theirs then). */
   hasViewers(sessionId: string): boolean;

@@ -1,12 +1,14 @@
 import type { WorldSnapshot } from '../../../protocol';
 import { route } from '../_lib/route';
 
-// GET /api/world – everything the village draws: repositories, live sessions, runners
+// GET /api/world – everything the village draws: repositories, live sessions, runners, the workshop's agents and runs
 export const GET = route({ role: 'viewer' }, async ({ services, principal }): Promise<WorldSnapshot> => {
-  const [repos, sessions, runners] = await Promise.all([
+  const [repos, sessions, runners, catalog, runs] = await Promise.all([
     services.repos.list(principal.orgId),
     services.sessions.list(principal.orgId),
     services.runners.list(principal.orgId),
+    services.blueprints.catalog(principal.orgId),
+    services.runs.recent(principal.orgId),
   ]);
-  return { org: { id: principal.orgId, name: principal.orgName }, repos, sessions, runners };
+  return { org: { id: principal.orgId, name: principal.orgName }, repos, sessions, runners, agents: catalog.agents, runs };
 });
