@@ -20,6 +20,9 @@ export default function Header({ me, runners }: { me: Me; runners?: RunnerSummar
       )}
       <span className="spacer" />
       <ApprovalsBadge />
+      <Link href="/workshop" className="btn btn-small">
+        {STRINGS.workshopLink}
+      </Link>
       <Link href="/policy" className="btn btn-small">
         Policy
       </Link>

@@ -38,6 +38,16 @@ export const STRINGS = {
   changePasswordTitle: 'Choose a new password',
   changePasswordButton: 'Change password',
   mustChangePassword: 'Your account was created with a one-time password: choose your own to continue.',
+  workshopLink: 'Workshop',
+  workshopTitle: 'Workshop',
+  workshopIntro:
+    'Deterministic agents: commands your runners offer as blueprints (a JSON file each in their blueprints folder). Fill in the parameters, run one, read its result.',
+  noAgents: 'No deterministic agents yet. Put a blueprint (*.json) in a runner’s blueprints folder; it appears here within seconds.',
+  runButton: 'Run',
+  runsTitle: 'Runs',
+  noRuns: 'No runs yet.',
+  fixErrors: 'Fix the highlighted parameters first.',
+  viewersCannotRun: 'Viewers can watch runs; starting one needs the operator role.',
 } as const;
 
 /** What a running agent is doing, in words (from its hooks or idle detection). */

@@ -1,7 +1,7 @@
 'use client';
 import { useEffect } from 'react';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import type { MeDetails, RepoSummary, RunnerSummary, SessionSummary, WorldSnapshot } from '../../protocol';
+import type { AgentCatalog, MeDetails, RepoSummary, RunnerSummary, RunSummary, SessionSummary, WorldSnapshot } from '../../protocol';
 import { getUiSocket } from '../realtime/socket';
 import { api } from './api';
 
@@ -32,16 +32,22 @@ export function useWorld(enabled: boolean) {
     const onSession = (s: SessionSummary) => patch((w) => ({ ...w, sessions: upsert(w.sessions, s) }));
     const onRepo = (r: RepoSummary) => patch((w) => ({ ...w, repos: upsert(w.repos, r) }));
     const onRunner = (r: RunnerSummary) => patch((w) => ({ ...w, runners: upsert(w.runners, r) }));
+    const onRun = (r: RunSummary) => patch((w) => ({ ...w, runs: upsert(w.runs, r) }));
+    const onAgents = (c: AgentCatalog) => patch((w) => ({ ...w, agents: c.agents }));
     // After a reconnect, anything may have changed while we were away: read the snapshot again.
     const onConnect = () => void qc.invalidateQueries({ queryKey: WORLD_KEY });
     socket.on('session:updated', onSession);
     socket.on('repo:updated', onRepo);
     socket.on('runner:updated', onRunner);
+    socket.on('run:updated', onRun);
+    socket.on('agents:updated', onAgents);
     socket.on('connect', onConnect);
     return () => {
       socket.off('session:updated', onSession);
       socket.off('repo:updated', onRepo);
       socket.off('runner:updated', onRunner);
+      socket.off('run:updated', onRun);
+      socket.off('agents:updated', onAgents);
       socket.off('connect', onConnect);
     };
   }, [enabled, qc]);

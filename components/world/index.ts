@@ -15,8 +15,11 @@ export {
   planWalk,
   buildingFor,
   normalizePath,
+  WORKSHOP_ID,
+  WORKSHOP_NAME,
 } from './layout';
-export type { Point, Rect, RoomLayout, BuildingLayout, VillageLayout, VillageRepoInput, Walk } from './layout';
+export type { Point, Rect, RoomLayout, BuildingLayout, VillageLayout, VillageRepoInput, VillageWorkshopInput, Walk } from './layout';
+export { runAsSession } from './runs';
 export { bubbleFor, statusText } from './status';
 export type { BubbleKind } from './status';
 export type { VillageProps } from './Village';
