@@ -24,6 +24,8 @@ export const DETERMINISTIC_LIMITS = {
   /** A blueprint file larger than this is not a blueprint. */
   MAX_BLUEPRINT_FILE_BYTES: 256 * 1024,
   MAX_BLUEPRINTS_PER_RUNNER: 200,
+  /** All of a runner's blueprints together: they ride in its register message (4 MB per message). */
+  MAX_BLUEPRINTS_TOTAL_BYTES: 2 * 1024 * 1024,
   /** What a RUN_RESULT event carries into a parent session's stream (the inbox file has it all). */
   MAX_CALLBACK_TEXT: 64 * 1024,
 } as const;

@@ -55,6 +55,15 @@ describe('loadBlueprints', () => {
     expect(why['nowhere.json']).toMatch(/does not exist/);
   });
 
+  it('keeps all blueprints together under the register message budget', async () => {
+    // ~240 KB each (under the per-file limit): nine of them are more than 2 MiB together.
+    const big = { type: 'object', description: 'x'.repeat(240_000) };
+    for (let i = 0; i < 9; i++) write(`big-${i}.json`, good(`big-${i}`, { parameters_schema: big }));
+    const { blueprints, problems } = await loadBlueprints(dir);
+    expect(blueprints.length).toBe(8);
+    expect(problems).toEqual([{ file: 'big-8.json', reason: expect.stringMatching(/exceed .* bytes together/) }]);
+  });
+
   it('treats a missing folder as no blueprints', async () => {
     expect(await loadBlueprints(path.join(dir, 'missing'))).toEqual({ blueprints: [], problems: [] });
   });

@@ -36,16 +36,18 @@ export async function loadBlueprints(dir: string): Promise<BlueprintCatalogue> {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return { blueprints, problems };
-    return { blueprints, problems: [{ file: dir, reason: `cannot read the blueprints folder: ${(err as Error).message}` }] };
+    return { blueprints, problems: [{ file: (path.basename(dir) || dir).slice(0, 500), reason: `cannot read the blueprints folder: ${(err as Error).message}`.slice(0, 2000) }] };
   }
   const ajv = createAjv();
   const byName = new Map<string, string>();
-  for (const file of names) {
+  let totalBytes = 0;
+  for (const name of names) {
+    const file = name.slice(0, 500);
     if (blueprints.length >= DETERMINISTIC_LIMITS.MAX_BLUEPRINTS_PER_RUNNER) {
       problems.push({ file, reason: `more than ${DETERMINISTIC_LIMITS.MAX_BLUEPRINTS_PER_RUNNER} blueprints in one folder; the rest are skipped` });
       continue;
     }
-    const r = await loadOne(dir, file, ajv);
+    const r = await loadOne(dir, name, ajv);
     if (!r.ok) {
       problems.push({ file, reason: r.reason.slice(0, 2000) });
       continue;
@@ -55,6 +57,12 @@ export async function loadBlueprints(dir: string): Promise<BlueprintCatalogue> {
       problems.push({ file, reason: `the name "${r.blueprint.name}" is already taken by ${first}` });
       continue;
     }
+    const size = JSON.stringify(r.blueprint).length;
+    if (totalBytes + size > DETERMINISTIC_LIMITS.MAX_BLUEPRINTS_TOTAL_BYTES) {
+      problems.push({ file, reason: `the folder's blueprints exceed ${DETERMINISTIC_LIMITS.MAX_BLUEPRINTS_TOTAL_BYTES} bytes together; this one is skipped` });
+      continue;
+    }
+    totalBytes += size;
     byName.set(r.blueprint.name, file);
     blueprints.push(r.blueprint);
   }

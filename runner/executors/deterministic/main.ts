@@ -6,6 +6,9 @@ import { parseInvocation } from './invocation';
  * argv built from the parameters, sends the `result` event to the runner's gateway and exits with
  * the command's exit code. Diagnostics go to stderr; stdout stays empty.
  */
+/** How often the executor checks that the runner that started it is still there. */
+const PARENT_CHECK_MS = 1_000;
+
 const log = (line: string) => process.stderr.write(`[deterministic-exec] ${line}\n`);
 
 async function readStdin(): Promise<string> {
@@ -25,6 +28,11 @@ async function main(): Promise<number> {
   // result still says what happened.
   const abort = new AbortController();
   for (const sig of ['SIGTERM', 'SIGINT'] as const) process.on(sig, () => abort.abort());
+  // The runner that started us died (we were re-parented): nobody will take the result, so stop.
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) abort.abort();
+  }, PARENT_CHECK_MS).unref();
   const result = await execute(inv, process.env, abort.signal);
   if (result.spawn_error) log(result.spawn_error);
   else if (result.timed_out) log(`timed out after ${inv.timeout_seconds ?? 'the default'} s; the command was stopped`);
