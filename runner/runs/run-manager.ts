@@ -3,8 +3,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
 import {
   ProceduralResultSchema,
+  RunIdSchema,
   RunUpdateSchema,
   fail,
   ok,
@@ -33,14 +35,16 @@ export const UPDATE_RETRY_MS = 2_000;
 /** How updates reach the control plane: the ack is null when the batch was not stored. */
 export type RunTransport = (batch: RunUpdate[], done: (acked: boolean) => void) => void;
 
-interface JournalEntry {
-  run_id: string;
-  org_id: string;
-  agent_name: string;
-  started_at: number;
+/** `<data-dir>/runs/<run_id>.json`: read back after a restart, so checked like any input. */
+const JournalEntrySchema = z.object({
+  run_id: RunIdSchema,
+  org_id: z.string(),
+  agent_name: z.string(),
+  started_at: z.number(),
   /** Set once the run ended; the file is deleted when the control plane has it. */
-  finished: RunUpdate | null;
-}
+  finished: RunUpdateSchema.nullable(),
+});
+type JournalEntry = z.infer<typeof JournalEntrySchema>;
 
 interface LiveRun {
   entry: JournalEntry;
@@ -94,8 +98,9 @@ export class RunManager {
       }
       let entry: JournalEntry;
       try {
-        entry = JSON.parse(await fs.promises.readFile(path.join(journalDir, name), 'utf8')) as JournalEntry;
-        if (entry.finished && !RunUpdateSchema.safeParse(entry.finished).success) entry.finished = null;
+        const parsed = JournalEntrySchema.safeParse(JSON.parse(await fs.promises.readFile(path.join(journalDir, name), 'utf8')));
+        if (!parsed.success) throw new Error(parsed.error.issues[0]?.message ?? 'invalid');
+        entry = parsed.data;
       } catch (err) {
         log.warn(`run journal ${name} is unreadable (${errorMessage(err)}); deleting it`);
         await fs.promises.rm(path.join(journalDir, name), { force: true });
