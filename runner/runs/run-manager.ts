@@ -248,6 +248,8 @@ export class RunManager {
       status = 'completed';
       error = null;
     }
+    // Stopped by us rather than ended by itself: say so, whatever the command's exit looked like.
+    if (this.shuttingDown && status === 'failed') error = `Stopped: the runner shut down while the run was running. (${error})`;
     const finished: RunUpdate = { type: 'RUN_FINISHED', run_id: id, ts: Date.now(), status, result: r, error: error ? error.slice(0, 4000) : null };
     run.entry.finished = finished;
     this.writeJournal(run.entry);
