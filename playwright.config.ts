@@ -2,6 +2,8 @@ import { defineConfig } from '@playwright/test';
 
 const PORT = Number(process.env.E2E_PORT ?? 3123);
 const DATA_DIR = process.env.E2E_DATA_DIR ?? `/tmp/agent-village-e2e-${process.pid}`;
+// Workers (other processes) evaluate this file again: they must find the same data directory.
+process.env.E2E_DATA_DIR = DATA_DIR;
 
 /** End-to-end: the real server (built Next.js app), its attached runner, Debian's Chromium. */
 export default defineConfig({

@@ -66,15 +66,18 @@ test('[MEMBERS]: an admin invites a viewer, who joins and gets a read-only termi
   await expect(table.locator('tr[data-action="member.joined"]').first()).toContainText(MEMBER.email);
   await page.getByLabel('Action').selectOption('member.invited');
   await page.getByRole('button', { name: STRINGS.auditFilter }).click();
-  await expect(table.locator('tbody tr')).toHaveCount(1);
-  await expect(table.locator('tbody tr[data-action="member.invited"]')).toHaveCount(1);
+  // Other specs invite people too: every row is an invite, and Vera's is among them once.
+  await expect(table.locator('tbody tr[data-action="member.invited"]').filter({ hasText: MEMBER.email })).toHaveCount(1);
+  await expect(table.locator('tbody tr:not([data-action="member.invited"])')).toHaveCount(0);
 
   const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: STRINGS.auditExport }).click()]);
   expect(download.suggestedFilename()).toMatch(/^audit-.*\.csv$/);
   const csv = readFileSync((await download.path())!, 'utf8').trimEnd().split('\n');
   expect(csv[0]).toBe('ts,actor,action,target,detail,ip');
-  expect(csv).toHaveLength(2);
-  expect(csv[1]).toContain(`${ADMIN.email},member.invited,${MEMBER.email},`);
+  const rows = csv.slice(1);
+  expect(rows.length).toBeGreaterThanOrEqual(1);
+  expect(rows.every((r) => r.includes(',member.invited,'))).toBe(true);
+  expect(rows.filter((r) => r.includes(`${ADMIN.email},member.invited,${MEMBER.email},`))).toHaveLength(1);
 
   // Tidy up: the session Vera watched ends.
   await page.request.post(`/api/sessions/${spawned.data.id}/stop`);

@@ -1,7 +1,7 @@
 import { expect, test, type Page } from '@playwright/test';
 import { STRINGS } from '../components/ui/strings';
 import { ADMIN } from './fixtures/accounts';
-import { logIn } from './fixtures/login';
+import { logIn, sessionIds } from './fixtures/login';
 
 type VillageApi = {
   ready: boolean;
@@ -41,10 +41,11 @@ test('[VILLAGE]: spawn in a room, click the sprite, type, reload, stop', async (
   // Spawn a shell agent in src/core, chosen from the keyboard-reachable room list.
   await nav.getByRole('button', { name: 'core/' }).first().click();
   await expect(page.getByTestId('selected-room')).toHaveText('lamplighter/src/core');
+  const before = await sessionIds(page);
   await page.getByRole('button', { name: STRINGS.spawnButton }).click();
-  const entry = nav.locator('li[data-session-id]').first();
-  await expect(entry).toBeVisible();
-  const sessionId = (await entry.getAttribute('data-session-id'))!;
+  // The new entry (sessions of other specs may still be listed while they stop).
+  await expect.poll(async () => (await sessionIds(page)).find((id) => !before.includes(id))).toBeTruthy();
+  const sessionId = (await sessionIds(page)).find((id) => !before.includes(id))!;
   await expect.poll(() => page.evaluate((sid) => (window as unknown as { __village: VillageApi }).__village.spriteRoom(sid), sessionId)).toBe('src/core');
 
   // Close the dock the spawn opened, then open the terminal the way a person does: click the sprite.
@@ -64,7 +65,7 @@ test('[VILLAGE]: spawn in a room, click the sprite, type, reload, stop', async (
   // Reload: the same screen is painted again from the replay, and it is live.
   await page.reload();
   await expect(nav.locator(`li[data-session-id="${sessionId}"]`)).toBeVisible();
-  await nav.getByRole('button', { name: new RegExp(STRINGS.openTerminal) }).first().click();
+  await nav.locator(`li[data-session-id="${sessionId}"]`).getByRole('button', { name: new RegExp(STRINGS.openTerminal) }).click();
   await expect(panel).toHaveAttribute('data-phase', 'live', { timeout: 15_000 });
   await expect(terminalRows(page)).toContainText('echo hello');
   await expect(terminalRows(page).locator('div').filter({ hasText: /^hello\s*$/ })).toHaveCount(1);

@@ -1,3 +1,5 @@
+import { logRedaction } from '../protocol/log-redaction';
+
 /** One line per notable thing, on stderr, so stdout stays free for anything a parent pipes. */
 export interface Logger {
   info(message: string): void;
@@ -14,11 +16,13 @@ function describeDetail(detail: unknown): string {
   return ` — ${String(detail)}`;
 }
 
+/** Every line is redacted first: token formats and the secret values of this runner's sessions. */
 export function createStderrLogger(write: (line: string) => void = (line) => process.stderr.write(line)): Logger {
+  const out = (line: string) => write(logRedaction.redact(line));
   return {
-    info: (message) => write(`${PREFIX} ${message}\n`),
-    warn: (message) => write(`${PREFIX} warning: ${message}\n`),
-    error: (message, detail) => write(`${PREFIX} error: ${message}${describeDetail(detail)}\n`),
+    info: (message) => out(`${PREFIX} ${message}\n`),
+    warn: (message) => out(`${PREFIX} warning: ${message}\n`),
+    error: (message, detail) => out(`${PREFIX} error: ${message}${describeDetail(detail)}\n`),
   };
 }
 

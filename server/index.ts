@@ -12,9 +12,13 @@ import { attachUiNamespace } from './realtime/ui-namespace';
 import { createServices } from './services';
 import { ensureDefaultOrg } from './services/orgs';
 import { loadSecretKey } from './services/secrets';
+import { logRedaction } from '../protocol/log-redaction';
 
 /** The control plane: Next.js pages and API, Socket.IO (/ui, /runner) and Prisma, on one port. */
 async function main() {
+  // Before anything can log: token formats and the org secrets this process handles are masked.
+  logRedaction.install(process.stdout);
+  logRedaction.install(process.stderr);
   const env = parseServerEnv();
   process.env.NEXT_TELEMETRY_DISABLED = '1';
   await migrate(env.DATABASE_URL);

@@ -57,7 +57,7 @@ function ApprovalsBadge() {
   const pending = approvals.data?.filter((a) => a.state === 'pending').length ?? 0;
   return (
     <Link href="/approvals" className={`approvals-badge${pending ? ' has-pending' : ''}`} aria-label={`Approvals: ${pending} waiting`}>
-      ✋ {pending}
+      Approvals {pending}
     </Link>
   );
 }

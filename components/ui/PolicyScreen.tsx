@@ -110,19 +110,19 @@ export default function PolicyScreen() {
             <div className="policy-grid">
               <label>
                 Allowed programs (empty = any)
-                <textarea name="allow" rows={3} defaultValue={(p.shell_allowlist ?? []).join('\n')} />
+                <textarea name="allow" rows={4} defaultValue={(p.shell_allowlist ?? []).join('\n')} />
               </label>
               <label>
                 Denied commands
-                <textarea name="deny" rows={3} defaultValue={(p.shell_denylist ?? []).join('\n')} />
+                <textarea name="deny" rows={4} defaultValue={(p.shell_denylist ?? []).join('\n')} />
               </label>
               <label>
                 Forbidden paths (globs)
-                <textarea name="forbidden" rows={3} defaultValue={(p.forbidden_paths ?? []).join('\n')} />
+                <textarea name="forbidden" rows={4} defaultValue={(p.forbidden_paths ?? []).join('\n')} />
               </label>
               <label>
                 Writable paths only (globs, empty = the whole repository)
-                <textarea name="allowed" rows={3} defaultValue={(p.allowed_paths ?? []).join('\n')} />
+                <textarea name="allowed" rows={4} defaultValue={(p.allowed_paths ?? []).join('\n')} />
               </label>
               <label>
                 Protected branches

@@ -21,6 +21,8 @@ export interface VillageDebugApi {
   spriteScreenPosition(sessionId: string): { x: number; y: number } | null;
   /** The room path the sprite is in or walking to (null when it is leaving or unknown). */
   spriteRoom(sessionId: string): string | null;
+  /** The bubble drawn over the sprite ('approval', 'input', …), null when none is shown. */
+  spriteBubble(sessionId: string): string | null;
   /** Client coordinates of a point that selects exactly this room when clicked (its top wall). */
   roomScreenPosition(repoId: string, roomPath: string): { x: number; y: number } | null;
   /** Current zoom level (one of ZOOMS). */
@@ -1006,6 +1008,10 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
     },
     spriteRoom(id) {
       return actors.get(id)?.roomPath ?? null;
+    },
+    spriteBubble(id) {
+      const a = actors.get(id);
+      return a && a.bubble.visible ? bubbleFor(a) : null;
     },
     roomScreenPosition(repoId, roomPath) {
       if (!layout) return null;

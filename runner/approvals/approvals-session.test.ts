@@ -3,15 +3,11 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { RunnerEventSchema, ok, type Policy, type RunnerEvent } from '../../protocol';
-import { HookServer } from '../hooks';
-import { detectProviders, shellProvider } from '../providers';
-import { SessionManager } from '../sessions/session-manager';
-import { EventSender } from '../spool/sender';
+import { type Policy, type RunnerEvent } from '../../protocol';
+import { captureLogger, createCommand, gitIn, outputOf, waitFor } from '../testing/fixtures';
+import { eventsOf, makeSessionHarness, type SessionHarness } from '../testing/session-harness';
 import { Spool } from '../spool/spool';
-import { captureLogger, createCommand, gitIn, makeSampleRepo, makeTempDir, outputOf, removeTempDir, waitFor } from '../testing/fixtures';
 import { probeReadOnlyPrevention } from '../workspace/read-only';
-import { WorkspaceManager } from '../workspace/workspace-manager';
 import { ApprovalJournal } from './journal';
 
 /**
@@ -19,61 +15,20 @@ import { ApprovalJournal } from './journal';
  * channel and guard shims; with root, the per-session mount/network namespace.
  */
 
-interface Harness {
-  tmp: string;
-  source: string;
-  dataDir: string;
-  manager: SessionManager;
-  spool: Spool;
-  sender: EventSender;
-  hooks: HookServer;
-  events: RunnerEvent[];
-}
-
 let namespace = false;
 beforeAll(async () => {
   namespace = (await probeReadOnlyPrevention()).available;
 });
 
-async function makeHarness(): Promise<Harness> {
-  const tmp = await makeTempDir('approvals');
-  const source = makeSampleRepo(path.join(tmp, 'source'));
-  const dataDir = path.join(tmp, 'data');
-  const log = captureLogger();
-  const spool = await Spool.open(path.join(dataDir, 'spool'), { log });
-  const workspaces = new WorkspaceManager(dataDir, log);
-  await workspaces.init();
-  const hooks = await HookServer.start(log);
-  const providers = await detectProviders([shellProvider()], log);
-  const manager = new SessionManager({
-    spool,
-    workspaces,
-    providers,
-    homesDir: path.join(dataDir, 'homes'),
-    log,
-    capacity: 4,
-    stopGraceMs: 300,
-    hooks,
-    guardNamespace: namespace,
-    approvalJournal: new ApprovalJournal(path.join(dataDir, 'approvals'), log),
-    watchDebounceMs: 30,
+const makeHarness = () =>
+  makeSessionHarness('approvals', {
+    hooks: true,
+    deps: (dataDir) => ({ guardNamespace: namespace, approvalJournal: new ApprovalJournal(path.join(dataDir, 'approvals'), captureLogger()), watchDebounceMs: 30 }),
   });
-  const events: RunnerEvent[] = [];
-  const sender = new EventSender(spool, log);
-  sender.attach((batch, done) => {
-    events.push(...batch.map((e) => RunnerEventSchema.parse(e)));
-    const highest = new Map<string, number>();
-    for (const e of batch) highest.set(e.session_id, Math.max(highest.get(e.session_id) ?? 0, e.seq));
-    done(ok({ acked: [...highest].map(([session_id, seq]) => ({ session_id, seq })) }));
-  });
-  return { tmp, source, dataDir, manager, spool, sender, hooks, events };
-}
-
-const of = <T extends RunnerEvent['type']>(events: RunnerEvent[], sid: string, type: T) =>
-  events.filter((e): e is Extract<RunnerEvent, { type: T }> => e.session_id === sid && e.type === type);
+const of = eventsOf;
 const states = (events: RunnerEvent[], sid: string) => of(events, sid, 'SESSION_STATE_CHANGED').map((e) => e.to);
 
-async function startShell(h: Harness, policy: Policy = {}) {
+async function startShell(h: SessionHarness, policy: Policy = {}) {
   const cmd = createCommand({ repo_source: h.source, policy });
   const sid = cmd.session_id;
   expect(h.manager.create(cmd).ok).toBe(true);
@@ -85,7 +40,7 @@ async function startShell(h: Harness, policy: Policy = {}) {
 }
 
 /** Types a line and waits until `marker` (printed after it) shows up. */
-async function run(h: Harness, sid: string, line: string, marker: string): Promise<string> {
+async function run(h: SessionHarness, sid: string, line: string, marker: string): Promise<string> {
   h.manager.input({ session_id: sid, data: `${line}; echo ${marker}-$?`, mode: 'line' });
   const m = await waitFor(() => new RegExp(`${marker}-(\\d+)`).exec(outputOf(h.events, sid).replace(`echo ${marker}-$?`, '')), marker, 15_000);
   return m[1];
@@ -94,14 +49,8 @@ async function run(h: Harness, sid: string, line: string, marker: string): Promi
 const mainOf = (bare: string) => gitIn(bare, ['rev-parse', 'refs/heads/main']).trim();
 
 describe('approvals and policy in real sessions', () => {
-  let h: Harness;
-  afterEach(async () => {
-    await h.manager.stopAll('test over');
-    h.sender.dispose();
-    h.spool.close();
-    await h.hooks.close();
-    await removeTempDir(h.tmp);
-  });
+  let h: SessionHarness;
+  afterEach(() => h.close());
 
   it('git push to main asks; allow → the ref moves in the bare clone; the session waits meanwhile', async () => {
     h = await makeHarness();
@@ -208,6 +157,8 @@ describe('approvals and policy in real sessions', () => {
     await run(h, sid, `touch ${a}`, 'D1');
     await run(h, sid, `bash -c 'touch ${b}'`, 'D2');
     expect(outputOf(h.events, sid)).toContain('agent-village: blocked by policy: shell_denylist "touch"');
+    // The check must not make every bash start the bashdb debugger (extdebug during startup does).
+    expect(outputOf(h.events, sid)).not.toContain('cannot start debugger');
     const blocked = await waitFor(() => (of(h.events, sid, 'POLICY_BLOCKED').length >= 2 ? of(h.events, sid, 'POLICY_BLOCKED') : null), 'POLICY_BLOCKED');
     expect(blocked[0]).toMatchObject({ rule: 'shell_denylist "touch"', outcome: 'prevented', command: `touch ${a}` });
     if (namespace) {
@@ -235,6 +186,28 @@ describe('approvals and policy in real sessions', () => {
     expect(of(h.events, sid, 'POLICY_BLOCKED').find((e) => e.path === 'secrets/key')).toMatchObject({ outcome: 'reverted', rule: 'forbidden_paths "secrets/**"' });
   });
 
+  it('writes outside the workspace are prevented (namespace): the machine is read-only, the worktree, HOME and /tmp are not', async (ctx) => {
+    if (!namespace) ctx.skip();
+    h = await makeHarness();
+    const { sid, worktree, bare } = await startShell(h);
+    // Outside: the runner user's own home, /etc, /usr/local (this test's data is under /tmp, which stays writable scratch).
+    expect(await run(h, sid, `echo x > /root/av-outside-${sid}`, 'W1')).not.toBe('0');
+    expect(await run(h, sid, `touch /etc/av-outside-${sid}`, 'W2')).not.toBe('0');
+    expect(await run(h, sid, `bash -c 'echo x > /usr/local/av-outside-${sid}'`, 'W3')).not.toBe('0');
+    expect(outputOf(h.events, sid)).toContain('Read-only file system');
+    // The real programs' prefix bound under HOME is read-only too (it is /usr).
+    expect(await run(h, sid, 'touch ~/.agent-village/real/git/av-probe', 'W4')).not.toBe('0');
+    // Inside: the worktree (and a commit, which writes into the clone), HOME and /tmp.
+    expect(await run(h, sid, 'echo ok > inside.txt && git add inside.txt && git commit -qm inside', 'W5')).toBe('0');
+    expect(await run(h, sid, `echo ok > ~/notes.txt && echo ok > /tmp/av-scratch-${sid}`, 'W6')).toBe('0');
+    expect(fs.existsSync(`/root/av-outside-${sid}`)).toBe(false);
+    expect(fs.existsSync(`/etc/av-outside-${sid}`)).toBe(false);
+    expect(fs.existsSync(`/usr/local/av-outside-${sid}`)).toBe(false);
+    expect(fs.readFileSync(path.join(worktree, 'inside.txt'), 'utf8')).toBe('ok\n');
+    expect(gitIn(bare, ['log', '-1', '--format=%s', `agent/${sid}`]).trim()).toBe('inside');
+    fs.rmSync(`/tmp/av-scratch-${sid}`, { force: true });
+  });
+
   it('restricted network: the session cannot reach a port open on the host; open mode can', async (ctx) => {
     if (!namespace) ctx.skip();
     h = await makeHarness();
@@ -252,6 +225,10 @@ describe('approvals and policy in real sessions', () => {
       expect(outputOf(h.events, closed.sid)).not.toContain('hello-from-host');
       // Loopback inside the namespace works (it is up), it is just not the host's.
       expect(await run(h, closed.sid, 'ip -o link show lo | grep -q UP', 'R3')).toBe('0');
+      // The guard still reaches the runner (over its Unix socket): git runs, and a push to main still asks.
+      expect(await run(h, closed.sid, 'git status --short', 'R4')).toBe('0');
+      h.manager.input({ session_id: closed.sid, data: 'git push origin HEAD:main; echo R5-$?', mode: 'line' });
+      await waitFor(() => of(h.events, closed.sid, 'APPROVAL_REQUESTED').length === 1, 'the push asks from inside the network namespace');
     } finally {
       server.close();
     }

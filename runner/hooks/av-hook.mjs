@@ -9,7 +9,7 @@
 // Endpoint and token come from AGENT_VILLAGE_HOOK_URL / AGENT_VILLAGE_HOOK_TOKEN in the session's
 // environment. When the runner cannot be reached the hook prints nothing and exits 0: the CLI then
 // goes on as if no hook were configured (its own permission prompts still apply).
-import http from 'node:http';
+import { parseObject, post } from './hook-client.mjs';
 
 /** Hooks that only report must never slow the agent down noticeably. */
 const REPORT_TIMEOUT_MS = 5_000;
@@ -39,14 +39,6 @@ function readStdin() {
   });
 }
 
-function parseObject(text) {
-  try {
-    const v = JSON.parse(text);
-    return v && typeof v === 'object' && !Array.isArray(v) ? v : null;
-  } catch {
-    return null;
-  }
-}
 
 async function buildCall(argv) {
   const [mode, ...rest] = argv;
@@ -67,27 +59,6 @@ async function buildCall(argv) {
   return null;
 }
 
-function post(url, token, body, timeoutMs) {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      url,
-      {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-        timeout: timeoutMs,
-      },
-      (res) => {
-        const chunks = [];
-        res.on('data', (c) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', reject);
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('timed out')));
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 async function main() {
   const url = process.env.AGENT_VILLAGE_HOOK_URL;
@@ -96,7 +67,7 @@ async function main() {
   if (!url || !token || !call) return 0;
   const timeout = DECISION_EVENTS.has(call.event) ? DECISION_TIMEOUT_MS : REPORT_TIMEOUT_MS;
   try {
-    const res = await post(url, token, JSON.stringify(call), timeout);
+    const res = await post(url, token, JSON.stringify(call), timeout, process.env.AGENT_VILLAGE_HOOK_SOCKET || undefined);
     if (res.status !== 200) {
       process.stderr.write(`agent-village hook: runner answered ${res.status}\n`);
       return 0;

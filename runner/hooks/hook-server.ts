@@ -1,6 +1,9 @@
 import crypto from 'node:crypto';
+import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { z } from 'zod';
 import { errorMessage, type Logger } from '../log';
 
@@ -38,6 +41,11 @@ export type HookHandler = (call: HookCall) => Promise<HookReply> | HookReply;
 export interface HookEndpoint {
   url: string;
   token: string;
+  /**
+   * The same server on a Unix socket: reachable from a session in its own network namespace
+   * (restricted network), where 127.0.0.1 is the session's own loopback. Clients prefer it.
+   */
+  socket?: string;
 }
 
 const hashToken = (token: string): string => crypto.createHash('sha256').update(token).digest('hex');
@@ -48,33 +56,56 @@ export class HookServer {
   private readonly tokenHashBySession = new Map<string, string>();
 
   private constructor(
-    private readonly server: http.Server,
+    private readonly servers: http.Server[],
     readonly url: string,
+    readonly socket: string | null,
+    private readonly socketDir: string | null,
     private readonly log: Logger,
   ) {}
 
   static async start(log: Logger): Promise<HookServer> {
     let instance: HookServer | null = null;
-    const server = http.createServer((req, res) => {
-      if (!instance) return void res.writeHead(503).end();
-      instance.serve(req, res).catch((err) => {
-        log.error('hook request failed', err);
-        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ error: 'internal error' }));
+    const make = () => {
+      const server = http.createServer((req, res) => {
+        if (!instance) return void res.writeHead(503).end();
+        instance.serve(req, res).catch((err) => {
+          log.error('hook request failed', err);
+          if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ error: 'internal error' }));
+        });
       });
-    });
-    server.requestTimeout = HOOK_REQUEST_TIMEOUT_MS;
-    // A stray client error (garbage bytes, a reset) must never take the runner down.
-    server.on('clientError', (_err, socket) => socket.destroy());
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => {
-        server.off('error', reject);
-        resolve();
+      server.requestTimeout = HOOK_REQUEST_TIMEOUT_MS;
+      // A stray client error (garbage bytes, a reset) must never take the runner down.
+      server.on('clientError', (_err, socket) => socket.destroy());
+      return server;
+    };
+    const listen = (server: http.Server, ...args: [number, string] | [string]) =>
+      new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(...(args as [number, string]), () => {
+          server.off('error', reject);
+          resolve();
+        });
       });
-    });
-    const { port } = server.address() as AddressInfo;
-    instance = new HookServer(server, `http://127.0.0.1:${port}${HOOK_PATH}`, log);
+    const tcp = make();
+    await listen(tcp, 0, '127.0.0.1');
+    const { port } = tcp.address() as AddressInfo;
+    // A private directory: only this user can reach the socket (the bearer token still decides).
+    let socketDir: string | null = null;
+    let socket: string | null = null;
+    const unix = make();
+    try {
+      socketDir = fs.mkdtempSync(path.join(os.tmpdir(), 'av-hooks-'));
+      fs.chmodSync(socketDir, 0o700);
+      socket = path.join(socketDir, 'hooks.sock');
+      await listen(unix, socket);
+    } catch (err) {
+      log.warn(`hooks: no Unix socket (${errorMessage(err)}); sessions with restricted network cannot reach the hook channel`);
+      if (socketDir) fs.rmSync(socketDir, { recursive: true, force: true });
+      socketDir = null;
+      socket = null;
+    }
+    instance = new HookServer(socket ? [tcp, unix] : [tcp], `http://127.0.0.1:${port}${HOOK_PATH}`, socket, socketDir, log);
     return instance;
   }
 
@@ -85,7 +116,7 @@ export class HookServer {
     const h = hashToken(token);
     this.byTokenHash.set(h, { sessionId, handler });
     this.tokenHashBySession.set(sessionId, h);
-    return { url: this.url, token };
+    return { url: this.url, token, ...(this.socket ? { socket: this.socket } : {}) };
   }
 
   unregister(sessionId: string): void {
@@ -101,8 +132,13 @@ export class HookServer {
   close(): Promise<void> {
     this.byTokenHash.clear();
     this.tokenHashBySession.clear();
-    this.server.closeAllConnections();
-    return new Promise((resolve) => this.server.close(() => resolve()));
+    const closed = this.servers.map((server) => {
+      server.closeAllConnections();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    });
+    return Promise.all(closed).then(() => {
+      if (this.socketDir) fs.rmSync(this.socketDir, { recursive: true, force: true });
+    });
   }
 
   private async serve(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {

@@ -9,12 +9,13 @@ export { isTestCommand, parseTestCounts, stripAnsi, type TestCounts } from './te
 /** Where av-hook.mjs finds the runner; set in the session's clean environment. */
 export const HOOK_URL_ENV = 'AGENT_VILLAGE_HOOK_URL';
 export const HOOK_TOKEN_ENV = 'AGENT_VILLAGE_HOOK_TOKEN';
+export const HOOK_SOCKET_ENV = 'AGENT_VILLAGE_HOOK_SOCKET';
 
 /** The hook program the CLIs' configs call; plain .mjs so it runs without tsx, from the runner's checkout. */
 export const AV_HOOK_PATH = fileURLToPath(new URL('./av-hook.mjs', import.meta.url));
 
 export function hookEnv(endpoint: HookEndpoint): Record<string, string> {
-  return { [HOOK_URL_ENV]: endpoint.url, [HOOK_TOKEN_ENV]: endpoint.token };
+  return { [HOOK_URL_ENV]: endpoint.url, [HOOK_TOKEN_ENV]: endpoint.token, ...(endpoint.socket ? { [HOOK_SOCKET_ENV]: endpoint.socket } : {}) };
 }
 
 /** Hook events whose answer can add text to a Claude Code conversation (`additionalContext`). */

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { parse as parseShell } from 'shell-quote';
 import type { Policy } from '../../protocol';
 
 /**
@@ -229,65 +230,35 @@ export function blockedBy(argv: string[], policy: EffectivePolicy): string | nul
 
 // ---- shell command lines (PreToolUse Bash tool calls, typed lines) ----
 
-const SEPARATORS = new Set([';', '&&', '||', '|', '&', '\n', '(', ')', '|&']);
 /** Wrappers that run their arguments as a command. */
 const PASS_THROUGH = new Set(['sudo', 'command', 'exec', 'nohup', 'time', 'nice', 'xargs', 'builtin']);
 const SHELLS = new Set(['bash', 'sh', 'dash', 'zsh', 'ksh']);
 
-/** Splits a command line into simple commands' argv (quotes, escapes and the usual separators; no expansion). */
+/**
+ * Splits a command line into simple commands' argv with shell-quote (quotes, escapes, comments,
+ * and every control operator — `;`, `&&`, `||`, `|`, `&`, `(`, `)`, redirections — ends a
+ * command). Variables are not expanded: `$X` stays the word `$X`; a glob stays its pattern.
+ */
 export function splitCommandLine(line: string): string[][] {
   const out: string[][] = [];
-  let cur: string[] = [];
-  let word = '';
-  let inWord = false;
-  const endWord = () => {
-    if (inWord) cur.push(word);
-    word = '';
-    inWord = false;
-  };
-  const endCmd = () => {
-    endWord();
-    if (cur.length) out.push(cur);
-    cur = [];
-  };
-  for (let i = 0; i < line.length; i++) {
-    const c = line[i];
-    if (c === "'") {
-      const j = line.indexOf("'", i + 1);
-      word += j < 0 ? line.slice(i + 1) : line.slice(i + 1, j);
-      inWord = true;
-      i = j < 0 ? line.length : j;
-    } else if (c === '"') {
-      let j = i + 1;
-      while (j < line.length && line[j] !== '"') {
-        if (line[j] === '\\' && j + 1 < line.length) j++;
-        word += line[j];
-        j++;
-      }
-      inWord = true;
-      i = j;
-    } else if (c === '\\' && i + 1 < line.length) {
-      word += line[++i];
-      inWord = true;
-    } else if (c === ' ' || c === '\t') {
-      endWord();
-    } else if (c === '#' && !inWord) {
-      const nl = line.indexOf('\n', i);
-      i = nl < 0 ? line.length : nl - 1;
-    } else {
-      const two = line.slice(i, i + 2);
-      if (SEPARATORS.has(two)) {
-        endCmd();
-        i++;
-      } else if (SEPARATORS.has(c)) {
-        endCmd();
-      } else {
-        word += c;
-        inWord = true;
-      }
+  for (const physical of line.split('\n')) {
+    let cur: string[] = [];
+    const end = () => {
+      if (cur.length) out.push(cur);
+      cur = [];
+    };
+    let redirectTarget = false;
+    for (const t of parseShell(physical, (key) => `$${key}`)) {
+      if (typeof t === 'string') {
+        if (redirectTarget) redirectTarget = false;
+        else cur.push(t);
+      } else if ('comment' in t) break;
+      else if ('pattern' in t) cur.push(t.pattern);
+      else if (t.op === '>' || t.op === '>>' || t.op === '<' || t.op === '>&' || t.op === '<(' || t.op === '>(') redirectTarget = t.op === '>' || t.op === '>>' || t.op === '<' || t.op === '>&';
+      else end();
     }
+    end();
   }
-  endCmd();
   const expanded: string[][] = [];
   for (const argv of out) expanded.push(...unwrap(argv));
   return expanded;

@@ -33,8 +33,10 @@ import { PolicyGate } from '../approvals/gate';
 import type { ApprovalJournal } from '../approvals/journal';
 import { effectivePolicy, type EffectivePolicy } from '../policy/classify';
 import { pathGuard, type PathGuard } from '../policy/paths';
-import { protectedFiles, renderPolicyBash, sandboxLaunch, writeShims } from '../shims';
+import { protectedFiles, renderPolicyBash, sandboxLaunch, SCRATCH_DIRS, writeShims } from '../shims';
 import { git } from '../workspace/git';
+import { logRedaction } from '../../protocol/log-redaction';
+import { createRedactor, createStreamRedactor, redactStrings, type Redactor, type StreamRedactor } from '../../protocol/redact';
 
 /** Time a stopping process gets to clean up after SIGTERM before the whole group gets SIGKILL. */
 export const STOP_GRACE_MS = 3_000;
@@ -100,6 +102,12 @@ function describeDuration(ms: number): string {
   return `${ms} ms`;
 }
 
+/** A tail the stream redactor holds back is released after this long without more output. */
+export const REDACT_QUIET_FLUSH_MS = 10;
+/** Event fields that are identifiers or enums, never free text: not passed through the redactor. */
+const KEPT_FIELDS = new Set(['type', 'session_id', 'org_id', 'repo_id', 'approval_id', 'command_hash', 'provider', 'category', 'risk', 'decision', 'from', 'to', 'outcome', 'source', 'activity', 'severity']);
+const isKeptField = (key: string) => KEPT_FIELDS.has(key);
+
 const SIGNAL_NAMES = new Map<number, string>(Object.entries(os.constants.signals).map(([name, n]) => [n, name]));
 
 /** The room directory when it exists in the checkout, else the worktree root. */
@@ -134,6 +142,11 @@ export class Session {
   private stopReason: string | null = null;
   private killTimer: NodeJS.Timeout | null = null;
   private readonly batcher: OutputBatcher;
+  /** The terminal stream, masked before it is spooled (a secret split across chunks is held briefly). */
+  private readonly streamRedactor: StreamRedactor;
+  /** Every other event's strings, masked before they are spooled. */
+  private readonly redactor: Redactor;
+  private redactFlushTimer: NodeJS.Timeout | null = null;
   private resolveDone!: () => void;
   private finished = false;
 
@@ -172,7 +185,11 @@ export class Session {
     this.id = cmd.session_id;
     this.base = { session_id: cmd.session_id, org_id: cmd.org_id, repo_id: cmd.repo_id, repo_ref: cmd.repo };
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
-    this.batcher = new OutputBatcher((data) => this.emitChunk(data));
+    const secretValues = Object.values(cmd.secrets ?? {});
+    logRedaction.remember(secretValues);
+    this.streamRedactor = createStreamRedactor(secretValues);
+    this.redactor = createRedactor(secretValues);
+    this.batcher = new OutputBatcher((data) => this.emitRedacted(data));
     this.flow = new FlowControl(
       () => this.pty?.pause(),
       () => this.pty?.resume(),
@@ -435,7 +452,7 @@ export class Session {
         // Every non-interactive bash the session starts (bash -c, scripts, agents' tools) sources it too.
         env.BASH_ENV = policyBash;
       }
-      const launchCtx = { session_id: cmd.session_id, home: this.home, cwd, worktree_path: this.worktree.path, env, command: cmd, hook: this.hookChannel?.endpoint };
+      const launchCtx = { session_id: cmd.session_id, home: this.home, cwd, worktree_path: this.worktree.path, env, command: cmd, hook: this.hookChannel?.endpoint, secrets: cmd.secrets };
       await provider.prepare?.(launchCtx);
       // After the provider's own .bashrc part, so the check wraps its preexec hook.
       if (policyBash) await fs.promises.appendFile(path.join(this.home, '.bashrc'), `\nsource ${JSON.stringify(policyBash)}\n`);
@@ -447,7 +464,15 @@ export class Session {
       const sandboxed = namespace && (shims !== null || forbidden.length > 0 || this.policy.network === 'restricted' || readOnly);
       const exec = sandboxed
         ? sandboxLaunch(
-            { binds: shims?.binds ?? [], readOnly: [...(readOnly ? [this.worktree.path] : []), ...forbidden], isolateNet: this.policy.network === 'restricted', cwd },
+            {
+              binds: shims?.binds ?? [],
+              readOnly: [...(readOnly ? [this.worktree.path] : []), ...forbidden],
+              isolateNet: this.policy.network === 'restricted',
+              // Writes outside the workspace are prevented: the worktree and the clone it commits
+              // into (not for read-only sessions), the session's HOME and the usual scratch space.
+              writable: [...(readOnly ? [] : [this.worktree.path, deps.workspaces.barePath(cmd.repo_id)]), this.home, ...SCRATCH_DIRS],
+              cwd,
+            },
             launch.file,
             launch.args,
           )
@@ -500,6 +525,7 @@ export class Session {
     this.killTimer = null;
     this.clearIdleTimer();
     this.batcher.flush();
+    this.flushRedactor();
     this.stopUsage(Date.now());
     // Jobs the program left behind must not outlive the worktree they run in.
     if (this.pid !== null) signalSessionTree(this.pid, 'SIGKILL');
@@ -592,14 +618,42 @@ export class Session {
     });
   }
 
-  /** Spooling must never throw into a PTY callback; a failure here is logged loudly. */
+  /**
+   * Spooling must never throw into a PTY callback; a failure here is logged loudly. Nothing
+   * leaves the runner unmasked: terminal chunks went through the stream redactor already; every
+   * other event has its strings masked here (ids, hashes and enum fields kept as they are).
+   */
   private emit(body: RunnerEventBody): number | null {
     try {
-      return this.deps.spool.append(this.base, body)?.seq ?? null;
+      const safe = body.type === 'TERMINAL_CHUNK' ? body : redactStrings(body, this.redactor, isKeptField);
+      return this.deps.spool.append(this.base, safe)?.seq ?? null;
     } catch (err) {
       this.deps.log.error(`could not spool ${body.type} for ${this.id}`, err);
       return null;
     }
+  }
+
+  /**
+   * PTY output → masked output. The redactor may hold back a short tail that could still become a
+   * secret; it is released after REDACT_QUIET_FLUSH_MS without more output (a secret split by a
+   * longer pause is not caught: README, "Secrets and redaction").
+   */
+  private emitRedacted(data: string): void {
+    const out = this.streamRedactor.push(data);
+    if (out) this.emitChunk(out);
+    if (this.streamRedactor.pending > 0) {
+      if (!this.redactFlushTimer) this.redactFlushTimer = setTimeout(() => this.flushRedactor(), REDACT_QUIET_FLUSH_MS);
+    } else if (this.redactFlushTimer) {
+      clearTimeout(this.redactFlushTimer);
+      this.redactFlushTimer = null;
+    }
+  }
+
+  private flushRedactor(): void {
+    if (this.redactFlushTimer) clearTimeout(this.redactFlushTimer);
+    this.redactFlushTimer = null;
+    const rest = this.streamRedactor.flush();
+    if (rest) this.emitChunk(rest);
   }
 
   private emitChunk(data: string): void {

@@ -12,44 +12,15 @@
 // the runner cannot be reached the answer is no: fail closed.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
+import { parseObject as parse, post } from '../hooks/hook-client.mjs';
 
 /** A person may take a while; the runner's own expiry answers before this. */
 const DECISION_TIMEOUT_MS = 25 * 60 * 60_000;
 /** Reports must not hold the shell up. */
 const REPORT_TIMEOUT_MS = 5_000;
 
-function post(url, token, body, timeoutMs) {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      url,
-      {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-        timeout: timeoutMs,
-      },
-      (res) => {
-        const chunks = [];
-        res.on('data', (c) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', reject);
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error('timed out')));
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
-function parse(text) {
-  try {
-    const v = JSON.parse(text);
-    return v && typeof v === 'object' && !Array.isArray(v) ? v : null;
-  } catch {
-    return null;
-  }
-}
 
 function refuse(message) {
   process.stderr.write(`${message}\n`);
@@ -65,7 +36,7 @@ async function main() {
   if (program === '--blocked') {
     const [rule = '', line = ''] = rest;
     const body = JSON.stringify({ provider: 'guard', event: 'blocked', payload: { rule, line, cwd: process.cwd() } });
-    await post(config.url, config.token, body, REPORT_TIMEOUT_MS).catch(() => undefined);
+    await post(config.url, config.token, body, REPORT_TIMEOUT_MS, config.socket).catch(() => undefined);
     return 0;
   }
   // git runs its helpers as git-<name> (git-receive-pack, git-upload-pack) through the same binary.
@@ -75,7 +46,7 @@ async function main() {
   const cwd = process.cwd();
   let reply;
   try {
-    const res = await post(config.url, config.token, JSON.stringify({ provider: 'guard', event: 'exec', payload: { argv, cwd } }), DECISION_TIMEOUT_MS);
+    const res = await post(config.url, config.token, JSON.stringify({ provider: 'guard', event: 'exec', payload: { argv, cwd } }), DECISION_TIMEOUT_MS, config.socket);
     if (res.status !== 200) return refuse(`agent-village: ${program} refused: the runner answered ${res.status}`);
     reply = parse(parse(res.text)?.stdout ?? '') ?? {};
   } catch (err) {

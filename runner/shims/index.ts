@@ -95,7 +95,7 @@ export async function writeShims(opts: { home: string; endpoint: HookEndpoint; p
   }
   // The secrets helper exists only as a wrapper: it has no real program behind it.
   await fs.promises.writeFile(path.join(binDir, SECRET_HELPER), wrapperFor(SECRET_HELPER), { mode: 0o755 });
-  await fs.promises.writeFile(configPath, JSON.stringify({ url: opts.endpoint.url, token: opts.endpoint.token, real }), { mode: 0o600 });
+  await fs.promises.writeFile(configPath, JSON.stringify({ url: opts.endpoint.url, token: opts.endpoint.token, socket: opts.endpoint.socket, real }), { mode: 0o600 });
   // Real prefixes must be bound before any wrapper covers a binary inside them.
   binds.sort((a, b) => Number(a[0].startsWith(binDir)) - Number(b[0].startsWith(binDir)));
   return { binDir, configPath, binds };
@@ -108,8 +108,16 @@ export interface SandboxSpec {
   readOnly: string[];
   /** A new network namespace with only loopback. */
   isolateNet: boolean;
+  /**
+   * When given, the only places the session can write: every other mount is remounted
+   * read-only (except /proc, /sys and /dev, which the kernel and the PTY need).
+   */
+  writable?: string[];
   cwd: string;
 }
+
+/** Scratch space every program expects to write to; kept writable when writes are confined. */
+export const SCRATCH_DIRS = ['/tmp', '/var/tmp', '/dev/shm'];
 
 const UNSHARE = '/usr/bin/unshare';
 const SETPRIV = '/usr/bin/setpriv';
@@ -134,6 +142,22 @@ export function sandboxLaunch(spec: SandboxSpec, file: string, args: string[]): 
   }
   for (const [src, dst] of spec.binds) lines.push(`mount --bind -- ${q(src)} ${q(dst)}`);
   for (const p of spec.readOnly) lines.push(`mount --bind -- ${q(p)} ${q(p)}`, `mount -o remount,bind,ro -- ${q(p)}`);
+  if (spec.writable) {
+    // Each writable directory becomes its own mount (recursively bound onto itself, so the binds
+    // made above inside it stay), then every mount that is not exactly one of them goes
+    // read-only: the root, /home, /work, … and those inner binds (the real programs' prefixes
+    // under HOME, forbidden files). A mount point whose name mountinfo escapes (a space in it) is
+    // left as it is (README, "Approvals, policy and secrets").
+    const keep = spec.writable.map(q).join(' ');
+    lines.push(
+      `for w in ${keep}; do [ -d "$w" ] && mount --rbind -- "$w" "$w"; done`,
+      'awk \'{print $5}\' /proc/self/mountinfo | sort -u | while IFS= read -r mp; do',
+      '  case "$mp" in /proc|/proc/*|/sys|/sys/*|/dev|/dev/*|*\\\\*) continue ;; esac',
+      `  for w in ${keep}; do [ "$mp" = "$w" ] && continue 2; done`,
+      '  mount -o remount,bind,ro -- "$mp" 2>/dev/null || true',
+      'done',
+    );
+  }
   // The old working directory points into the mount underneath; enter it again.
   lines.push(`cd -- ${q(spec.cwd)}`);
   const caps = READ_ONLY_DROPPED_CAPS.map((c) => `-${c}`).join(',');
@@ -154,10 +178,13 @@ export function renderPolicyBash(policy: EffectivePolicy, configPath: string): s
   const report = [process.execPath, AV_GUARD_PATH, configPath].map(bashQuote).join(' ');
   return [
     '# Agent Village policy check (generated for this session).',
-    'shopt -s extdebug',
+    // extdebug set while bash is still starting up (BASH_ENV, .bashrc) also means "start the
+    // bashdb debugger" and prints a warning on every `bash -c`; so it is switched on by the first
+    // run of the trap instead, which is before the first command is decided.
     `__av_deny=(${deny})`,
     `__av_allow=(${allow})`,
     '__av_policy_check() {',
+    '  shopt -q extdebug || shopt -s extdebug',
     '  local c=$BASH_COMMAND first rest norm e rule=',
     '  [[ $c == __av_* || -n ${COMP_LINE-} ]] && return 0',
     '  first=${c%%[[:space:]]*}',

@@ -66,6 +66,35 @@ describe('WorkspaceManager (real git)', () => {
     expect(fs.readdirSync(ws.worktreesDir)).toEqual([]);
   });
 
+  it('a merge into main in the clone survives the next fetch; main follows the source only by fast-forward', async () => {
+    const wt = await ws.prepareWorktree({ session_id: 'sess_merge0001', repo_id: 'repo_sample01', source, checkout: { type: 'branch', ref: 'main' }, mode: 'write' });
+    const bare = ws.barePath('repo_sample01');
+    const commit = (dir: string, file: string, msg: string) => {
+      fs.writeFileSync(path.join(dir, file), `${msg}\n`);
+      gitIn(dir, ['add', file]);
+      gitIn(dir, ['commit', '-q', '-m', msg]);
+    };
+    // The source moves on: the next fetch fast-forwards the clone's main.
+    commit(source, 'UPSTREAM.md', 'upstream one');
+    await ws.ensureClone('repo_sample01', source);
+    expect(gitIn(bare, ['rev-parse', 'main']).trim()).toBe(gitIn(source, ['rev-parse', 'HEAD']).trim());
+    // An approved merge lands in the clone's main (the agent's worktree switches to main and merges).
+    commit(wt.path, 'AGENT.md', 'agent work');
+    gitIn(wt.path, ['switch', '-q', 'main']);
+    gitIn(wt.path, ['merge', '-q', '--no-ff', '-m', 'merge agent work', 'agent/sess_merge0001']);
+    const merged = gitIn(bare, ['rev-parse', 'main']).trim();
+    // The next fetch keeps it, even though the source has moved on meanwhile (diverged).
+    commit(source, 'UPSTREAM2.md', 'upstream two');
+    await ws.ensureClone('repo_sample01', source);
+    expect(gitIn(bare, ['rev-parse', 'main']).trim()).toBe(merged);
+    expect(gitIn(bare, ['rev-parse', 'origin/main']).trim()).toBe(gitIn(source, ['rev-parse', 'HEAD']).trim());
+    // A new branch in the source appears locally; agent branches are untouched.
+    gitIn(source, ['branch', 'release']);
+    await ws.ensureClone('repo_sample01', source);
+    expect(gitIn(bare, ['branch', '--list', 'release', 'agent/*'])).toMatch(/release[\s\S]*agent\/sess_merge0001|agent\/sess_merge0001[\s\S]*release/);
+    await ws.removeWorktree('sess_merge0001');
+  });
+
   it('read_only mode: detached and not writable, still removable', async () => {
     const wt = await ws.prepareWorktree({
       session_id: 'sess_ronly0001',

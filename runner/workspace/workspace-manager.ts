@@ -24,13 +24,14 @@ import { GIT_NETWORK_TIMEOUT_MS, GitError, git } from './git';
 /** RepoTree carries at most this many directories; the village would be unreadable beyond it. */
 export const MAX_SCAN_DIRS = 5000;
 
-/**
- * Session branches live under this prefix. The fetch refspec excludes it: with `--prune` a plain
- * `refs/heads/*` mirror would delete every agent branch (even one checked out in a worktree),
- * because the source repository does not have it.
- */
+/** Session branches live under this prefix (local to the runner's clone; the source never has them). */
 export const AGENT_BRANCH_PREFIX = 'agent/';
-const FETCH_REFSPECS = ['+refs/heads/*:refs/heads/*', `^refs/heads/${AGENT_BRANCH_PREFIX}*`];
+/**
+ * The source's branches are fetched as remote-tracking refs, never straight over the local ones:
+ * the local branches are the runner's (agent branches, and merges a person approved into main).
+ * syncLocalBranches then moves each local branch to the source's when that is a fast-forward.
+ */
+const FETCH_REFSPECS = ['+refs/heads/*:refs/remotes/origin/*'];
 
 export type WorkspaceMode = 'write' | 'read_only';
 
@@ -193,6 +194,7 @@ export class WorkspaceManager {
         );
       }
       await git(['fetch', '--prune', '--quiet', 'origin', ...FETCH_REFSPECS], { cwd: bare, what: 'fetch', timeoutMs: GIT_NETWORK_TIMEOUT_MS });
+      await this.syncLocalBranches(bare, repoId);
       return bare;
     }
     await fs.promises.rm(bare, { recursive: true, force: true });
@@ -207,6 +209,42 @@ export class WorkspaceManager {
     }
     this.log.info(`cloned ${source} into ${bare}`);
     return bare;
+  }
+
+  /**
+   * Each source branch → the local branch of the same name: created when missing, fast-forwarded
+   * when the local one is behind, and left alone when it has commits the source lacks (an approved
+   * merge the source has not received yet: overwriting it would undo a person's decision).
+   */
+  private async syncLocalBranches(bare: string, repoId: string): Promise<void> {
+    const refs = await git(['for-each-ref', '--format=%(refname) %(objectname)', 'refs/heads', 'refs/remotes/origin'], { cwd: bare, what: 'for-each-ref' });
+    const local = new Map<string, string>();
+    const remote = new Map<string, string>();
+    for (const line of refs.split('\n')) {
+      const [name, sha] = line.split(' ');
+      if (!name || !sha) continue;
+      if (name.startsWith('refs/heads/')) local.set(name.slice('refs/heads/'.length), sha);
+      else if (name !== 'refs/remotes/origin/HEAD') remote.set(name.slice('refs/remotes/origin/'.length), sha);
+    }
+    for (const [branch, sha] of remote) {
+      if (branch.startsWith(AGENT_BRANCH_PREFIX)) continue;
+      const mine = local.get(branch);
+      if (mine === sha) continue;
+      if (mine !== undefined) {
+        const behind = await git(['merge-base', '--is-ancestor', mine, sha], { cwd: bare, what: 'merge-base' }).then(
+          () => true,
+          () => false,
+        );
+        if (!behind) {
+          this.log.info(`repository ${repoId}: local ${branch} has commits the source lacks; kept (the source's is origin/${branch})`);
+          continue;
+        }
+      }
+      // Compare-and-swap: a merge landing meanwhile is never overwritten.
+      await git(['update-ref', `refs/heads/${branch}`, sha, mine ?? ''], { cwd: bare, what: 'update-ref' }).catch((err) =>
+        this.log.warn(`repository ${repoId}: could not move ${branch} to the source's ${sha.slice(0, 12)}: ${errorMessage(err)}`),
+      );
+    }
   }
 
   private async isBareRepo(dir: string): Promise<boolean> {

@@ -1,3 +1,4 @@
+import { logRedaction } from '../../protocol/log-redaction';
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -83,7 +84,9 @@ export function createSecretService(
     /** Decrypted values for one org's new session (and for the runner's redaction). */
     async forSession(orgId: string): Promise<Record<string, string>> {
       const rows = await db.secret.findMany({ where: { orgId } });
-      return Object.fromEntries(rows.map((r) => [r.name, decrypt(key, r.ciphertext)]));
+      const values = Object.fromEntries(rows.map((r) => [r.name, decrypt(key, r.ciphertext)]));
+      logRedaction.remember(Object.values(values));
+      return values;
     },
   };
 }
