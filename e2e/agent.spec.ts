@@ -4,6 +4,7 @@ import { logIn } from './fixtures/login';
 
 type VillageApi = { ready: boolean; spriteRoom(id: string): string | null };
 
+// Null until the renderer is up: on a busy machine the spawn can come before pixi has loaded.
 const spriteRoom = (page: Page, id: string) =>
   page.evaluate((sid) => (window as unknown as { __village?: VillageApi }).__village?.spriteRoom(sid) ?? null, id);
 

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ProviderIdSchema, RepoIdSchema, RoomPathSchema } from './world';
 import type { RepoSummary, RunnerSummary, SessionSummary } from './ui';
 import type { AlertSummary, RepoHealth } from './patrols';
+import type { DeterministicAgent, RunSummary } from './deterministic';
 
 export const RoleSchema = z.enum(['viewer', 'operator', 'approver', 'admin']);
 export type Role = z.infer<typeof RoleSchema>;
@@ -60,6 +61,10 @@ export interface WorldSnapshot {
   alerts: AlertSummary[];
   /** Each building's health from its recent patrol results. */
   health: RepoHealth[];
+  /** Deterministic agents of the online runners (the workshop's benches). */
+  agents: DeterministicAgent[];
+  /** Runs in progress and the last few finished ones (the workshop's sprites). */
+  runs: RunSummary[];
 }
 
 // ── Members, invites, orgs, audit ────────────────────────────────────────────────────────────
@@ -122,6 +127,7 @@ export const AUDIT_ACTIONS = [
   'runner_token.created',
   'runner_token.revoked',
   'runner.registered',
+  'run.started',
   'approval.requested',
   'approval.decided',
   'policy.blocked',

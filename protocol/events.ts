@@ -199,6 +199,27 @@ export const UsageTickSchema = z.object({
   }),
 });
 
+/**
+ * A deterministic run started with this session as its parent finished (deterministic-executor.md
+ * "Callback"): the result, in the session's own stream. The agent reads the whole result from
+ * `inbox_path` (also announced to Claude Code through its hooks).
+ */
+export const RunResultEventSchema = z.object({
+  ...base,
+  type: z.literal('RUN_RESULT'),
+  run_id: z.string().min(1).max(100),
+  agent_name: z.string().min(1).max(100),
+  status: z.enum(['completed', 'failed']),
+  result_type: z.literal('procedural'),
+  /** stdout, cut to 64 KB here (the inbox file has all of it). */
+  result_text: z.string().max(70_000),
+  result_data: z.unknown().nullable(),
+  exit_code: z.number().int().nullable(),
+  error: z.string().max(4000).nullable(),
+  inbox_path: z.string().max(4096).nullable(),
+});
+export type RunResultEvent = z.infer<typeof RunResultEventSchema>;
+
 export const RunnerEventSchema = z.discriminatedUnion('type', [
   SessionStartedSchema,
   SessionStateChangedSchema,
@@ -215,6 +236,7 @@ export const RunnerEventSchema = z.discriminatedUnion('type', [
   PolicyBlockedSchema,
   AgentActivitySchema,
   UsageTickSchema,
+  RunResultEventSchema,
 ]);
 export type RunnerEvent = z.infer<typeof RunnerEventSchema>;
 export type RunnerEventType = RunnerEvent['type'];

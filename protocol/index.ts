@@ -9,3 +9,4 @@ export * from './redact';
 export * from './period';
 export * from './usage';
 export * from './patrols';
+export * from './deterministic';

@@ -16,7 +16,12 @@ export const ErrorCodeSchema = z.enum([
 ]);
 export type ErrorCode = z.infer<typeof ErrorCodeSchema>;
 
-export const ApiErrorSchema = z.object({ code: ErrorCodeSchema, message: z.string() });
+export const ApiErrorSchema = z.object({
+  code: ErrorCodeSchema,
+  message: z.string(),
+  /** Field by field, when the request failed a schema (e.g. run parameters): path "" is the whole object. */
+  issues: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+});
 export type ApiError = z.infer<typeof ApiErrorSchema>;
 
 /** Every socket ack and REST body: nothing is thrown across a process boundary. */
@@ -44,7 +49,12 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
 export function describeZodError(error: z.ZodError): string {
   return error.issues
     .slice(0, 5)
-    .map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message))
+    .map((i) => {
+      // A bad record key says only "Invalid key in record"; the key schema's own message says why.
+      const nested = i.code === 'invalid_key' ? i.issues[0]?.message : undefined;
+      const message = nested ? `${i.message}: ${nested}` : i.message;
+      return i.path.length ? `${i.path.join('.')}: ${message}` : message;
+    })
     .join('; ');
 }
 

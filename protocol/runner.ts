@@ -2,6 +2,14 @@ import { z } from 'zod';
 import type { Ack } from './result';
 import { RunnerEventSchema } from './events';
 import { PatrolSpecSchema, type PatrolDefaults, type RepoInspectCommand } from './patrols';
+import {
+  BlueprintProblemSchema,
+  BlueprintSchema,
+  DETERMINISTIC_LIMITS,
+  KnownRunSchema,
+  type DeterministicRunnerToServerEvents,
+  type DeterministicServerToRunnerEvents,
+} from './deterministic';
 import { OrgIdSchema, ProviderIdSchema, RepoIdSchema, RepoRefSchema, RepoTreeSchema, RoomPathSchema, SessionIdSchema } from './world';
 
 /**
@@ -43,6 +51,12 @@ export const RunnerRegisterSchema = z.object({
   repo_access: z.array(z.string().min(1).max(500)).max(200).default([]),
   /** Sessions the runner still owns (alive, or with unacked events), so the server can reconcile. */
   sessions: z.array(z.object({ session_id: SessionIdSchema, alive: z.boolean() })).max(1000),
+  /** Deterministic agents this runner offers (its blueprints folder), bound to it on the server. */
+  blueprints: z.array(BlueprintSchema).max(DETERMINISTIC_LIMITS.MAX_BLUEPRINTS_PER_RUNNER).default([]),
+  /** Blueprint files it skipped, with the reason. */
+  blueprint_problems: z.array(BlueprintProblemSchema).max(DETERMINISTIC_LIMITS.MAX_BLUEPRINTS_PER_RUNNER).default([]),
+  /** Runs it still has (running, or finished but unacked): others of this runner died with an earlier process. */
+  runs: z.array(KnownRunSchema).max(1000).default([]),
 });
 export type RunnerRegister = z.infer<typeof RunnerRegisterSchema>;
 
@@ -182,13 +196,13 @@ export const RepoScanCommandSchema = z.object({
 });
 export type RepoScanCommand = z.infer<typeof RepoScanCommandSchema>;
 
-export interface RunnerToServerEvents {
+export interface RunnerToServerEvents extends DeterministicRunnerToServerEvents {
   'runner:register': (body: RunnerRegister, ack: Ack<RunnerRegistered>) => void;
   'runner:heartbeat': (body: RunnerHeartbeat, ack: Ack<{ ts: number }>) => void;
   'runner:events': (batch: z.input<typeof RunnerEventBatchSchema>, ack: Ack<EventAck>) => void;
 }
 
-export interface ServerToRunnerEvents {
+export interface ServerToRunnerEvents extends DeterministicServerToRunnerEvents {
   'session:create': (cmd: z.input<typeof CreateSessionCommandSchema>, ack: Ack<{ session_id: string }>) => void;
   'session:input': (cmd: z.input<typeof SessionInputCommandSchema>, ack: Ack<null>) => void;
   'session:resize': (cmd: SessionResizeCommand, ack: Ack<null>) => void;

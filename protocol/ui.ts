@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { ApprovalSummary } from './approvals';
 import type { SpawnSessionBodySchema } from './api';
 import type { AlertSummary, PatrolRunSummary, PatrolSummary, RepoHealth } from './patrols';
+import type { AgentCatalog, RunSummary } from './deterministic';
 import type { Ack } from './result';
 import { ProviderIdSchema, RepoTreeSchema, SessionIdSchema, SessionStateSchema } from './world';
 
@@ -116,4 +117,8 @@ export interface UiServerToClientEvents {
   'health:updated': (health: RepoHealth) => void;
   'patrol:updated': (patrol: PatrolSummary) => void;
   'patrol-run:updated': (run: PatrolRunSummary) => void;
+  /** A deterministic run changed (created, started, finished, its callback delivered). */
+  'run:updated': (run: RunSummary) => void;
+  /** The org's deterministic agents changed (a runner registered, reloaded its folder, or left). */
+  'agents:updated': (catalog: AgentCatalog) => void;
 }

@@ -1,5 +1,7 @@
 import {
   ApproveCommandSchema,
+  DeliverRunResultCommandSchema,
+  StartRunCommandSchema,
   CreateSessionCommandSchema,
   RepoInspectCommandSchema,
   RepoScanCommandSchema,
@@ -17,6 +19,7 @@ import {
 } from '../protocol';
 import { failureFrom } from './errors';
 import type { Logger } from './log';
+import type { RunManager } from './runs/run-manager';
 import type { SessionManager } from './sessions/session-manager';
 import { REPO_ACCESS_DENIED } from './workspace/repo-access';
 import type { WorkspaceManager } from './workspace/workspace-manager';
@@ -27,13 +30,15 @@ export interface CommandDeps {
   log: Logger;
   /** --repo-access: whether this runner may clone from a source. Defaults to any. */
   canReach?: (source: string) => boolean;
+  /** Deterministic runs; without it, run:start is refused (tests that only need sessions). */
+  runs?: RunManager;
 }
 
 /**
  * Control plane → runner commands. Each takes the raw payload, validates it with the protocol
  * schema (a malformed one is answered BAD_REQUEST and changes nothing) and answers a Result.
  */
-export function createCommandHandlers({ sessions, workspaces, log, canReach = () => true }: CommandDeps) {
+export function createCommandHandlers({ sessions, workspaces, log, canReach = () => true, runs }: CommandDeps) {
   return {
     'session:create': (raw: unknown): Result<{ session_id: string }> => {
       const cmd = parseInput(CreateSessionCommandSchema, raw);
@@ -64,6 +69,18 @@ export function createCommandHandlers({ sessions, workspaces, log, canReach = ()
     'session:approve': (raw: unknown): Result<null> => {
       const cmd = parseInput(ApproveCommandSchema, raw);
       return cmd.ok ? sessions.approve(cmd.data) : cmd;
+    },
+    /** Run one of this runner's blueprints (only its own: anything else is NOT_FOUND). */
+    'run:start': (raw: unknown): Result<{ run_id: string }> => {
+      const cmd = parseInput(StartRunCommandSchema, raw);
+      if (!cmd.ok) return cmd;
+      if (!runs) return fail('NOT_FOUND', 'this runner runs no deterministic agents');
+      return runs.start(cmd.data);
+    },
+    /** A run whose parent is one of our sessions finished: into its stream and its inbox. */
+    'session:run_result': (raw: unknown): Promise<Result<{ inbox_path: string | null }>> | Result<never> => {
+      const cmd = parseInput(DeliverRunResultCommandSchema, raw);
+      return cmd.ok ? sessions.deliverRunResult(cmd.data) : cmd;
     },
     /** Fire-and-forget from the server: a bad one is only logged. */
     'terminal:ack': (raw: unknown): void => {

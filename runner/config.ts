@@ -34,6 +34,16 @@ export const RunnerConfigSchema = z.object({
   /** RunnerRegisterSchema's limits. */
   labels: csv(z.string().max(50, 'a label is at most 50 characters'), 50),
   repo_access: csv(z.string().max(500, 'a pattern is at most 500 characters'), 200),
+  /**
+   * Deterministic agents: `*.json` blueprints, read at start and whenever the folder changes.
+   * Default: `<data-dir>/blueprints` (so `~/.agent-runner/blueprints` with the default data dir).
+   */
+  blueprints_dir: z
+    .string()
+    .trim()
+    .min(1)
+    .optional()
+    .transform((d) => (d === undefined ? undefined : path.resolve(d.startsWith('~/') ? path.join(os.homedir(), d.slice(2)) : d))),
   /** Also serve the §6.3 commands as HTTP on 127.0.0.1:<listen> (null: not at all). */
   listen: z.coerce
     .number({ error: 'must be a port number' })
@@ -49,9 +59,10 @@ export type RunnerConfigInput = z.input<typeof RunnerConfigSchema>;
 export type ConfigResult = { ok: true; config: RunnerConfig } | { ok: false; message: string; help?: boolean };
 
 export const USAGE = `usage: node --import tsx runner/index.ts --server URL --token TOKEN [--name NAME] [--data-dir DIR] [--capacity N]
-       [--labels a,b] [--repo-access PATTERN[,PATTERN]] [--listen PORT]
+       [--labels a,b] [--repo-access PATTERN[,PATTERN]] [--listen PORT] [--blueprints-dir DIR]
   env fallbacks: AGENT_RUNNER_SERVER, AGENT_RUNNER_TOKEN, AGENT_RUNNER_NAME, AGENT_RUNNER_DATA_DIR (default ~/.agent-runner), AGENT_RUNNER_CAPACITY (default ${DEFAULT_CAPACITY}),
-  AGENT_RUNNER_LABELS, AGENT_RUNNER_REPO_ACCESS (globs over the repository source; empty or * = any), AGENT_RUNNER_LISTEN (HTTP on 127.0.0.1, Bearer = the runner token)`;
+  AGENT_RUNNER_LABELS, AGENT_RUNNER_REPO_ACCESS (globs over the repository source; empty or * = any), AGENT_RUNNER_LISTEN (HTTP on 127.0.0.1, Bearer = the runner token),
+  AGENT_RUNNER_BLUEPRINTS_DIR (deterministic agents' *.json blueprints; default <data-dir>/blueprints)`;
 
 /** Flags win over environment variables; empty environment variables count as unset. */
 export function loadConfig(argv: string[], env: Record<string, string | undefined>): ConfigResult {
@@ -68,6 +79,7 @@ export function loadConfig(argv: string[], env: Record<string, string | undefine
         labels: { type: 'string' },
         'repo-access': { type: 'string' },
         listen: { type: 'string' },
+        'blueprints-dir': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -92,6 +104,7 @@ export function loadConfig(argv: string[], env: Record<string, string | undefine
     labels: pick('labels', 'AGENT_RUNNER_LABELS'),
     repo_access: pick('repo-access', 'AGENT_RUNNER_REPO_ACCESS'),
     listen: pick('listen', 'AGENT_RUNNER_LISTEN'),
+    blueprints_dir: pick('blueprints-dir', 'AGENT_RUNNER_BLUEPRINTS_DIR'),
   });
   if (!parsed.success) return { ok: false, message: `invalid runner configuration: ${describeZodError(parsed.error)}\n${USAGE}` };
   return { ok: true, config: parsed.data };

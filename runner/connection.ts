@@ -7,11 +7,13 @@ import {
   describeZodError,
   type Result,
   type RunnerRegister,
+  type RunnerBlueprints,
   type RunnerRegistered,
   type RunnerToServerEvents,
   type ServerToRunnerEvents,
 } from '../protocol';
 import type { CommandHandlers } from './commands';
+import type { RunManager } from './runs/run-manager';
 import { failureFrom } from './errors';
 import type { Logger } from './log';
 import type { EventSender, EventTransport } from './spool/sender';
@@ -46,6 +48,10 @@ export interface ConnectionDeps {
   activeSessions: () => number;
   handlers: CommandHandlers;
   sender: EventSender;
+  /** Deterministic runs: their updates are sent after every register, like the spool. */
+  runs?: RunManager;
+  /** The blueprints as they are now (sent again when the folder changes). */
+  blueprints?: () => RunnerBlueprints;
   log: Logger;
   /** The control plane refused the token: retrying cannot help. */
   onUnauthorized: (message: string) => void;
@@ -61,6 +67,8 @@ const ACKED_COMMANDS = [
   'session:approve',
   'repo:scan',
   'repo:inspect',
+  'run:start',
+  'session:run_result',
 ] as const;
 
 /**
@@ -189,7 +197,33 @@ export class RunnerConnection {
       );
       this.startHeartbeat(registered.data.heartbeat_ms);
       this.deps.sender.attach(this.transport(serial));
+      this.deps.runs?.attach(this.runTransport(serial));
     });
+  }
+
+  /** The blueprints folder changed: the control plane replaces what it stored for this runner. */
+  sendBlueprints(): void {
+    const body = this.deps.blueprints?.();
+    if (!body || !this.registeredAs || !this.socket.connected) return; // the next register carries them
+    const serial = this.serial;
+    this.socket.timeout(REGISTER_TIMEOUT_MS).emit('runner:blueprints', body, (err: Error | null, raw: unknown) => {
+      if (serial !== this.serial) return;
+      const res = err ? null : asResult(raw);
+      if (res?.ok) return;
+      this.deps.log.warn(`the control plane did not take the new blueprints (${res && !res.ok ? res.error.message : 'no answer'}); re-registering`);
+      this.reconnectLater();
+    });
+  }
+
+  private runTransport(serial: number): (batch: Parameters<RunnerToServerEvents['run:updates']>[0], done: (acked: boolean) => void) => void {
+    return (batch, done) => {
+      if (serial !== this.serial || !this.socket.connected) return done(false);
+      this.socket.timeout(EVENT_ACK_TIMEOUT_MS).emit('run:updates', batch, (err: Error | null, raw: unknown) => {
+        const res = err ? null : asResult(raw);
+        if (res && !res.ok) this.deps.log.warn(`run updates refused: ${res.error.code} ${res.error.message}`);
+        done(res?.ok === true);
+      });
+    };
   }
 
   private transport(serial: number): EventTransport {
@@ -229,6 +263,7 @@ export class RunnerConnection {
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     this.heartbeatTimer = null;
     this.deps.sender.detach();
+    this.deps.runs?.detach();
   }
 
   private reconnectLater(): void {

@@ -17,6 +17,8 @@ import { probeReadOnlyPrevention } from './workspace/read-only';
 import { ApprovalJournal } from './approvals/journal';
 import { createRepoAccess } from './workspace/repo-access';
 import { WorkspaceManager } from './workspace/workspace-manager';
+import { BlueprintCatalog } from './blueprints/catalog';
+import { RunManager } from './runs/run-manager';
 
 /** On shutdown, give the final state changes this long to reach the server; the spool keeps the rest. */
 export const SHUTDOWN_DRAIN_MS = 2_000;
@@ -36,7 +38,8 @@ export interface StartRunnerOptions {
 }
 
 /** What startRunner needs; the newer options may be left out by callers that build a config by hand. */
-export type StartRunnerConfig = Omit<RunnerConfig, 'labels' | 'repo_access' | 'listen'> & Partial<Pick<RunnerConfig, 'labels' | 'repo_access' | 'listen'>>;
+export type StartRunnerConfig = Omit<RunnerConfig, 'labels' | 'repo_access' | 'listen' | 'blueprints_dir'> &
+  Partial<Pick<RunnerConfig, 'labels' | 'repo_access' | 'listen' | 'blueprints_dir'>>;
 
 export interface RunnerHandle {
   /** Stops every session (process groups), flushes the spool, closes the socket. Idempotent. */
@@ -48,6 +51,9 @@ export interface RunnerHandle {
   readonly connection: RunnerConnection;
   readonly handlers: CommandHandlers;
   readonly providers: ProviderId[];
+  /** Deterministic agents: the blueprints folder and the runs of its blueprints. */
+  readonly blueprints: BlueprintCatalog;
+  readonly runs: RunManager;
   /** The --listen HTTP server, when asked for. */
   readonly http: RunnerHttpServer | null;
 }
@@ -99,7 +105,13 @@ export async function startRunner(config: StartRunnerConfig, options: StartRunne
     guardNamespace,
     approvalJournal,
   });
-  const handlers = createCommandHandlers({ sessions, workspaces, log, canReach: createRepoAccess(repoAccess) });
+  // Deterministic agents: blueprints from their folder (reloaded when it changes), runs journalled.
+  let connection: RunnerConnection | null = null;
+  const blueprints = new BlueprintCatalog(config.blueprints_dir ?? path.join(dataDir, 'blueprints'), log, () => connection?.sendBlueprints());
+  await blueprints.start();
+  const runs = new RunManager({ catalog: blueprints, hooks, journalDir: path.join(dataDir, 'runs'), log, maxConcurrent: Math.max(1, config.capacity) });
+  await runs.init();
+  const handlers = createCommandHandlers({ sessions, workspaces, log, canReach: createRepoAccess(repoAccess), runs });
   const sender = new EventSender(spool, log);
   const providerIds = [...providers.keys()].sort();
 
@@ -113,16 +125,21 @@ export async function startRunner(config: StartRunnerConfig, options: StartRunne
     labels,
     repo_access: repoAccess,
     sessions: sessions.owned().slice(0, MAX_REPORTED_SESSIONS),
+    blueprints: blueprints.blueprints,
+    blueprint_problems: blueprints.problems,
+    runs: runs.known().slice(0, MAX_REPORTED_SESSIONS),
   });
 
   let stopping: Promise<void> | null = null;
-  const connection = new RunnerConnection({
+  connection = new RunnerConnection({
     server: config.server,
     token: config.token,
     registerBody,
     activeSessions: () => sessions.activeCount(),
     handlers,
     sender,
+    runs,
+    blueprints: () => ({ blueprints: blueprints.blueprints, problems: blueprints.problems }),
     log,
     onUnauthorized: options.onUnauthorized ?? (() => log.error('not retrying; restart the runner with a valid token')),
   });
@@ -130,11 +147,13 @@ export async function startRunner(config: StartRunnerConfig, options: StartRunne
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
       log.info(`stopping ${sessions.activeCount()} session(s)`);
-      await sessions.stopAll('stopped: the runner is shutting down');
+      blueprints.close();
+      await Promise.all([sessions.stopAll('stopped: the runner is shutting down'), runs.stopAll()]);
       if (sender.attached && spool.pendingCount() > 0) await sender.whenDrained(SHUTDOWN_DRAIN_MS);
+      // Run results left unsent stay in the journal and go with the next start.
       const left = spool.pendingCount();
       sender.dispose();
-      connection.close();
+      connection!.close();
       await http?.close();
       await hooks.close();
       spool.close();
@@ -155,5 +174,5 @@ export async function startRunner(config: StartRunnerConfig, options: StartRunne
     }
   }
   connection.start();
-  return { stop, config, sessions, workspaces, spool, connection, handlers, providers: providerIds, http };
+  return { stop, config, sessions, workspaces, spool, connection, handlers, providers: providerIds, blueprints, runs, http };
 }

@@ -28,6 +28,8 @@ export function startAttachedRunner(opts: { serverUrl: string; token: string; da
       HOME: process.env.HOME,
       LANG: process.env.LANG ?? 'C.UTF-8',
       NODE_ENV: process.env.NODE_ENV,
+      // The example blueprints ship with the repository, so a new village has a workshop at once.
+      AGENT_RUNNER_BLUEPRINTS_DIR: process.env.AGENT_RUNNER_BLUEPRINTS_DIR || resolve(PROJECT_ROOT, 'runner/blueprints/examples'),
       AGENT_RUNNER_TOKEN: opts.token,
       AGENT_RUNNER_PARENT_PID: String(process.pid),
     };

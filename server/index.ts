@@ -40,6 +40,7 @@ async function main() {
   rollover();
   setInterval(rollover, ROLLOVER_CHECK_MS).unref();
   await services.runners.resetOnline();
+  await services.blueprints.dropAll();
 
   const dev = env.NODE_ENV === 'development';
   const app = env.AGENT_VILLAGE_NEXT ? next({ dev, dir: PROJECT_ROOT, hostname: env.HOST, port: env.PORT }) : null;

@@ -23,6 +23,9 @@ export default function Header({ me, runners }: { me: Me; runners?: RunnerSummar
       <Link href="/patrols" className="btn btn-small">
         {STRINGS.patrolsLink}
       </Link>
+      <Link href="/workshop" className="btn btn-small">
+        {STRINGS.workshopLink}
+      </Link>
       <Link href="/policy" className="btn btn-small">
         Policy
       </Link>

@@ -2,6 +2,8 @@
 import dynamic from 'next/dynamic';
 import { useMemo, useState } from 'react';
 import { useMutation } from '@tanstack/react-query';
+import { useRouter } from 'next/navigation';
+import { WORKSHOP_ID } from '../world/layout';
 import type { ProviderId, SessionSummary } from '../../protocol';
 import { LIMIT_MESSAGES, providerAllowed, ROLE_RANK } from '../../protocol';
 import { useLimits } from '../usage/use-limits';
@@ -27,6 +29,7 @@ const DOCK_DEFAULT = 320;
 
 export default function VillageScreen() {
   const me = useRequireLogin();
+  const router = useRouter();
   const world = useWorld(me.isSuccess);
   const approvals = useApprovals(me.isSuccess);
   const [selectedRoom, setSelectedRoom] = useState<{ repoId: string; roomPath: string } | null>(null);
@@ -177,6 +180,8 @@ export default function VillageScreen() {
             onSelectRoom={(repoId, roomPath) => setSelectedRoom({ repoId, roomPath })}
             onOpenSession={setOpenSessionId}
             onStopSession={(id) => stop.mutate(id)}
+            agents={world.data.agents}
+            runs={world.data.runs}
           />
           <h2 className="panel-title">Runners</h2>
           <ul className="runner-list">
@@ -201,8 +206,10 @@ export default function VillageScreen() {
               sessions={sessions}
               selectedSessionId={openSessionId}
               selectedRoom={room}
-              onSelectSession={setOpenSessionId}
-              onSelectRoom={(repoId, roomPath) => setSelectedRoom({ repoId, roomPath })}
+              workshopAgents={world.data.agents.length}
+              runs={world.data.runs}
+              onSelectSession={(id) => (id.startsWith('run_') ? router.push(`/workshop?run=${encodeURIComponent(id)}`) : setOpenSessionId(id))}
+              onSelectRoom={(repoId, roomPath) => (repoId === WORKSHOP_ID ? router.push('/workshop') : setSelectedRoom({ repoId, roomPath }))}
               alerts={world.data.alerts}
               health={world.data.health}
               selectedAlertId={openAlertId}

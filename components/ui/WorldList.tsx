@@ -1,5 +1,6 @@
 'use client';
-import type { AlertSummary, RepoHealth, RepoSummary, SessionSummary } from '../../protocol';
+import Link from 'next/link';
+import type { AlertSummary, DeterministicAgent, RepoHealth, RepoSummary, RunSummary, SessionSummary } from '../../protocol';
 import { PATROL_KIND_LABELS } from '../../protocol/patrols';
 import { healthLabel, activityLabel, STRINGS } from './strings';
 
@@ -16,6 +17,9 @@ export interface WorldListProps {
   health?: RepoHealth[];
   selectedAlertId?: string | null;
   onOpenAlert?(id: string): void;
+  /** The workshop: deterministic agents and their runs in progress. */
+  agents?: DeterministicAgent[];
+  runs?: RunSummary[];
 }
 
 /** Every building, room and session of the canvas as real buttons: the village without a mouse. */
@@ -74,6 +78,7 @@ export default function WorldList(props: WorldListProps) {
           })}
         </ul>
       )}
+      {(props.agents?.length ?? 0) > 0 && <WorkshopEntry agents={props.agents!} runs={props.runs ?? []} />}
       <h2 className="panel-title">Buildings</h2>
       {repos.map((repo) => {
         const h = props.health?.find((x) => x.repo_id === repo.id);
@@ -113,5 +118,31 @@ export default function WorldList(props: WorldListProps) {
         );
       })}
     </nav>
+  );
+}
+
+/** The workshop building in the list: its agents and the runs at its benches, each a link. */
+function WorkshopEntry({ agents, runs }: { agents: DeterministicAgent[]; runs: RunSummary[] }) {
+  const working = runs.filter((r) => r.status === 'queued' || r.status === 'running');
+  return (
+    <section className="building-entry" aria-label="Building Workshop">
+      <h3>
+        <Link href="/workshop">Workshop</Link>{' '}
+        <span className="muted small">
+          {agents.length} deterministic {agents.length === 1 ? 'agent' : 'agents'} · {working.length} running
+        </span>
+      </h3>
+      {working.length > 0 && (
+        <ul className="room-list">
+          {working.map((r) => (
+            <li key={r.id} data-run-id={r.id}>
+              <Link className="room-button" href={`/workshop?run=${encodeURIComponent(r.id)}`}>
+                {r.agent_name} — {r.status} on {r.runner_name}
+              </Link>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
   );
 }

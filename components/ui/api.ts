@@ -7,6 +7,8 @@ export class ApiRequestError extends Error {
     readonly code: ApiError['code'] | 'NETWORK',
     message: string,
     readonly status: number,
+    /** Field by field, when the server checked a schema (run parameters). */
+    readonly issues?: ApiError['issues'],
   ) {
     super(message);
   }
@@ -27,6 +29,6 @@ export async function api<T>(path: string, init?: { method?: string; body?: unkn
   }
   const json = (await res.json().catch(() => null)) as { ok: boolean; data?: T; error?: ApiError } | null;
   if (!json) throw new ApiRequestError('INTERNAL', `The server answered ${res.status} without a readable body.`, res.status);
-  if (!json.ok) throw new ApiRequestError(json.error!.code, json.error!.message, res.status);
+  if (!json.ok) throw new ApiRequestError(json.error!.code, json.error!.message, res.status, json.error!.issues);
   return json.data as T;
 }

@@ -77,6 +77,16 @@ export const STRINGS = {
   webhookTitle: 'Push webhook',
   showSecret: 'Show secret',
   rotateSecret: 'Rotate secret',
+  workshopLink: 'Workshop',
+  workshopTitle: 'Workshop',
+  workshopIntro:
+    'Deterministic agents: commands your runners offer as blueprints (a JSON file each in their blueprints folder). Fill in the parameters, run one, read its result.',
+  noAgents: 'No deterministic agents yet. Put a blueprint (*.json) in a runner’s blueprints folder; it appears here within seconds.',
+  runButton: 'Run',
+  runsTitle: 'Runs',
+  noRuns: 'No runs yet.',
+  fixErrors: 'Fix the highlighted parameters first.',
+  viewersCannotRun: 'Viewers can watch runs; starting one needs the operator role.',
 } as const;
 
 /** The task a "send an agent" quest starts with, prefilled from the alert (people may edit it). */

@@ -1,7 +1,7 @@
 'use client';
 import { useEffect } from 'react';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import type { AlertSummary, MeDetails, RepoHealth, RepoSummary, RunnerSummary, SessionSummary, WorldSnapshot } from '../../protocol';
+import type { AgentCatalog, AlertSummary, MeDetails, RepoHealth, RepoSummary, RunnerSummary, RunSummary, SessionSummary, WorldSnapshot } from '../../protocol';
 import { getUiSocket } from '../realtime/socket';
 import { api } from './api';
 
@@ -37,6 +37,8 @@ export function useWorld(enabled: boolean) {
       patch((w) => ({ ...w, alerts: a.state === 'open' ? upsert(w.alerts, a) : w.alerts.filter((x) => x.id !== a.id) }));
     const onHealth = (h: RepoHealth) =>
       patch((w) => ({ ...w, health: [...w.health.filter((x) => x.repo_id !== h.repo_id), h] }));
+    const onRun = (r: RunSummary) => patch((w) => ({ ...w, runs: upsert(w.runs, r) }));
+    const onAgents = (c: AgentCatalog) => patch((w) => ({ ...w, agents: c.agents }));
     // After a reconnect, anything may have changed while we were away: read the snapshot again.
     const onConnect = () => void qc.invalidateQueries({ queryKey: WORLD_KEY });
     socket.on('session:updated', onSession);
@@ -44,6 +46,8 @@ export function useWorld(enabled: boolean) {
     socket.on('runner:updated', onRunner);
     socket.on('alert:updated', onAlert);
     socket.on('health:updated', onHealth);
+    socket.on('run:updated', onRun);
+    socket.on('agents:updated', onAgents);
     socket.on('connect', onConnect);
     return () => {
       socket.off('session:updated', onSession);
@@ -51,6 +55,8 @@ export function useWorld(enabled: boolean) {
       socket.off('runner:updated', onRunner);
       socket.off('alert:updated', onAlert);
       socket.off('health:updated', onHealth);
+      socket.off('run:updated', onRun);
+      socket.off('agents:updated', onAgents);
       socket.off('connect', onConnect);
     };
   }, [enabled, qc]);

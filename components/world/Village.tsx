@@ -10,7 +10,9 @@
 import { useEffect, useMemo, useRef } from 'react';
 import type { RepoSummary, SessionSummary } from '../../protocol/ui';
 import type { AlertSummary, RepoHealth } from '../../protocol/patrols';
+import type { RunSummary } from '../../protocol/deterministic';
 import { layoutVillage, type VillageLayout } from './layout';
+import { runAsSession } from './runs';
 import type { VillageEngine } from './engine';
 
 export interface VillageProps {
@@ -19,7 +21,10 @@ export interface VillageProps {
   sessions: SessionSummary[];
   selectedSessionId: string | null;
   selectedRoom: { repoId: string; roomPath: string } | null;
-  /** Clicking a sprite. */
+  /** The workshop: how many deterministic agents it has (none: no workshop) and their runs (its workers). */
+  workshopAgents?: number;
+  runs?: RunSummary[];
+  /** Clicking a sprite (a session id, or a run id for a worker in the workshop). */
   onSelectSession(id: string): void;
   /** Clicking a room (the deepest room under the pointer). */
   onSelectRoom(repoId: string, roomPath: string): void;
@@ -49,18 +54,23 @@ function layoutSignature(repos: readonly RepoSummary[]): string {
 }
 
 export default function Village(props: VillageProps) {
-  const { repos, sessions, selectedSessionId, selectedRoom } = props;
+  const { repos, selectedSessionId, selectedRoom } = props;
+  const agents = props.workshopAgents ?? 0;
+  const sessions = useMemo(() => [...props.sessions, ...(props.runs ?? []).map(runAsSession)], [props.sessions, props.runs]);
   const hostRef = useRef<HTMLDivElement>(null);
   const engineRef = useRef<VillageEngine | null>(null);
 
-  const signature = useMemo(() => layoutSignature(repos), [repos]);
+  const signature = useMemo(() => `${layoutSignature(repos)}\u0002${agents}`, [repos, agents]);
   // Re-layout only when the signature changes (not on every new `repos` array).
-  const layout: VillageLayout = useMemo(() => layoutVillage(repos.map((r) => ({ id: r.id, name: r.name, tree: r.tree }))), [signature]);
+  const layout: VillageLayout = useMemo(
+    () => layoutVillage(repos.map((r) => ({ id: r.id, name: r.name, tree: r.tree })), agents > 0 ? { agents } : null),
+    [signature],
+  );
 
   // Latest values for the engine's async start and its callbacks.
-  const latest = useRef({ props, layout });
+  const latest = useRef({ props, layout, sessions });
   useEffect(() => {
-    latest.current = { props, layout };
+    latest.current = { props, layout, sessions };
   });
 
   useEffect(() => {
@@ -83,9 +93,9 @@ export default function Village(props: VillageProps) {
       engine = e;
       engineRef.current = e;
       window.__village = e.debugApi;
-      const { props: p, layout: l } = latest.current;
+      const { props: p, layout: l, sessions: all } = latest.current;
       e.setWorld(l, p.repos);
-      e.setSessions(p.sessions);
+      e.setSessions(all);
       e.setSelection(p.selectedSessionId, p.selectedRoom);
       e.setPatrolState(p.alerts ?? [], p.health ?? []);
       e.setSelectedAlert(p.selectedAlertId ?? null);
@@ -121,11 +131,14 @@ export default function Village(props: VillageProps) {
     engineRef.current?.setSelection(selectedSessionId, roomRepo !== undefined && roomPath !== undefined ? { repoId: roomRepo, roomPath } : null);
   }, [selectedSessionId, roomRepo, roomPath]);
 
-  const live = sessions.filter((s) => s.state !== 'COMPLETED' && s.state !== 'FAILED').length;
+  const live = props.sessions.filter((s) => s.state !== 'COMPLETED' && s.state !== 'FAILED').length;
+  const working = (props.runs ?? []).filter((r) => r.status === 'queued' || r.status === 'running').length;
   const bugCount = (alerts ?? []).filter((a) => a.state === 'open').length;
   const label =
     `Village map: ${repos.length} ${repos.length === 1 ? 'repository' : 'repositories'} as buildings, ` +
-    `${live} active ${live === 1 ? 'agent' : 'agents'}, ${bugCount} ${bugCount === 1 ? 'alert' : 'alerts'} from patrols. Drag or use the arrow keys to pan, ` +
+    `${live} active ${live === 1 ? 'agent' : 'agents'}, ${bugCount} ${bugCount === 1 ? 'alert' : 'alerts'} from patrols` +
+    (agents > 0 ? `, a workshop with ${agents} deterministic ${agents === 1 ? 'agent' : 'agents'} and ${working} ${working === 1 ? 'run' : 'runs'} in progress` : '') +
+    `. Drag or use the arrow keys to pan, ` +
     `mouse wheel or + and - to zoom, 0 to fit.`;
 
   return (

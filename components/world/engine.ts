@@ -519,6 +519,11 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
         const status = repo?.status === 'error' ? 'scan failed' : repo?.status === 'ready' ? 'no tree yet' : 'scanning…';
         addLabel('title', b.name, (b.x + b.w / 2) * T, (b.y + 1.5) * T, (b.w - 1) * T, 0, 'center');
         addLabel('note', status, (b.x + b.w / 2) * T, (b.y + b.h - 2.2) * T, (b.w - 1) * T, 0.75, 'center');
+      } else if (b.kind === 'workshop') {
+        const r = b.rooms[0]!;
+        const n = b.agents ?? 0;
+        addLabel('title', b.name, r.plate.x * T + 4, (r.plate.y + 0.5) * T, (b.w - 2) * T - 6, 0);
+        addLabel('note', `${n} agent${n === 1 ? '' : 's'}`, (b.x + b.w / 2) * T, (b.y + 6.5) * T, (b.w - 4) * T, 0.5, 'center');
       } else {
         for (const r of b.rooms) {
           const isRoot = r.parent === null;

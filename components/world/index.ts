@@ -16,8 +16,11 @@ export {
   buildingFor,
   normalizePath,
   bugSpotsFor,
+  WORKSHOP_ID,
+  WORKSHOP_NAME,
 } from './layout';
-export type { Point, Rect, RoomLayout, BuildingLayout, VillageLayout, VillageRepoInput, Walk } from './layout';
+export type { Point, Rect, RoomLayout, BuildingLayout, VillageLayout, VillageRepoInput, VillageWorkshopInput, Walk } from './layout';
+export { runAsSession } from './runs';
 export { bubbleFor, statusText } from './status';
 export type { BubbleKind } from './status';
 export type { VillageProps } from './Village';

@@ -84,10 +84,16 @@ export interface RoomLayout extends Rect {
 }
 
 export interface BuildingLayout extends Rect {
+  /** The repository's id; WORKSHOP_ID for the workshop. */
   repoId: string;
   name: string;
-  /** 'construction': the tree is not known yet (scanning or error); drawn as a lot with a sign. */
-  kind: 'building' | 'construction';
+  /**
+   * 'construction': the tree is not known yet (scanning or error); drawn as a lot with a sign.
+   * 'workshop': where deterministic agents work (one bench per agent; their runs are the sprites).
+   */
+  kind: 'building' | 'construction' | 'workshop';
+  /** Workshop only: how many deterministic agents (benches) it has. */
+  agents?: number;
   /** Tile just outside the front door, where sprites appear and leave. */
   entrance: Point;
   /** Road row in front of the building. */
@@ -114,6 +120,17 @@ export interface VillageRepoInput {
   name: string;
   tree: RepoTree | null;
 }
+
+/** The workshop's id where a repository id would go: runs of deterministic agents stand in it. */
+export const WORKSHOP_ID = 'workshop';
+export const WORKSHOP_NAME = 'Workshop';
+/** The workshop exists when the org has deterministic agents; `agents` sets how many benches it has. */
+export interface VillageWorkshopInput {
+  agents: number;
+}
+const WORKSHOP_H = 9;
+const WORKSHOP_MIN_W = 12;
+const WORKSHOP_MAX_W = 22;
 
 // ───────────────────────────── helpers ─────────────────────────────
 
@@ -357,7 +374,8 @@ function placeRooms(repoId: string, top: Drawn, repoName: string, x: number, y: 
 interface Pending {
   repoId: string;
   name: string;
-  kind: 'building' | 'construction';
+  kind: 'building' | 'construction' | 'workshop';
+  agents?: number;
   w: number;
   h: number;
   top: Drawn | null;
@@ -379,6 +397,43 @@ function constructionRoom(p: Pending, x: number, y: number): RoomLayout {
   const { w, h } = p;
   const spots: Point[] = [];
   for (let sx = x + 2; sx < x + w - 1 && spots.length < 5; sx += 2) spots.push({ x: sx, y: y + h - 3 + (spots.length % 2) });
+  return {
+    repoId: p.repoId,
+    path: '',
+    name: p.name,
+    depth: 0,
+    x,
+    y,
+    w,
+    h,
+    parent: null,
+    children: [],
+    more: 0,
+    files: 0,
+    door: { x: x + Math.floor(w / 2), y: y + h - 1 },
+    exitY: y + h,
+    plate: { x: x + 1, y, w: Math.min(plateTiles(p.name), w - 2), h: 1 },
+    note: null,
+    spots,
+  };
+}
+
+function prepareWorkshop(w: VillageWorkshopInput): Pending {
+  const agents = Math.max(0, Math.floor(w.agents));
+  // A bench every other tile, walls and a free column at each side.
+  const width = Math.max(WORKSHOP_MIN_W, Math.min(WORKSHOP_MAX_W, 2 * agents + 4));
+  return { repoId: WORKSHOP_ID, name: WORKSHOP_NAME, kind: 'workshop', agents, w: width, h: WORKSHOP_H, top: null, total: 0, drawn: 0 };
+}
+
+/**
+ * The workshop's one room: benches along the top wall (row y+1), the workers' spots in front of
+ * them (row y+2), a second row of spots further down for crowds.
+ */
+function workshopRoom(p: Pending, x: number, y: number): RoomLayout {
+  const { w, h } = p;
+  const spots: Point[] = [];
+  for (let sx = x + 2; sx < x + w - 2; sx += 2) spots.push({ x: sx, y: y + 2 });
+  for (let sx = x + 3; sx < x + w - 2; sx += 2) spots.push({ x: sx, y: y + 4 });
   return {
     repoId: p.repoId,
     path: '',
@@ -453,9 +508,10 @@ function chooseRows(pending: Pending[]): Pending[][] {
  * Lays out the village: one building per repository, in rows along roads, each building a floor
  * plan of its directories. Pure and deterministic.
  */
-export function layoutVillage(repos: ReadonlyArray<VillageRepoInput>): VillageLayout {
+export function layoutVillage(repos: ReadonlyArray<VillageRepoInput>, workshop: VillageWorkshopInput | null = null): VillageLayout {
   const sorted = [...repos].sort((a, b) => cmp(a.name, b.name) || cmp(a.id, b.id));
-  const pending = sorted.map(prepare);
+  // The workshop stands first, by the village road, then the repositories by name.
+  const pending = [...(workshop ? [prepareWorkshop(workshop)] : []), ...sorted.map(prepare)];
 
   // Rows: choose the row width whose village best fits a 16:10 screen (deterministic search).
   const rows = chooseRows(pending);
@@ -473,7 +529,7 @@ export function layoutVillage(repos: ReadonlyArray<VillageRepoInput>): VillageLa
     let x = MARGIN_X;
     for (const p of row) {
       const by = bottom - p.h;
-      const rooms = p.top ? placeRooms(p.repoId, p.top, p.name, x, by) : [constructionRoom(p, x, by)];
+      const rooms = p.top ? placeRooms(p.repoId, p.top, p.name, x, by) : p.kind === 'workshop' ? [workshopRoom(p, x, by)] : [constructionRoom(p, x, by)];
       const root = rooms[0];
       const entrance = { x: root.door.x, y: bottom };
       buildings.push({
@@ -489,6 +545,7 @@ export function layoutVillage(repos: ReadonlyArray<VillageRepoInput>): VillageLa
         rooms,
         totalDirs: p.total,
         drawnDirs: p.drawn,
+        ...(p.kind === 'workshop' ? { agents: p.agents ?? 0 } : {}),
       });
       roads.push({ x: entrance.x, y: bottom, w: 1, h: 1 }); // the stub from the door to the road
       x += p.w + BUILDING_GAP;
@@ -622,7 +679,7 @@ export function routeTo(layout: VillageLayout, room: RoomLayout, spotIndex: numb
   if (!b) return [spot];
   const out: Point[] = [];
   pushPoint(out, { ...b.entrance });
-  if (b.kind === 'construction') {
+  if (b.kind === 'construction' || b.kind === 'workshop') {
     pushPoint(out, { x: b.entrance.x, y: spot.y });
     pushPoint(out, spot);
     return out;

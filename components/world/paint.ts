@@ -109,6 +109,10 @@ export function paintBuilding(b: BuildingLayout, scale = 1): HTMLCanvasElement {
     paintLot(ctx, b);
     return c;
   }
+  if (b.kind === 'workshop') {
+    paintWorkshop(ctx, b);
+    return c;
+  }
   for (const r of b.rooms) paintRoom(ctx, b, r);
   return c;
 }
@@ -161,4 +165,89 @@ function paintLot(ctx: CanvasRenderingContext2D, b: BuildingLayout): void {
   ctx.drawImage(propCanvas('bricks'), w - 3 * T, h - 3 * T - 4);
   ctx.drawImage(propCanvas('cone'), w - 2 * T - 4, T + 6);
   ctx.drawImage(propCanvas('cone'), T + 8, h - 2 * T - 6);
+}
+
+/**
+ * The workshop: one hall with plank floor, a workbench per deterministic agent along the back
+ * wall (each with a worker's spot in front of it), tool shelves in the corners.
+ */
+function paintWorkshop(ctx: CanvasRenderingContext2D, b: BuildingLayout): void {
+  const T = TILE;
+  const r = b.rooms[0]!;
+  const w = b.w * T;
+  const h = b.h * T;
+  ctx.fillStyle = ctx.createPattern(tileCanvas('floor1'), 'repeat')!;
+  ctx.fillRect(T, T, w - 2 * T, h - 2 * T);
+  // Sawdust and oil stains: a few deterministic specks so the floor reads as a work floor.
+  const seed = hashString('workshop');
+  for (let i = 0; i < (b.w * b.h) / 3; i++) {
+    const x = T + ((seed >> (i % 13)) * (i + 7) * 31) % (w - 2 * T);
+    const y = T + ((seed >> (i % 11)) * (i + 3) * 17) % (h - 2 * T);
+    ctx.fillStyle = i % 3 === 0 ? 'rgba(60, 40, 20, 0.25)' : 'rgba(240, 220, 170, 0.30)';
+    ctx.fillRect(x, y, 2, 1);
+  }
+  ctx.fillStyle = 'rgba(30, 20, 30, 0.20)';
+  ctx.fillRect(T, T, w - 2 * T, 3);
+  // Walls, in the village hall's colour.
+  ctx.fillStyle = ctx.createPattern(tileCanvas('rootWall'), 'repeat')!;
+  ctx.fillRect(0, 0, w, T);
+  ctx.fillRect(0, h - T, w, T);
+  ctx.fillRect(0, T, T, h - 2 * T);
+  ctx.fillRect(w - T, T, T, h - 2 * T);
+  ctx.fillStyle = PALETTE.outline;
+  ctx.fillRect(0, 0, w, 2);
+  ctx.fillRect(0, h - 2, w, 2);
+  ctx.fillRect(0, 0, 2, h);
+  ctx.fillRect(w - 2, 0, 2, h);
+  ctx.fillRect(T - 1, T - 1, w - 2 * T + 2, 1);
+  ctx.fillRect(T - 1, h - T, w - 2 * T + 2, 1);
+  ctx.fillRect(T - 1, T - 1, 1, h - 2 * T + 2);
+  ctx.fillRect(w - T, T - 1, 1, h - 2 * T + 2);
+  // A wide double door.
+  const dx = (r.door.x - b.x) * T;
+  const dy = (r.door.y - b.y) * T;
+  ctx.fillStyle = ctx.createPattern(tileCanvas('floor1'), 'repeat')!;
+  ctx.fillRect(dx - 4, dy - 1, T + 8, T + 1);
+  ctx.fillStyle = PALETTE.outline;
+  ctx.fillRect(dx - 5, dy - 1, 1, T + 1);
+  ctx.fillRect(dx + T + 4, dy - 1, 1, T + 1);
+  ctx.fillStyle = PALETTE.plank;
+  ctx.fillRect(dx - 4, dy + T - 4, T + 8, 3);
+  // Name plate.
+  const px = (r.plate.x - b.x) * T + 1;
+  const pw = r.plate.w * T - 2;
+  ctx.fillStyle = PALETTE.outline;
+  ctx.fillRect(px, 2, pw, T - 4);
+  ctx.fillStyle = '#4b3326';
+  ctx.fillRect(px + 1, 3, pw - 2, T - 6);
+  // Workbenches against the back wall, one per agent (the spots in the first row stand before them).
+  const benches = Math.max(1, Math.min(b.agents ?? 0, r.spots.filter((s) => s.y === r.y + 2).length));
+  const front = r.spots.filter((s) => s.y === r.y + 2).slice(0, benches);
+  for (const s of front) paintBench(ctx, (s.x - b.x) * T, T);
+  // Tool shelves in the lower corners.
+  ctx.drawImage(furnitureCanvas('shelf'), T, h - 2 * T);
+  ctx.drawImage(furnitureCanvas('shelf'), w - 2 * T, h - 2 * T);
+}
+
+/** A workbench (one tile): a thick top, a vice and a hammer lying on it. */
+function paintBench(ctx: CanvasRenderingContext2D, x: number, y: number): void {
+  ctx.fillStyle = PALETTE.outline;
+  ctx.fillRect(x, y + 3, 16, 10);
+  ctx.fillStyle = '#a0703f';
+  ctx.fillRect(x + 1, y + 4, 14, 4);
+  ctx.fillStyle = '#c48d52';
+  ctx.fillRect(x + 1, y + 4, 14, 1);
+  ctx.fillStyle = '#6e4a2a';
+  ctx.fillRect(x + 2, y + 8, 2, 4);
+  ctx.fillRect(x + 12, y + 8, 2, 4);
+  // Vice.
+  ctx.fillStyle = '#7f8a96';
+  ctx.fillRect(x + 11, y + 1, 4, 3);
+  ctx.fillStyle = PALETTE.outline;
+  ctx.fillRect(x + 11, y + 1, 4, 1);
+  // Hammer.
+  ctx.fillStyle = '#5a3b22';
+  ctx.fillRect(x + 3, y + 5, 6, 1);
+  ctx.fillStyle = '#9aa4ad';
+  ctx.fillRect(x + 8, y + 4, 2, 3);
 }

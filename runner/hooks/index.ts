@@ -18,11 +18,26 @@ export function hookEnv(endpoint: HookEndpoint): Record<string, string> {
   return { [HOOK_URL_ENV]: endpoint.url, [HOOK_TOKEN_ENV]: endpoint.token, ...(endpoint.socket ? { [HOOK_SOCKET_ENV]: endpoint.socket } : {}) };
 }
 
+/** Hook events whose answer can add text to a Claude Code conversation (`additionalContext`). */
+const CONTEXT_EVENTS = new Set(['PostToolUse', 'UserPromptSubmit']);
+
+/**
+ * Wraps a hook answer so Claude Code adds `notes` to the conversation. Only when the bridge said
+ * nothing itself: a decision (allow/deny) always wins and the notes wait for the next call.
+ */
+export function withContext(provider: string, event: string, reply: HookReply, notes: string[]): HookReply | null {
+  if (provider !== 'claude' || !CONTEXT_EVENTS.has(event) || notes.length === 0) return null;
+  if (reply.stdout || reply.exit_code) return null;
+  return { stdout: JSON.stringify({ hookSpecificOutput: { hookEventName: event, additionalContext: notes.join('\n\n') } }) };
+}
+
 /** One session's hook channel: its token on the shared server, and the bridge that turns calls into events. */
 export class SessionHooks {
   readonly endpoint: HookEndpoint;
   private readonly bridge: HookBridge;
   private closed = false;
+  /** Messages for the agent (finished runs), handed to Claude Code at its next hook call. */
+  private notes: string[] = [];
 
   constructor(
     private readonly server: HookServer,
@@ -32,7 +47,20 @@ export class SessionHooks {
     this.bridge = new HookBridge(options);
     const guard = options.guard;
     // av-guard.mjs (the session's shims) calls as provider "guard"; everything else is a CLI hook.
-    this.endpoint = server.register(sessionId, (call) => (this.closed ? {} : call.provider === 'guard' && guard ? guard(call) : this.bridge.decide(call)));
+    this.endpoint = server.register(sessionId, async (call) => {
+      if (this.closed) return {};
+      if (call.provider === 'guard' && guard) return guard(call);
+      const reply = await this.bridge.decide(call);
+      const withNotes = withContext(call.provider, call.event, reply, this.notes);
+      if (!withNotes) return reply;
+      this.notes = [];
+      return withNotes;
+    });
+  }
+
+  /** A message for the agent: Claude Code gets it as context on its next tool use or prompt. */
+  notify(text: string): void {
+    if (!this.closed) this.notes.push(text);
   }
 
   observeOutput(data: string): void {

@@ -39,7 +39,14 @@ export function buildSessionEnv(input: SessionEnvInput): Record<string, string> 
     LOGNAME: user,
     SHELL: '/bin/bash',
     AGENT_VILLAGE_SESSION_ID: input.session_id,
+    // Results of deterministic runs started with this session as their parent land here.
+    AGENT_VILLAGE_INBOX: inboxDir(input.home),
   };
+}
+
+/** `<home>/.agent-village/inbox`: one `<run_id>.json` per finished child run. */
+export function inboxDir(home: string): string {
+  return path.join(home, '.agent-village', 'inbox');
 }
 
 /** Single-quote for bash: the only character that needs care inside '…' is ' itself. */
@@ -78,5 +85,6 @@ export async function createSessionHome(homesDir: string, sessionId: string, roo
   await fs.promises.mkdir(home, { recursive: true, mode: 0o700 });
   await fs.promises.writeFile(path.join(home, '.bashrc'), renderBashrc(roomLabel));
   await fs.promises.writeFile(path.join(home, '.gitconfig'), renderGitconfig(sessionId));
+  await fs.promises.mkdir(inboxDir(home), { recursive: true });
   return home;
 }

@@ -71,6 +71,6 @@ describe('session shell setup', () => {
 
   it('builds the environment from nothing', () => {
     const env = buildSessionEnv({ session_id: 'sess_envtest01', home: '/h', user: 'u' });
-    expect(Object.keys(env).sort()).toEqual(['AGENT_VILLAGE_SESSION_ID', 'COLORTERM', 'HOME', 'LANG', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER']);
+    expect(Object.keys(env).sort()).toEqual(['AGENT_VILLAGE_INBOX', 'AGENT_VILLAGE_SESSION_ID', 'COLORTERM', 'HOME', 'LANG', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER']);
   });
 });

@@ -99,7 +99,7 @@ describe('SessionManager with real PTYs', () => {
     expect(out).not.toContain('AGENT_RUNNER_TEST_MARKER');
     expect(out).not.toContain('secret-token-should-not-leak');
     // Only what the runner sets, plus what bash itself maintains.
-    const allowed = new Set(['PATH', 'HOME', 'TERM', 'COLORTERM', 'LANG', 'USER', 'LOGNAME', 'SHELL', 'AGENT_VILLAGE_SESSION_ID', 'PWD', 'OLDPWD', 'SHLVL', '_']);
+    const allowed = new Set(['PATH', 'HOME', 'TERM', 'COLORTERM', 'LANG', 'USER', 'LOGNAME', 'SHELL', 'AGENT_VILLAGE_SESSION_ID', 'AGENT_VILLAGE_INBOX', 'PWD', 'OLDPWD', 'SHLVL', '_']);
     expect([...vars.keys()].filter((k) => !allowed.has(k))).toEqual([]);
 
     expect(h.manager.stop({ session_id: sid }).ok).toBe(true);

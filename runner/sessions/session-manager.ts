@@ -2,6 +2,7 @@ import {
   fail,
   ok,
   type ApproveCommand,
+  type DeliverRunResultCommand,
   type CreateSessionCommand,
   type Result,
   type SessionInputCommand,
@@ -105,6 +106,13 @@ export class SessionManager {
     const s = this.sessions.get(cmd.session_id);
     if (!s) return fail('NOT_FOUND', `session ${cmd.session_id} is not on this runner`);
     return s.approve(cmd);
+  }
+
+  /** A child run finished: into the session's stream and the agent's inbox. */
+  async deliverRunResult(cmd: DeliverRunResultCommand): Promise<Result<{ inbox_path: string | null }>> {
+    const s = this.sessions.get(cmd.session_id);
+    if (!s) return fail('NOT_FOUND', `session ${cmd.session_id} is not on this runner (it has ended)`);
+    return s.deliverRunResult(cmd);
   }
 
   terminalAck(cmd: TerminalAck): void {

@@ -4,10 +4,12 @@ import path from 'node:path';
 import { spawn, type IPty } from 'node-pty';
 import {
   canTransition,
+  DETERMINISTIC_LIMITS,
   fail,
   ok,
   type AgentActivity,
   type CreateSessionCommand,
+  type DeliverRunResultCommand,
   type ProviderId,
   type Result,
   type RunnerEventBody,
@@ -16,7 +18,7 @@ import {
 import { SessionHooks, type HookServer } from '../hooks';
 import { errorMessage, type Logger } from '../log';
 import type { ProviderAdapter } from '../providers';
-import { buildSessionEnv, createSessionHome } from '../pty/clean-env';
+import { buildSessionEnv, createSessionHome, inboxDir } from '../pty/clean-env';
 import { FlowControl } from '../pty/flow-control';
 import { OutputBatcher } from '../pty/output-batcher';
 import { sessionProcessStates, signalSessionTree } from '../pty/process-tree';
@@ -213,6 +215,59 @@ export class Session {
   /** session:approve: only the pending request with this id AND command hash is decided. */
   approve(input: { approval_id: string; command_hash: string; decision: 'allow' | 'deny'; note?: string; decided_by: string }): Result<null> {
     return this.broker.decide(input);
+  }
+
+  /**
+   * A deterministic run started with this session as its parent finished. The whole result goes
+   * to `$AGENT_VILLAGE_INBOX/<run_id>.json` (the agent reads it like any file), a RUN_RESULT event
+   * into the session's stream, and Claude Code is told at its next hook call.
+   */
+  async deliverRunResult(cmd: DeliverRunResultCommand): Promise<Result<{ inbox_path: string | null }>> {
+    if (this.finished) return fail('CONFLICT', `session ${this.id} has ended`);
+    let inboxPath: string | null = null;
+    if (this.home) {
+      const dir = inboxDir(this.home);
+      const file = path.join(dir, `${cmd.run_id}.json`);
+      const body = {
+        run_id: cmd.run_id,
+        agent_name: cmd.agent_name,
+        status: cmd.status,
+        result_type: cmd.result_type,
+        exit_code: cmd.exit_code,
+        error: cmd.error,
+        result_data: cmd.result_data,
+        result_text: cmd.result_text,
+      };
+      try {
+        await fs.promises.mkdir(dir, { recursive: true });
+        await fs.promises.writeFile(`${file}.tmp`, JSON.stringify(body, null, 2) + '\n');
+        await fs.promises.rename(`${file}.tmp`, file);
+        inboxPath = file;
+      } catch (err) {
+        this.deps.log.warn(`session ${this.id}: could not write the result of ${cmd.run_id} to the inbox: ${errorMessage(err)}`);
+      }
+    }
+    if (this.finished) return fail('CONFLICT', `session ${this.id} has ended`);
+    const text = cmd.result_text.length > DETERMINISTIC_LIMITS.MAX_CALLBACK_TEXT ? cmd.result_text.slice(0, DETERMINISTIC_LIMITS.MAX_CALLBACK_TEXT) : cmd.result_text;
+    this.emit({
+      type: 'RUN_RESULT',
+      run_id: cmd.run_id,
+      agent_name: cmd.agent_name,
+      status: cmd.status,
+      result_type: 'procedural',
+      result_text: text,
+      result_data: text.length === cmd.result_text.length ? cmd.result_data : null,
+      exit_code: cmd.exit_code,
+      error: cmd.error,
+      inbox_path: inboxPath,
+    });
+    const summary = cmd.status === 'completed' ? `completed (exit code ${cmd.exit_code ?? '?'})` : `failed: ${cmd.error ?? 'unknown error'}`;
+    this.hookChannel?.notify(
+      `Agent Village: the deterministic agent "${cmd.agent_name}" (run ${cmd.run_id}) that was started for this session ${summary}.` +
+        (inboxPath ? ` Its full result (JSON with result_data, result_text, exit_code) is in ${inboxPath}.` : '') +
+        (cmd.result_text ? ` stdout begins: ${cmd.result_text.slice(0, 1000)}` : ''),
+    );
+    return ok({ inbox_path: inboxPath });
   }
 
   /** RUNNING ⇄ WAITING_FOR_APPROVAL follows whether any approval is pending. */

@@ -55,6 +55,8 @@ export async function openServiceDb(opts: { defaultPlan?: PlanId } = {}): Promis
     healthUpdated: () => undefined,
     patrolUpdated: () => undefined,
     patrolRunUpdated: () => undefined,
+    runUpdated: () => undefined,
+    agentsUpdated: () => undefined,
     sessionEvents: () => undefined,
     hasViewers: () => false,
   };

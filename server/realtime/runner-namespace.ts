@@ -3,7 +3,9 @@ import {
   fail,
   RunnerEventBatchSchema,
   RunnerHeartbeatSchema,
+  RunnerBlueprintsSchema,
   RunnerRegisterSchema,
+  RunUpdateBatchSchema,
   type Result,
   type RunnerToServerEvents,
   type ServerToRunnerEvents,
@@ -83,6 +85,9 @@ export function attachRunnerNamespace(io: Server, services: Services): RunnerGat
         });
         socket.data.runnerId = runner.id;
         socket.data.runnerName = runner.name;
+        // Its deterministic agents are bound to it from now on (and deleted when it leaves).
+        await services.blueprints.replace({ id: runner.id, orgId: identity.orgId }, body.blueprints, body.blueprint_problems);
+        await services.runs.reconcile({ id: runner.id, orgId: identity.orgId }, body.runs.map((r) => r.run_id));
         services.ports.broadcast!.runnerUpdated(identity.orgId, services.runners.summary(runner));
         // Repositories added while no runner was online get their scan now.
         setImmediate(() => void services.repos.scanPending(identity.orgId).catch((e) => console.error('[server] scan', e)));
@@ -112,10 +117,25 @@ export function attachRunnerNamespace(io: Server, services: Services): RunnerGat
       handle('runner:events', RunnerEventBatchSchema, async (batch) => services.events.ingest(requireRunner(), batch)),
     );
 
+    socket.on(
+      'runner:blueprints',
+      handle('runner:blueprints', RunnerBlueprintsSchema, async (body) => {
+        const r = requireRunner();
+        return { stored: await services.blueprints.replace(r, body.blueprints, body.problems) };
+      }),
+    );
+
+    socket.on(
+      'run:updates',
+      handle('run:updates', RunUpdateBatchSchema, async (batch) => services.runs.ingest(requireRunner(), batch)),
+    );
+
     socket.on('disconnect', () => {
       const id = socket.data.runnerId;
       if (id && connected.get(id)?.socket.id === socket.id) {
         connected.delete(id);
+        const orgId = socket.data.identity!.orgId;
+        void services.blueprints.dropRunner(id, orgId).catch((e) => console.error('[server] dropping blueprints', e));
         void services.runners.setOffline(id).catch((e) => console.error('[server] runner offline', e));
       }
     });

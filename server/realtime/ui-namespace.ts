@@ -220,6 +220,8 @@ export function attachUiNamespace(io: Server, services: Services): Broadcaster {
     healthUpdated: (orgId, health) => nsp.to(`org:${orgId}`).emit('health:updated', health),
     patrolUpdated: (orgId, patrol) => nsp.to(`org:${orgId}`).emit('patrol:updated', patrol),
     patrolRunUpdated: (orgId, run) => nsp.to(`org:${orgId}`).emit('patrol-run:updated', run),
+    runUpdated: (orgId, run) => nsp.to(`org:${orgId}`).emit('run:updated', run),
+    agentsUpdated: (orgId, catalog) => nsp.to(`org:${orgId}`).emit('agents:updated', catalog),
     hasViewers: (sessionId) => (viewers.get(sessionId)?.size ?? 0) > 0,
     sessionEvents(sessionId, events) {
       for (const v of viewers.get(sessionId)?.values() ?? []) {

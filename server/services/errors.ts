@@ -12,6 +12,11 @@ export class AppError extends Error {
   }
 }
 
+/** A 400 whose body also lists what was wrong, field by field (JSON Schema errors of run parameters). */
+export function invalidWithIssues(message: string, issues: Array<{ path: string; message: string }>): AppError {
+  return Object.assign(new AppError('BAD_REQUEST', message), { issues });
+}
+
 export const notFound = (what: string) => new AppError('NOT_FOUND', `${what} was not found.`);
 export const forbidden = (message = 'You do not have permission to do that.') => new AppError('FORBIDDEN', message);
 

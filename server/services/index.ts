@@ -20,6 +20,8 @@ import type { PlanId } from '../../protocol';
 import { createAlertService } from './alerts';
 import { createPatrolService } from './patrols';
 import { createWebhookService } from './webhooks';
+import { createBlueprintService } from './blueprints';
+import { createRunService } from './runs';
 
 export interface Ports {
   gateway: RunnerGateway;
@@ -64,6 +66,8 @@ export function createServices(
     ensureWebhook: (orgId, repoId) => webhooks!.ensure(orgId, repoId),
   });
   webhooks = createWebhookService(db, opts.secretKey, { patrols: () => patrols, repos, audit });
+  const blueprints = createBlueprintService(db, gateway, broadcast);
+  const runs = createRunService(db, gateway, broadcast, { blueprints, audit });
   return {
     db,
     /** The installation's org (one per installation until orgs can be created). */
@@ -81,8 +85,12 @@ export function createServices(
     runners: createRunnerService(db, gateway, broadcast, (o, id) => sessions.publish(o, id), {
       graceMs: opts.runnerGraceMs ?? DEFAULT_RUNNER_GRACE_MS,
       audit,
+      runs,
     }),
     repos,
+    /** Deterministic agents: blueprints bound to their runners, and their runs. */
+    blueprints,
+    runs,
     sessions,
     events: createEventService(
       db,

@@ -1,4 +1,4 @@
-import type { AlertSummary, ApprovalSummary, PatrolRunSummary, PatrolSummary, RepoHealth, RepoSummary, Result, RunnerSummary, ServerToRunnerEvents, SessionSummary, WireEvent } from '../../protocol';
+import type { AgentCatalog, AlertSummary, ApprovalSummary, PatrolRunSummary, PatrolSummary, RepoHealth, RepoSummary, Result, RunSummary, RunnerSummary, ServerToRunnerEvents, SessionSummary, WireEvent } from '../../protocol';
 
 type CommandName = keyof ServerToRunnerEvents;
 type CommandBody<K extends CommandName> = Parameters<ServerToRunnerEvents[K]>[0];
@@ -26,6 +26,8 @@ export interface Broadcaster {
   healthUpdated(orgId: string, health: RepoHealth): void;
   patrolUpdated(orgId: string, patrol: PatrolSummary): void;
   patrolRunUpdated(orgId: string, run: PatrolRunSummary): void;
+  runUpdated(orgId: string, run: RunSummary): void;
+  agentsUpdated(orgId: string, catalog: AgentCatalog): void;
   sessionEvents(sessionId: string, events: WireEvent[]): void;
   /** Whether any browser is attached to the session (flow control is theirs then). */
   hasViewers(sessionId: string): boolean;

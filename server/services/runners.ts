@@ -6,6 +6,7 @@ import { sha256 } from './auth';
 import { AppError } from './errors';
 import { newId } from './ids';
 import type { Broadcaster, RunnerGateway } from './ports';
+import type { RunService } from './runs';
 
 /** Runners are told to heartbeat this often; one missing for 3 intervals marks them offline. */
 export const RUNNER_HEARTBEAT_MS = 5_000;
@@ -37,7 +38,7 @@ export function createRunnerService(
   gateway: () => RunnerGateway,
   broadcast: () => Broadcaster,
   publishSession: (orgId: string, id: string) => Promise<unknown>,
-  opts: { graceMs: number; audit: AuditService },
+  opts: { graceMs: number; audit: AuditService; runs?: RunService },
 ) {
   const { audit } = opts;
   const graceTimers = new Map<string, NodeJS.Timeout>();
@@ -81,6 +82,7 @@ export function createRunnerService(
       },
     });
     for (const id of ids) await publishSession(r.orgId, id);
+    await opts.runs?.failLost(runnerId, `Runner ${r.name} was lost and did not come back within ${Math.round(opts.graceMs / 1000)} s.`);
   }
 
   return {
@@ -175,6 +177,7 @@ export function createRunnerService(
       const r = await db.runner.update({ where: { id: runnerId }, data: { online: false, lostAt: new Date() } });
       broadcast().runnerUpdated(r.orgId, summary(r));
       for (const id of await liveSessionIds(runnerId)) await publishSession(r.orgId, id);
+      // Runs in flight keep their status: the runner resends their end when it is back (journal).
       const old = graceTimers.get(runnerId);
       if (old) clearTimeout(old);
       const timer = setTimeout(() => void expireGrace(runnerId).catch((e) => console.error('[server] grace expiry', e)), opts.graceMs);
@@ -195,7 +198,7 @@ export function createRunnerService(
       const rows = await db.runner.findMany({ select: { id: true } });
       await db.runner.updateMany({ data: { online: false } });
       for (const r of rows) {
-        if (!(await liveSessionIds(r.id)).length) continue;
+        if (!(await liveSessionIds(r.id)).length && !(await opts.runs?.hasLive(r.id))) continue;
         const timer = setTimeout(() => void expireGrace(r.id).catch((e) => console.error('[server] grace expiry', e)), opts.graceMs);
         timer.unref();
         graceTimers.set(r.id, timer);

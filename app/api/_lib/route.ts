@@ -68,7 +68,10 @@ export function route<S extends z.ZodType | undefined, T>(
       if (result instanceof NextResponse) return result;
       return NextResponse.json({ ok: true, data: result ?? null });
     } catch (err) {
-      if (isAppError(err)) return errorResponse({ code: err.code, message: err.userMessage });
+      if (isAppError(err)) {
+        const issues = (err as { issues?: ApiError['issues'] }).issues;
+        return errorResponse({ code: err.code, message: err.userMessage, ...(issues ? { issues } : {}) });
+      }
       console.error(`[server] ${req.method} ${req.nextUrl.pathname} failed:`, err);
       return errorResponse({ code: 'INTERNAL', message: 'Something went wrong on the server; the error was logged.' });
     }

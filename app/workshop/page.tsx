@@ -1,0 +1,5 @@
+import WorkshopScreen from '../../components/workshop/WorkshopScreen';
+
+export default function WorkshopPage() {
+  return <WorkshopScreen />;
+}
