@@ -143,6 +143,8 @@ export const LIMIT_MESSAGES = {
     `Plan limit: the ${plan} plan does not allow the ${provider} provider (allowed: ${allowed.join(', ')}). Pick another provider or ask an admin.`,
   repo: (plan: string, repo: string) =>
     `Plan limit: ${repo} is not on the ${plan} plan's repository allowlist. Ask an admin of the installation to add it.`,
+  patrolSchedules: (plan: string, max: number) =>
+    `Plan limit: the ${plan} plan allows ${max} scheduled patrol${max === 1 ? '' : 's'}, and that many are scheduled. Clear another patrol's schedule (it can still run on pushes and with Run now), or ask an admin to move to a larger plan (Billing).`,
   overBudget: (plan: string, cap: number) =>
     `over budget: the ${plan} plan's monthly cap of ${fmt(cap)} agent-minutes is reached. Resume once an admin changes the plan or the next month begins.`,
 } as const;

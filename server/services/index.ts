@@ -16,7 +16,7 @@ import { createUsageService } from './usage';
 import { createBillingService } from './billing';
 import { createLimitService } from './limits';
 import { createWriterQueue } from './writer-queue';
-import type { PlanId } from '../../protocol';
+import { periodOf, type PlanId } from '../../protocol';
 import { createAlertService } from './alerts';
 import { createPatrolService } from './patrols';
 import { createWebhookService } from './webhooks';
@@ -64,6 +64,10 @@ export function createServices(
     alerts,
     audit,
     ensureWebhook: (orgId, repoId) => webhooks!.ensure(orgId, repoId),
+    scheduleLimit: async (orgId) => {
+      const plan = await plans.planFor(orgId, periodOf(Date.now()));
+      return { plan: plan.name, max: plan.patrol_schedules };
+    },
   });
   webhooks = createWebhookService(db, opts.secretKey, { patrols: () => patrols, repos, audit });
   const blueprints = createBlueprintService(db, gateway, broadcast);

@@ -1,5 +1,6 @@
 import { Cron } from 'croner';
 import {
+  LIMIT_MESSAGES,
   PATROL_KIND_LABELS,
   PATROL_KINDS,
   PATROL_TIMEOUT_MS,
@@ -130,6 +131,8 @@ export interface PatrolServiceDeps {
   alerts: AlertService;
   audit: AuditService;
   ensureWebhook(orgId: string, repoId: string): Promise<void>;
+  /** How many patrols the org's plan lets run on a schedule (null: no limit), and the plan's name. */
+  scheduleLimit(orgId: string): Promise<{ plan: string; max: number | null }>;
 }
 
 /**
@@ -138,6 +141,11 @@ export interface PatrolServiceDeps {
  */
 export function createPatrolService(db: Db, deps: PatrolServiceDeps) {
   const { broadcast, scheduler, sessions, alerts, audit } = deps;
+
+  /** Enabled patrols with a schedule in the org, this one left out. */
+  async function scheduledCount(orgId: string, exceptId?: string): Promise<number> {
+    return db.patrol.count({ where: { orgId, enabled: true, schedule: { not: '' }, ...(exceptId ? { id: { not: exceptId } } : {}) } });
+  }
 
   async function lastRun(patrolId: string) {
     return db.patrolRun.findFirst({ where: { patrolId }, orderBy: { createdAt: 'desc' }, select: { status: true, createdAt: true } });
@@ -224,18 +232,27 @@ export function createPatrolService(db: Db, deps: PatrolServiceDeps) {
       const defaults = PatrolDefaultsSchema.safeParse(res.data);
       if (!defaults.success) throw new AppError('RUNNER_ERROR', 'The runner sent malformed patrol suggestions.');
       const existing = new Set((await db.patrol.findMany({ where: { repoId }, select: { kind: true } })).map((r) => r.kind));
+      // The plan's limit on scheduled patrols: past it, new patrols run on pushes and "Run now" only.
+      const limit = await deps.scheduleLimit(p.orgId);
+      let scheduled = await scheduledCount(p.orgId);
+      const unscheduled: string[] = [];
       for (const kind of PATROL_KINDS) {
         if (existing.has(kind)) continue;
         const command = defaults.data.commands[kind] ?? '';
+        const enabled = command !== '';
+        const fits = limit.max === null || scheduled < limit.max;
+        const schedule = enabled && !fits ? '' : DEFAULT_SCHEDULES[kind];
+        if (enabled && schedule) scheduled++;
+        if (enabled && !fits && DEFAULT_SCHEDULES[kind]) unscheduled.push(PATROL_KIND_LABELS[kind]);
         const row = await db.patrol
-          .create({ data: { id: newId('patrol'), orgId: p.orgId, repoId, kind, command, schedule: DEFAULT_SCHEDULES[kind], enabled: command !== '', createdById: p.userId } })
+          .create({ data: { id: newId('patrol'), orgId: p.orgId, repoId, kind, command, schedule, enabled, createdById: p.userId } })
           .catch((err) => (isUniqueViolation(err) ? null : Promise.reject(err)));
         if (!row) continue;
         await scheduler().sync(row);
         broadcast().patrolUpdated(p.orgId, await summaryOf(row));
       }
       await deps.ensureWebhook(p.orgId, repoId);
-      await audit.record({ orgId: p.orgId, actor: p.email, action: 'patrol.setup', target: repoId, detail: { repo: repo.name, notes: defaults.data.notes }, ip });
+      await audit.record({ orgId: p.orgId, actor: p.email, action: 'patrol.setup', target: repoId, detail: { repo: repo.name, notes: defaults.data.notes, ...(unscheduled.length ? { unscheduled_by_plan: unscheduled } : {}) }, ip });
       return service.forRepo(p, repoId);
     },
 
@@ -249,6 +266,11 @@ export function createPatrolService(db: Db, deps: PatrolServiceDeps) {
       const command = body.command ?? patrol.command;
       const enabled = body.enabled ?? patrol.enabled;
       if (enabled && !command) throw new AppError('BAD_REQUEST', `Set a command for the ${PATROL_KIND_LABELS[patrol.kind as PatrolKind].toLowerCase()} patrol before enabling it.`);
+      const schedule = body.schedule ?? patrol.schedule;
+      if (enabled && schedule !== '' && !(patrol.enabled && patrol.schedule !== '')) {
+        const limit = await deps.scheduleLimit(p.orgId);
+        if (limit.max !== null && (await scheduledCount(p.orgId, id)) >= limit.max) throw new AppError('PLAN_LIMIT', LIMIT_MESSAGES.patrolSchedules(limit.plan, limit.max));
+      }
       const row = await db.patrol.update({ where: { id }, data: { command, enabled, ...(body.schedule !== undefined ? { schedule: body.schedule } : {}) } });
       await scheduler().sync(row);
       await audit.record({ orgId: p.orgId, actor: p.email, action: 'patrol.updated', target: id, detail: { kind: row.kind, ...body }, ip });
