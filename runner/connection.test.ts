@@ -221,6 +221,9 @@ describe('runner over a real socket', () => {
     const sid = cmd.session_id;
     await cp.command('session:create', cmd);
     await waitFor(() => cp.events(sid).some((e) => e.type === 'SESSION_STATE_CHANGED' && e.to === 'RUNNING'), 'RUNNING');
+    // Quiet first: the prompt is out and everything sent so far is acknowledged (no ack in flight).
+    await waitFor(() => /[#$] /.test(outputOf(cp.received, sid)), 'prompt');
+    await waitFor(() => runner!.spool.ackedSeq(sid) === runner!.spool.lastSeq(sid), 'acked so far');
     const ackedBefore = runner.spool.ackedSeq(sid);
 
     cp.ackEvents = false;

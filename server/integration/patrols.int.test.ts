@@ -99,7 +99,11 @@ describe('patrols (real server, runner, PTYs, git)', () => {
     expect(world.health.find((h) => h.repo_id === repo.id)).toMatchObject({ health: 0, open_alerts: 1, build_failing: false });
 
     // The patrol was a read-only session of kind patrol; its terminal replays like any session.
-    const session = await admin.session(run.session_id!);
+    // The run's result (PATROL_FINISHED) comes before the session's own end: wait for that too.
+    const session = await waitFor(async () => {
+      const s = await admin.session(run.session_id!);
+      return s.state === 'FAILED' ? s : null;
+    }, 'the patrol session to end');
     expect(session).toMatchObject({ kind: 'patrol', mode: 'read_only', provider: 'shell', room_path: '', state: 'FAILED' });
     const watcher = new TerminalWatcher(await uiSocket(stack.url, admin.cookie), run.session_id!);
     await watcher.attach();

@@ -37,7 +37,7 @@ export function createBlueprintService(db: Db, gateway: () => RunnerGateway, bro
 
   async function catalog(orgId: string): Promise<AgentCatalog> {
     const [rows, problems] = await Promise.all([
-      db.blueprint.findMany({ where: { orgId }, include: { runner: { select: { name: true, online: true } } }, orderBy: [{ name: 'asc' }, { runnerId: 'asc' }] }),
+      db.blueprint.findMany({ where: { orgId }, include: { runner: { select: { name: true, online: true } } }, orderBy: [{ name: 'asc' }, { runner: { name: 'asc' } }] }),
       db.blueprintProblem.findMany({ where: { orgId }, include: { runner: { select: { name: true } } }, orderBy: [{ runnerId: 'asc' }, { file: 'asc' }] }),
     ]);
     return {
