@@ -114,6 +114,8 @@ export const PolicySchema = z.object({
   deploy_patterns: z.array(z.string().min(1).max(200)).max(100).optional(),
   /** Even with approval, an agent never merges to a protected branch unless this is true. */
   auto_merge: z.boolean().optional(),
+  /** Four eyes: the person who started the session cannot decide its approvals (the control plane checks). */
+  approver_must_differ: z.boolean().optional(),
   /** An approval nobody answers in this time is denied. */
   approval_timeout_ms: z.number().int().min(1_000).max(24 * 3600_000).optional(),
 });

@@ -89,6 +89,7 @@ export default function PolicyScreen() {
       requires_approval_for: CATEGORIES.map(([c]) => c).filter((c) => f.get(`cat-${c}`) === 'on'),
       network: { mode: f.get('network') === 'restricted' ? 'restricted' : 'open' },
       auto_merge: f.get('auto_merge') === 'on',
+      approver_must_differ: f.get('four_eyes') === 'on',
       approval_timeout_ms: Math.round((Number.isFinite(minutes) ? minutes : 10) * 60_000),
     });
   }
@@ -153,6 +154,9 @@ export default function PolicyScreen() {
               </label>
               <label className="check">
                 <input type="checkbox" name="auto_merge" defaultChecked={!!p.auto_merge} /> Allow merges to protected branches without approval
+              </label>
+              <label className="check">
+                <input type="checkbox" name="four_eyes" defaultChecked={!!p.approver_must_differ} /> Four eyes: whoever started a session cannot approve its requests
               </label>
             </div>
             {isAdmin && (

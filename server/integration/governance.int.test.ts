@@ -98,6 +98,15 @@ describe('approvals, policy and secrets on the control plane', () => {
     const pending = await waitFor(async () => (await api.ok<ApprovalSummary[]>('GET', '/api/approvals?state=pending')).find((a) => a.id === 'appr_test_1'), 'pending approval');
     expect(pending.context.target_branch).toBe('main');
 
+    // Four eyes: with the policy on, Ada (who started the session) may not decide; nothing is sent.
+    const orgPolicy = await api.ok<Record<string, unknown>>('GET', '/api/policy');
+    await api.ok('PUT', '/api/policy', { ...(orgPolicy.policy as object), approver_must_differ: true });
+    const own = await api.request('POST', '/api/approvals/appr_test_1/decide', { decision: 'allow' });
+    expect(own.status).toBe(403);
+    expect(JSON.stringify(own.json)).toContain('Four eyes');
+    expect(approves).toEqual([]);
+    await api.ok('PUT', '/api/policy', { ...(orgPolicy.policy as object), approver_must_differ: false });
+
     // The body may try to name someone else: ignored, identity comes from the login.
     const decided = await api.ok<ApprovalSummary>('POST', '/api/approvals/appr_test_1/decide', { decision: 'allow', note: 'ship it', decided_by: 'mallory' });
     expect(decided.state).toBe('allowed');

@@ -1,7 +1,7 @@
-import type { ApprovalRequested, ApprovalSummary, RunnerEvent } from '../../protocol';
+import type { ApprovalRequested, ApprovalSummary, Policy, RunnerEvent } from '../../protocol';
 import type { Db } from '../db';
 import { requireRole, type Principal } from './auth';
-import { AppError, notFound } from './errors';
+import { AppError, forbidden, notFound } from './errors';
 import type { Broadcaster, RunnerGateway } from './ports';
 
 type AuditFn = (r: { orgId: string; actor: string; action: string; target?: string; detail?: Record<string, unknown> }) => Promise<void>;
@@ -48,7 +48,14 @@ export function approvalSummary(a: ApprovalRow, session?: { title: string; repoI
  * travels to the runner bound to the request's id and command hash. The runner is the one that
  * blocks the real action and fails closed; this service keeps the inbox and the audit trail.
  */
-export function createApprovalService(db: Db, gateway: () => RunnerGateway, broadcast: () => Broadcaster, audit: () => AuditFn) {
+export function createApprovalService(
+  db: Db,
+  gateway: () => RunnerGateway,
+  broadcast: () => Broadcaster,
+  audit: () => AuditFn,
+  /** The effective policy of a repository (org policy with its override): four eyes is read from it. */
+  policyOf: (orgId: string, repoId: string) => Promise<Policy>,
+) {
   async function publish(orgId: string, id: string) {
     const a = await db.approval.findUnique({ where: { id } });
     if (!a) return;
@@ -125,7 +132,10 @@ export function createApprovalService(db: Db, gateway: () => RunnerGateway, broa
       const a = await db.approval.findFirst({ where: { id, orgId: p.orgId } });
       if (!a) throw notFound('That approval request');
       if (a.state !== 'pending') throw new AppError('CONFLICT', `That request was already ${a.state}${a.decidedBy ? ` by ${a.decidedBy}` : ''}.`);
-      const s = await db.session.findUnique({ where: { id: a.sessionId }, select: { runnerId: true } });
+      const s = await db.session.findUnique({ where: { id: a.sessionId }, select: { runnerId: true, repoId: true, createdById: true } });
+      if (s && s.createdById === p.userId && (await policyOf(p.orgId, s.repoId)).approver_must_differ) {
+        throw forbidden('Four eyes: this policy needs someone other than the person who started the session to decide its requests.');
+      }
       if (!s?.runnerId || !gateway().isOnline(s.runnerId)) {
         throw new AppError('RUNNER_ERROR', 'The session’s runner is offline; the request stays denied until it returns (fail closed).');
       }

@@ -49,7 +49,7 @@ export function createServices(
   const usage = createUsageService(db, writer);
   const limits = createLimitService(db, plans, usage, gateway, audit);
   const sessions = createSessionService(db, gateway, broadcast, { policy, secrets, limits });
-  const approvals = createApprovalService(db, gateway, broadcast, () => record as never);
+  const approvals = createApprovalService(db, gateway, broadcast, () => record as never, (orgId, repoId) => policy.effective(orgId, repoId));
   const memberEvents = new MemberEvents();
   const auth = createAuthService(db, audit, memberEvents);
   const repos = createRepoService(db, gateway, broadcast);
