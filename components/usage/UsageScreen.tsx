@@ -39,6 +39,37 @@ function ChartCard({ title, testId, chart, table }: { title: string; testId: str
 }
 
 /** The usage page (admins): agent-minutes, concurrency, patrol minutes and invocations of one billing period. */
+/** A titled table of figures; `title` on a row is shown on hover of its first cell. */
+function FigureTable(props: { title: string; testId: string; columns: string[]; rows: Array<{ key: string; title?: string; cells: Array<string | number> }> }) {
+  return (
+    <section className="card" aria-label={props.title}>
+      <h2>{props.title}</h2>
+      <table className="pixel-table" data-testid={props.testId}>
+        <thead>
+          <tr>
+            {props.columns.map((c) => (
+              <th key={c} scope="col">
+                {c}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {props.rows.map((row) => (
+            <tr key={row.key}>
+              {row.cells.map((c, i) => (
+                <td key={i} title={i === 0 ? row.title : undefined}>
+                  {c}
+                </td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  );
+}
+
 export default function UsageScreen() {
   const me = useRequireLogin();
   const isAdmin = me.data?.role === 'admin';
@@ -185,73 +216,24 @@ export default function UsageScreen() {
                   />
                 </div>
                 <div className="chart-row">
-                  <section className="card" aria-label={STRINGS.usageTopRepos}>
-                    <h2>{STRINGS.usageTopRepos}</h2>
-                    <table className="pixel-table" data-testid="top-repos">
-                      <thead>
-                        <tr>
-                          <th scope="col">Repository</th>
-                          <th scope="col">Agent-min</th>
-                          <th scope="col">Patrol min</th>
-                          <th scope="col">Invocations</th>
-                        </tr>
-                      </thead>
-                      <tbody>
-                        {r.by_repo.slice(0, 10).map((x) => (
-                          <tr key={x.repo_id}>
-                            <td>{x.name}</td>
-                            <td>{fmt(x.agent_minutes)}</td>
-                            <td>{fmt(x.patrol_minutes)}</td>
-                            <td>{x.invocations}</td>
-                          </tr>
-                        ))}
-                      </tbody>
-                    </table>
-                  </section>
-                  <section className="card" aria-label={STRINGS.usageTopUsers}>
-                    <h2>{STRINGS.usageTopUsers}</h2>
-                    <table className="pixel-table" data-testid="top-users">
-                      <thead>
-                        <tr>
-                          <th scope="col">User</th>
-                          <th scope="col">Agent-min</th>
-                          <th scope="col">Sessions</th>
-                        </tr>
-                      </thead>
-                      <tbody>
-                        {r.by_user.slice(0, 10).map((x) => (
-                          <tr key={x.user_id}>
-                            <td title={x.email}>{x.name}</td>
-                            <td>{fmt(x.agent_minutes)}</td>
-                            <td>{x.sessions}</td>
-                          </tr>
-                        ))}
-                      </tbody>
-                    </table>
-                  </section>
-                  <section className="card" aria-label={STRINGS.usageByProvider}>
-                    <h2>{STRINGS.usageByProvider}</h2>
-                    <table className="pixel-table" data-testid="by-provider">
-                      <thead>
-                        <tr>
-                          <th scope="col">Provider</th>
-                          <th scope="col">Agent-min</th>
-                          <th scope="col">Patrol min</th>
-                          <th scope="col">Invocations</th>
-                        </tr>
-                      </thead>
-                      <tbody>
-                        {r.by_provider.map((x) => (
-                          <tr key={x.provider}>
-                            <td>{x.provider}</td>
-                            <td>{fmt(x.agent_minutes)}</td>
-                            <td>{fmt(x.patrol_minutes)}</td>
-                            <td>{x.invocations}</td>
-                          </tr>
-                        ))}
-                      </tbody>
-                    </table>
-                  </section>
+                  <FigureTable
+                    title={STRINGS.usageTopRepos}
+                    testId="top-repos"
+                    columns={['Repository', 'Agent-min', 'Patrol min', 'Invocations']}
+                    rows={r.by_repo.slice(0, 10).map((x) => ({ key: x.repo_id, cells: [x.name, fmt(x.agent_minutes), fmt(x.patrol_minutes), x.invocations] }))}
+                  />
+                  <FigureTable
+                    title={STRINGS.usageTopUsers}
+                    testId="top-users"
+                    columns={['User', 'Agent-min', 'Sessions']}
+                    rows={r.by_user.slice(0, 10).map((x) => ({ key: x.user_id, title: x.email, cells: [x.name, fmt(x.agent_minutes), x.sessions] }))}
+                  />
+                  <FigureTable
+                    title={STRINGS.usageByProvider}
+                    testId="by-provider"
+                    columns={['Provider', 'Agent-min', 'Patrol min', 'Invocations']}
+                    rows={r.by_provider.map((x) => ({ key: x.provider, cells: [x.provider, fmt(x.agent_minutes), fmt(x.patrol_minutes), x.invocations] }))}
+                  />
                 </div>
               </>
             )}

@@ -1,54 +1,21 @@
-import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { RunnerEventSchema, ok, type RunnerEvent } from '../../protocol';
-import { claudeProvider, detectProviders, shellProvider } from '../providers';
-import { SessionManager } from '../sessions/session-manager';
-import { EventSender } from '../spool/sender';
-import { Spool } from '../spool/spool';
+import type { RunnerEvent } from '../../protocol';
+import { claudeProvider } from '../providers';
 import { demoRepoFiles, FAKE_CLAUDE_PATH } from '../testing/demo-repo';
-import { captureLogger, createCommand, makeSampleRepo, makeTempDir, outputOf, removeTempDir, waitFor } from '../testing/fixtures';
-import { WorkspaceManager } from '../workspace/workspace-manager';
-import { HookServer } from './hook-server';
+import { createCommand, outputOf, waitFor } from '../testing/fixtures';
+import { eventsOf, makeSessionHarness, type SessionHarness } from '../testing/session-harness';
 
 /** The fake agent waits a second per room and really runs `npm test`; this bounds the whole script. */
 const AGENT_SCRIPT_TIMEOUT_MS = 30_000;
 
-interface Harness {
-  tmp: string;
-  source: string;
-  manager: SessionManager;
-  spool: Spool;
-  sender: EventSender;
-  hooks: HookServer;
-  events: RunnerEvent[];
-}
-
 /** Real spool, git worktrees, PTYs and hook server, over a git copy of the lamplighter demo repository. */
-async function makeHarness(): Promise<Harness> {
-  const tmp = await makeTempDir('agent-session');
-  const source = makeSampleRepo(path.join(tmp, 'source'), demoRepoFiles());
-  const dataDir = path.join(tmp, 'data');
-  const log = captureLogger();
-  const spool = await Spool.open(path.join(dataDir, 'spool'), { log });
-  const workspaces = new WorkspaceManager(dataDir, log);
-  await workspaces.init();
-  const hooks = await HookServer.start(log);
-  const env = { PATH: process.env.PATH ?? '', AGENT_RUNNER_CLAUDE_BIN: FAKE_CLAUDE_PATH };
-  const providers = await detectProviders([shellProvider(), claudeProvider(env)], log);
-  const manager = new SessionManager({ spool, workspaces, providers, homesDir: path.join(dataDir, 'homes'), log, capacity: 4, stopGraceMs: 300, hooks });
-  const events: RunnerEvent[] = [];
-  const sender = new EventSender(spool, log);
-  sender.attach((batch, done) => {
-    events.push(...batch.map((e) => RunnerEventSchema.parse(e)));
-    const highest = new Map<string, number>();
-    for (const e of batch) highest.set(e.session_id, Math.max(highest.get(e.session_id) ?? 0, e.seq));
-    done(ok({ acked: [...highest].map(([session_id, seq]) => ({ session_id, seq })) }));
+const makeHarness = () =>
+  makeSessionHarness('agent-session', {
+    repoFiles: demoRepoFiles(),
+    hooks: true,
+    providers: [claudeProvider({ PATH: process.env.PATH ?? '', AGENT_RUNNER_CLAUDE_BIN: FAKE_CLAUDE_PATH })],
   });
-  return { tmp, source, manager, spool, sender, hooks, events };
-}
-
-const of = <T extends RunnerEvent['type']>(events: RunnerEvent[], sid: string, type: T) =>
-  events.filter((e): e is Extract<RunnerEvent, { type: T }> => e.session_id === sid && e.type === type);
+const of = eventsOf;
 
 const finalState = (events: RunnerEvent[], sid: string) => {
   const last = of(events, sid, 'SESSION_STATE_CHANGED').at(-1);
@@ -56,17 +23,11 @@ const finalState = (events: RunnerEvent[], sid: string) => {
 };
 
 describe('provider hooks end to end (real PTY, real hook channel)', () => {
-  let h: Harness;
+  let h: SessionHarness;
   beforeEach(async () => {
     h = await makeHarness();
   });
-  afterEach(async () => {
-    await h.manager.stopAll('test over');
-    h.sender.dispose();
-    h.spool.close();
-    await h.hooks.close();
-    await removeTempDir(h.tmp);
-  });
+  afterEach(() => h.close());
 
   it('the claude adapter launches the fake agent; its hook calls become FILE_TOUCHED, TEST_RUN_*, AGENT_ACTIVITY, then COMPLETED', { timeout: 60_000 }, async () => {
     const cmd = createCommand({ repo_source: h.source, provider: 'claude', room_path: 'src', task: { title: 'Tidy the lamps', goal: 'Touch every room.' } });
@@ -104,7 +65,7 @@ describe('provider hooks end to end (real PTY, real hook channel)', () => {
     expect(final.exit_code).toBe(0);
     expect(of(h.events, sid, 'FILE_TOUCHED').some((e) => e.path === 'src/ui/components/status-badge.js' && e.room_path === 'src/ui/components')).toBe(true);
     // The session's token died with it.
-    expect(h.hooks.sessionCount).toBe(0);
+    expect(h.hooks!.sessionCount).toBe(0);
   });
 
   it('a person typing `npm test` in a shell session gives TEST_RUN_STARTED / TEST_RUN_FINISHED with the counts', { timeout: 30_000 }, async () => {

@@ -1,48 +1,12 @@
-import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { RunnerEventSchema, ok, type RunnerEvent } from '../../protocol';
-import { detectProviders, shellProvider } from '../providers';
-import { SessionManager } from '../sessions/session-manager';
-import { EventSender } from '../spool/sender';
-import { Spool } from '../spool/spool';
+import type { RunnerEvent } from '../../protocol';
 import { demoRepoFiles } from '../testing/demo-repo';
-import { captureLogger, createCommand, makeSampleRepo, makeTempDir, outputOf, removeTempDir, waitFor } from '../testing/fixtures';
-import { WorkspaceManager } from '../workspace/workspace-manager';
-
-interface Harness {
-  tmp: string;
-  source: string;
-  manager: SessionManager;
-  workspaces: WorkspaceManager;
-  spool: Spool;
-  sender: EventSender;
-  events: RunnerEvent[];
-}
+import { createCommand, outputOf, waitFor } from '../testing/fixtures';
+import { eventsOf, makeSessionHarness, type SessionHarness } from '../testing/session-harness';
 
 /** Real spool, git worktrees and PTYs over a git copy of the lamplighter demo repository (which ships a failing test). */
-async function makeHarness(): Promise<Harness> {
-  const tmp = await makeTempDir('patrol-session');
-  const source = makeSampleRepo(path.join(tmp, 'source'), demoRepoFiles());
-  const dataDir = path.join(tmp, 'data');
-  const log = captureLogger();
-  const spool = await Spool.open(path.join(dataDir, 'spool'), { log });
-  const workspaces = new WorkspaceManager(dataDir, log);
-  await workspaces.init();
-  const providers = await detectProviders([shellProvider()], log);
-  const manager = new SessionManager({ spool, workspaces, providers, homesDir: path.join(dataDir, 'homes'), log, capacity: 4, stopGraceMs: 300 });
-  const events: RunnerEvent[] = [];
-  const sender = new EventSender(spool, log);
-  sender.attach((batch, done) => {
-    events.push(...batch.map((e) => RunnerEventSchema.parse(e)));
-    const highest = new Map<string, number>();
-    for (const e of batch) highest.set(e.session_id, Math.max(highest.get(e.session_id) ?? 0, e.seq));
-    done(ok({ acked: [...highest].map(([session_id, seq]) => ({ session_id, seq })) }));
-  });
-  return { tmp, source, manager, workspaces, spool, sender, events };
-}
-
-const of = <T extends RunnerEvent['type']>(events: RunnerEvent[], sid: string, type: T) =>
-  events.filter((e): e is Extract<RunnerEvent, { type: T }> => e.session_id === sid && e.type === type);
+const makeHarness = () => makeSessionHarness('patrol-session', { repoFiles: demoRepoFiles() });
+const of = eventsOf;
 const finalState = (events: RunnerEvent[], sid: string) => {
   const last = of(events, sid, 'SESSION_STATE_CHANGED').at(-1);
   return last && (last.to === 'COMPLETED' || last.to === 'FAILED') ? last : undefined;
@@ -50,16 +14,11 @@ const finalState = (events: RunnerEvent[], sid: string) => {
 const patrol = (kind: string, command: string, extra: Record<string, unknown> = {}) => ({ patrol_id: 'patrol_1', run_id: 'prun_1', kind, command, ...extra });
 
 describe('patrol sessions (real PTY, read-only worktree)', () => {
-  let h: Harness;
+  let h: SessionHarness;
   beforeEach(async () => {
     h = await makeHarness();
   });
-  afterEach(async () => {
-    await h.manager.stopAll('test over');
-    h.sender.dispose();
-    h.spool.close();
-    await removeTempDir(h.tmp);
-  });
+  afterEach(() => h.close());
 
   it('a failing test patrol streams its output, raises an alert in the room of the failing file, and reports its result', { timeout: 30_000 }, async () => {
     const cmd = createCommand({ repo_source: h.source, mode: 'read_only', patrol: patrol('test', 'npm test') });

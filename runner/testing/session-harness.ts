@@ -20,6 +20,7 @@ export interface SessionHarness {
   source: string;
   dataDir: string;
   manager: SessionManager;
+  workspaces: WorkspaceManager;
   spool: Spool;
   sender: EventSender;
   hooks: HookServer | null;
@@ -28,6 +29,8 @@ export interface SessionHarness {
 }
 
 export interface SessionHarnessOptions {
+  /** Files of the sample repository (default: the small fixture repository). */
+  repoFiles?: Record<string, string>;
   /** Start the hook server (provider hooks, guard shims, policy checks). */
   hooks?: boolean;
   /** Providers besides the shell. */
@@ -38,7 +41,7 @@ export interface SessionHarnessOptions {
 
 export async function makeSessionHarness(name: string, opts: SessionHarnessOptions = {}): Promise<SessionHarness> {
   const tmp = await makeTempDir(name);
-  const source = makeSampleRepo(path.join(tmp, 'source'));
+  const source = makeSampleRepo(path.join(tmp, 'source'), opts.repoFiles);
   const dataDir = path.join(tmp, 'data');
   const log = captureLogger();
   const spool = await Spool.open(path.join(dataDir, 'spool'), { log });
@@ -70,6 +73,7 @@ export async function makeSessionHarness(name: string, opts: SessionHarnessOptio
     source,
     dataDir,
     manager,
+    workspaces,
     spool,
     sender,
     hooks,
