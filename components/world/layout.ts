@@ -393,10 +393,9 @@ function prepare(repo: VillageRepoInput): Pending {
   return { repoId: repo.id, name: repo.name, kind: 'building', w: top.w, h: top.h, top, total, drawn: count };
 }
 
-function constructionRoom(p: Pending, x: number, y: number): RoomLayout {
+/** A building that is one bare room (no directory tree): the room, with the given spots. */
+function singleRoom(p: Pending, x: number, y: number, spots: Point[]): RoomLayout {
   const { w, h } = p;
-  const spots: Point[] = [];
-  for (let sx = x + 2; sx < x + w - 1 && spots.length < 5; sx += 2) spots.push({ x: sx, y: y + h - 3 + (spots.length % 2) });
   return {
     repoId: p.repoId,
     path: '',
@@ -416,6 +415,12 @@ function constructionRoom(p: Pending, x: number, y: number): RoomLayout {
     note: null,
     spots,
   };
+}
+
+function constructionRoom(p: Pending, x: number, y: number): RoomLayout {
+  const spots: Point[] = [];
+  for (let sx = x + 2; sx < x + p.w - 1 && spots.length < 5; sx += 2) spots.push({ x: sx, y: y + p.h - 3 + (spots.length % 2) });
+  return singleRoom(p, x, y, spots);
 }
 
 function prepareWorkshop(w: VillageWorkshopInput): Pending {
@@ -430,29 +435,10 @@ function prepareWorkshop(w: VillageWorkshopInput): Pending {
  * them (row y+2), a second row of spots further down for crowds.
  */
 function workshopRoom(p: Pending, x: number, y: number): RoomLayout {
-  const { w, h } = p;
   const spots: Point[] = [];
-  for (let sx = x + 2; sx < x + w - 2; sx += 2) spots.push({ x: sx, y: y + 2 });
-  for (let sx = x + 3; sx < x + w - 2; sx += 2) spots.push({ x: sx, y: y + 4 });
-  return {
-    repoId: p.repoId,
-    path: '',
-    name: p.name,
-    depth: 0,
-    x,
-    y,
-    w,
-    h,
-    parent: null,
-    children: [],
-    more: 0,
-    files: 0,
-    door: { x: x + Math.floor(w / 2), y: y + h - 1 },
-    exitY: y + h,
-    plate: { x: x + 1, y, w: Math.min(plateTiles(p.name), w - 2), h: 1 },
-    note: null,
-    spots,
-  };
+  for (let sx = x + 2; sx < x + p.w - 2; sx += 2) spots.push({ x: sx, y: y + 2 });
+  for (let sx = x + 3; sx < x + p.w - 2; sx += 2) spots.push({ x: sx, y: y + 4 });
+  return singleRoom(p, x, y, spots);
 }
 
 /** Splits buildings (in order) into rows no wider than `target` tiles. */
