@@ -21,7 +21,7 @@ import { failureFrom } from './errors';
 import type { Logger } from './log';
 import type { RunManager } from './runs/run-manager';
 import type { SessionManager } from './sessions/session-manager';
-import { REPO_ACCESS_DENIED } from './workspace/repo-access';
+import { REPO_ACCESS_DENIED } from '../common/repo-access';
 import type { WorkspaceManager } from './workspace/workspace-manager';
 
 export interface CommandDeps {

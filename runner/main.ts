@@ -15,7 +15,7 @@ import { Spool } from './spool/spool';
 import { RUNNER_VERSION } from './version';
 import { probeReadOnlyPrevention } from './workspace/read-only';
 import { ApprovalJournal } from './approvals/journal';
-import { createRepoAccess } from './workspace/repo-access';
+import { createRepoAccess } from '../common/repo-access';
 import { WorkspaceManager } from './workspace/workspace-manager';
 import { BlueprintCatalog } from './blueprints/catalog';
 import { RunManager } from './runs/run-manager';

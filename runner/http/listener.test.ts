@@ -7,7 +7,7 @@ import { SessionManager } from '../sessions/session-manager';
 import { EventSender } from '../spool/sender';
 import { Spool } from '../spool/spool';
 import { captureLogger, createCommand, makeSampleRepo, makeTempDir, outputOf, removeTempDir, waitFor } from '../testing/fixtures';
-import { createRepoAccess } from '../workspace/repo-access';
+import { createRepoAccess } from '../../common/repo-access';
 import { WorkspaceManager } from '../workspace/workspace-manager';
 import { startHttpServer, tokenMatches, type RunnerHttpServer } from './listener';
 
@@ -40,7 +40,7 @@ describe('--listen: the §6.3 commands over HTTP', () => {
       for (const e of batch) highest.set(e.session_id, Math.max(highest.get(e.session_id) ?? 0, e.seq));
       done(ok({ acked: [...highest].map(([session_id, seq]) => ({ session_id, seq })) }));
     });
-    const handlers = createCommandHandlers({ sessions: manager, workspaces, log, canReach: createRepoAccess([`${tmp}/allowed/**`]) });
+    const handlers = createCommandHandlers({ sessions: manager, workspaces, log, canReach: createRepoAccess([`${tmp}/{allowed,spare}/**`]) /* braces: the runner and placement share one matcher */ });
     http = await startHttpServer({ port: 0, token: TOKEN, handlers, log });
     base = `http://127.0.0.1:${http.port}/runner/v1`;
   });

@@ -22,8 +22,13 @@ import type { StoredTick, UsageService } from './usage';
 const LIVE: { notIn: SessionState[] } = { notIn: [...TERMINAL_STATES] };
 const round1 = (n: number) => Math.round(n * 10) / 10;
 
+/**
+ * The plan's repository allowlist is matched against the repository's source only (as written and
+ * canonical, see common/repo-access.ts), never its display name: an admin can name a repository
+ * anything, e.g. "/srv/allowed/disguised".
+ */
 export function repoAllowed(plan: Plan, repo: { name: string; source: string }): boolean {
-  return !plan.allowed_repos.length || canReach(plan.allowed_repos, repo.source) || canReach(plan.allowed_repos, repo.name);
+  return !plan.allowed_repos.length || canReach(plan.allowed_repos, repo.source);
 }
 
 /**

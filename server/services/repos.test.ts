@@ -1,4 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { createRepoAccess } from '../../common/repo-access';
+import { DEFAULT_PLANS } from './plans';
+import { repoAllowed } from './limits';
 import { canReach, repoRefFromSource } from './repos';
 
 describe('repoRefFromSource', () => {
@@ -23,5 +26,28 @@ describe('canReach (runner repo_access)', () => {
     expect(canReach(['/srv/code/**'], '/home/me/app')).toBe(false);
     expect(canReach(['https://github.com/acme/*'], 'https://github.com/acme/rocket.git')).toBe(true);
     expect(canReach(['https://github.com/acme/*'], 'https://github.com/other/rocket.git')).toBe(false);
+  });
+  it('placement agrees with the runner on every case, braces included (one matcher for both)', () => {
+    const cases: Array<[string[], string]> = [
+      [['/srv/{a,b}/**'], '/srv/a/x'],
+      [['/srv/{a,b}/**'], '/srv/c/x'],
+      [['/srv/{a,b}/**'], '/srv/{a,b}/x'],
+      [['/srv/code/**'], '/srv/code/../etc'],
+      [['https://github.com/acme/*'], 'https://github.com/acme/web/../../evil/x'],
+      [['/srv/[ab]?/*'], '/srv/a1/x'],
+      [['github.com/acme/*'], 'git@github.com:Acme/Rocket.git'],
+    ];
+    for (const [patterns, source] of cases) expect(canReach(patterns, source), `${patterns} vs ${source}`).toBe(createRepoAccess(patterns)(source));
+    expect(canReach(['/srv/{a,b}/**'], '/srv/b/x')).toBe(true);
+    expect(canReach(['/srv/{a,b}/**'], '/srv/{a,b}/x')).toBe(false);
+  });
+});
+
+describe('plan repository allowlist', () => {
+  const plan = { id: 'enterprise' as const, ...DEFAULT_PLANS.enterprise, allowed_repos: ['/srv/allowed/**'] };
+  it('matches the source only, never the display name an admin typed', () => {
+    expect(repoAllowed(plan, { name: 'ok', source: '/srv/allowed/ok' })).toBe(true);
+    expect(repoAllowed(plan, { name: '/srv/allowed/disguised', source: '/srv/secret/repo' })).toBe(false);
+    expect(repoAllowed(plan, { name: 'x', source: '/srv/allowed/../secret/repo' })).toBe(false);
   });
 });

@@ -1,5 +1,6 @@
 import { basename } from 'node:path';
-import picomatch from 'picomatch';
+import { parseSource } from '../../common/git-url';
+import { repoAccessAllows } from '../../common/repo-access';
 import type { RepoRef, RepoSummary, RepoTree } from '../../protocol';
 import { RepoTreeSchema } from '../../protocol';
 import type { Db } from '../db';
@@ -33,23 +34,17 @@ export function repoSummary(r: RepoRow): RepoSummary {
 
 /** github.com/owner/name → { github, owner, name }; a local path → { local, '', dirname }. */
 export function repoRefFromSource(source: string): RepoRef {
-  const strip = (s: string) => s.replace(/\.git$/, '').replace(/\/+$/, '');
-  const scp = /^[\w.-]+@([\w.-]+):(.+)$/.exec(source);
-  const url = /^[a-z+]+:\/\/(?:[^@/]+@)?([^/:]+)(?::\d+)?\/(.+)$/.exec(source);
-  const hostAndPath = scp ?? url;
-  if (hostAndPath && !source.startsWith('file://')) {
-    const host = hostAndPath[1]!;
-    const parts = strip(hostAndPath[2]!).split('/').filter(Boolean);
-    const provider = host.includes('github') ? 'github' : host.includes('gitlab') ? 'gitlab' : 'git';
-    return { provider, owner: parts.slice(0, -1).join('/'), name: parts.at(-1) ?? host };
+  const p = parseSource(source);
+  if (p?.kind === 'remote') {
+    const provider = p.host.includes('github') ? 'github' : p.host.includes('gitlab') ? 'gitlab' : 'git';
+    return { provider, owner: p.owner, name: p.name };
   }
-  return { provider: 'local', owner: '', name: basename(strip(source.replace(/^file:\/\//, ''))) || 'repo' };
+  return { provider: 'local', owner: '', name: (p && basename(p.path)) || 'repo' };
 }
 
-/** Whether a runner's repo_access patterns let it reach a source ("*" or none = any). */
+/** Whether a runner's repo_access patterns let it reach a source: the runner's own rule (common/repo-access.ts). */
 export function canReach(patterns: string[], source: string): boolean {
-  if (!patterns.length || patterns.includes('*')) return true;
-  return patterns.some((p) => picomatch.isMatch(source, p, { dot: true }));
+  return repoAccessAllows(patterns, source);
 }
 
 export function createRepoService(db: Db, gateway: () => RunnerGateway, broadcast: () => Broadcaster) {

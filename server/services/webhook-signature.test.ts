@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalSource, signBody, verifySignature } from './webhook-signature';
+import { signBody, verifySignature } from './webhook-signature';
 
 describe('webhook signatures (X-Hub-Signature-256)', () => {
   const body = '{"ref":"refs/heads/main"}';
@@ -13,17 +13,5 @@ describe('webhook signatures (X-Hub-Signature-256)', () => {
     for (const h of [undefined, null, '', 'sha1=abc', 'sha256=', `sha256=${'0'.repeat(63)}`, `sha256=${'z'.repeat(64)}`]) expect(verifySignature('s3cret', body, h)).toBe(false);
     expect(verifySignature('other', body, signBody('s3cret', body))).toBe(false);
     expect(verifySignature('s3cret', `${body} `, signBody('s3cret', body))).toBe(false);
-  });
-});
-
-describe('canonicalSource', () => {
-  it('spells every URL form of one repository the same', () => {
-    const forms = ['https://github.com/Acme/Repo.git', 'https://github.com/acme/repo', 'git@github.com:acme/repo.git', 'ssh://git@github.com/acme/repo', 'git://github.com/acme/repo.git/', 'https://token@github.com:443/acme/repo'];
-    expect(new Set(forms.map(canonicalSource))).toEqual(new Set(['github.com/acme/repo']));
-  });
-  it('keeps local paths as paths', () => {
-    expect(canonicalSource('/srv/code/app/')).toBe('/srv/code/app');
-    expect(canonicalSource('file:///srv/code/app.git')).toBe('/srv/code/app');
-    expect(canonicalSource('/srv/code/app')).not.toBe(canonicalSource('/srv/code/App'));
   });
 });

@@ -7,7 +7,8 @@ import { notFound } from './errors';
 import type { PatrolService } from './patrols';
 import type { RepoService } from './repos';
 import { decrypt, encrypt } from './secrets';
-import { canonicalSource, verifySignature } from './webhook-signature';
+import { canonicalSource } from '../../common/git-url';
+import { verifySignature } from './webhook-signature';
 
 export const WEBHOOK_PATH = '/api/webhooks/git';
 
