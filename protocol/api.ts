@@ -16,6 +16,8 @@ export const SetupBodySchema = z.object({
   password: PasswordSchema,
   name: z.string().trim().min(1).max(100).optional(),
   org_name: z.string().trim().min(1).max(100).optional(),
+  /** The one-time token of the first-run link the server prints (optional here so a missing one gets its own message). */
+  setup_token: z.string().max(200).optional(),
 });
 export const LoginBodySchema = z.object({ email: EmailSchema, password: z.string().min(1).max(200) });
 

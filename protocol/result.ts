@@ -12,6 +12,10 @@ export const ErrorCodeSchema = z.enum([
   'SETUP_REQUIRED',
   /** A plan limit (concurrency, monthly cap, allowlist) refused it; the message says which and what to do. */
   'PLAN_LIMIT',
+  /** Too many attempts (logins, socket events): the message and Retry-After say when to try again. */
+  'RATE_LIMITED',
+  /** A request body over the route's size limit, refused before it was parsed. */
+  'PAYLOAD_TOO_LARGE',
   'INTERNAL',
 ]);
 export type ErrorCode = z.infer<typeof ErrorCodeSchema>;
@@ -42,6 +46,8 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   RUNNER_ERROR: 502,
   SETUP_REQUIRED: 409,
   PLAN_LIMIT: 429,
+  RATE_LIMITED: 429,
+  PAYLOAD_TOO_LARGE: 413,
   INTERNAL: 500,
 };
 

@@ -14,6 +14,16 @@ const EnvSchema = z.object({
   HOST: z.string().min(1).default('127.0.0.1'),
   DATA_DIR: z.string().min(1).default(resolve(PROJECT_ROOT, 'data')),
   DATABASE_URL: z.string().startsWith('file:', 'DATABASE_URL must be a SQLite file: URL').optional(),
+  /**
+   * Where people open the village (e.g. https://village.example.com): requests and socket
+   * handshakes for any other Host are refused (DNS rebinding), and state changes must come from
+   * this origin. Loopback (localhost, 127.0.0.1, [::1] on PORT) is always accepted.
+   */
+  PUBLIC_URL: z
+    .url({ protocol: /^https?$/, error: 'PUBLIC_URL must be an http:// or https:// URL, e.g. https://village.example.com' })
+    .refine((u) => { const x = new URL(u); return (x.pathname === '/' || x.pathname === '') && !x.search && !x.hash && !x.username; }, 'PUBLIC_URL must be an origin only (scheme, host and port; no path, query or credentials)')
+    .optional()
+    .or(z.literal('').transform(() => undefined)),
   /** Start a runner process beside the control plane (the one-command local setup). */
   AGENT_VILLAGE_ATTACHED_RUNNER: bool.default(true),
   /** Register the shipped demo repository on first start. */

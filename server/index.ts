@@ -7,9 +7,12 @@ import { setServices } from './context';
 import { connectDb, migrate } from './db';
 import { materializeDemoRepo } from './demo';
 import { parseServerEnv, PROJECT_ROOT } from './env';
+import { allowSocketRequest, guardRequest, securityHeaders } from './http-guard';
+import { createOriginPolicy, setOriginPolicy, type OriginPolicy } from './origin-policy';
 import { attachRunnerNamespace } from './realtime/runner-namespace';
 import { attachUiNamespace } from './realtime/ui-namespace';
 import { startPatrolScheduling } from './scheduler';
+import { publishSetupLink } from './setup-link';
 import { createServices } from './services';
 import { ensureDefaultOrg } from './services/orgs';
 import { loadSecretKey } from './services/secrets';
@@ -20,6 +23,8 @@ const ROLLOVER_CHECK_MS = 60_000;
 
 /** The control plane: Next.js pages and API, Socket.IO (/ui, /runner) and Prisma, on one port. */
 async function main() {
+  // The first-run link is meant to be read in the log: it is printed past the redactor.
+  const printRaw = process.stdout.write.bind(process.stdout);
   // Before anything can log: token formats and the org secrets this process handles are masked.
   logRedaction.install(process.stdout);
   logRedaction.install(process.stderr);
@@ -47,7 +52,11 @@ async function main() {
   await app?.prepare();
   const handler = app?.getRequestHandler();
 
+  // Known once the port is (PORT=0 picks one); nothing is answered before listen().
+  let policy: OriginPolicy = createOriginPolicy({ publicUrl: env.PUBLIC_URL, port: env.PORT });
+  const headers = securityHeaders(dev);
   const http = createServer((req, res) => {
+    if (!guardRequest(req, res, policy, headers)) return;
     // The audit log's ip: the peer's address, never a value a client put in a header.
     req.headers['x-av-remote-addr'] = req.socket.remoteAddress ?? '';
     if (handler) return void handler(req, res);
@@ -58,6 +67,7 @@ async function main() {
     serveClient: false,
     pingInterval: env.AGENT_VILLAGE_PING_INTERVAL_MS,
     pingTimeout: env.AGENT_VILLAGE_PING_TIMEOUT_MS,
+    allowRequest: (req, cb) => allowSocketRequest(policy)(req, cb),
   });
   services.ports.gateway = attachRunnerNamespace(io, services);
   services.ports.broadcast = attachUiNamespace(io, services);
@@ -66,6 +76,7 @@ async function main() {
     // Hot reload's websocket is Next's; Socket.IO keeps its own path.
     const upgrade = app.getUpgradeHandler();
     http.on('upgrade', (req, socket, head) => {
+      if (!policy.hostAllowed(req.headers.host)) return void socket.destroy();
       if (!req.url?.startsWith('/socket.io')) void upgrade(req, socket, head);
     });
   }
@@ -74,6 +85,8 @@ async function main() {
   const address = http.address();
   const port = typeof address === 'object' && address ? address.port : env.PORT;
   const url = `http://${env.HOST === '0.0.0.0' ? '127.0.0.1' : env.HOST}:${port}`;
+  policy = createOriginPolicy({ publicUrl: env.PUBLIC_URL, port });
+  setOriginPolicy(policy);
 
   if (env.AGENT_VILLAGE_DEMO_REPO) {
     const path = await materializeDemoRepo(env.DATA_DIR);
@@ -83,8 +96,12 @@ async function main() {
     ? startAttachedRunner({ serverUrl: url, token: await services.runners.rotateAttachedToken(org.id), dataDir: join(env.DATA_DIR, 'runner') })
     : null;
 
+  const setupToken = await services.auth.issueSetupToken(() => removeSetupLink?.());
+  const removeSetupLink = setupToken
+    ? publishSetupLink({ dataDir: env.DATA_DIR, publicUrl: env.PUBLIC_URL ? policy.publicUrl : `http://localhost:${port}`, token: setupToken, print: printRaw })
+    : null;
   console.log(`[server] Agent Village listening on ${url}`);
-  if (env.HOST === '127.0.0.1') console.log(`[server] open http://localhost:${port}`);
+  if (!setupToken) console.log(`[server] open ${env.PUBLIC_URL ? policy.publicUrl : `http://localhost:${port}`}`);
 
   let closing = false;
   const shutdown = async (signal: string) => {

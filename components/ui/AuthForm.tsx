@@ -1,5 +1,5 @@
 'use client';
-import { useState, type FormEvent } from 'react';
+import { useEffect, useState, type FormEvent } from 'react';
 import { useRouter } from 'next/navigation';
 import { api, ApiRequestError } from './api';
 import { STRINGS } from './strings';
@@ -9,6 +9,11 @@ export default function AuthForm({ mode }: { mode: 'setup' | 'login' }) {
   const router = useRouter();
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  // The first-run link's token (…/setup?token=…), read after hydration: the page itself is static.
+  const [linkToken, setLinkToken] = useState<string | null>(null);
+  useEffect(() => {
+    if (mode === 'setup') setLinkToken(new URLSearchParams(window.location.search).get('token'));
+  }, [mode]);
 
   async function submit(e: FormEvent<HTMLFormElement>) {
     e.preventDefault();
@@ -18,7 +23,13 @@ export default function AuthForm({ mode }: { mode: 'setup' | 'login' }) {
     try {
       if (mode === 'setup') {
         await api('/api/setup', {
-          body: { email: f.get('email'), password: f.get('password'), name: f.get('name') || undefined, org_name: f.get('org') || undefined },
+          body: {
+            email: f.get('email'),
+            password: f.get('password'),
+            name: f.get('name') || undefined,
+            org_name: f.get('org') || undefined,
+            setup_token: linkToken ?? (f.get('setup_token') || undefined),
+          },
         });
       } else {
         const r = await api<{ must_change_password: boolean }>('/api/auth/login', { body: { email: f.get('email'), password: f.get('password') } });
@@ -43,6 +54,13 @@ export default function AuthForm({ mode }: { mode: 'setup' | 'login' }) {
         </div>
         <h1 id="auth-title">{mode === 'setup' ? STRINGS.setupTitle : STRINGS.loginTitle}</h1>
         {mode === 'setup' && <p className="muted">This account becomes the admin of this installation.</p>}
+        {mode === 'setup' && !linkToken && (
+          <label>
+            {STRINGS.setupTokenLabel}
+            <input name="setup_token" autoComplete="off" required maxLength={200} />
+            <span className="muted small">{STRINGS.setupTokenHint}</span>
+          </label>
+        )}
         {mode === 'setup' && (
           <>
             <label>

@@ -6,6 +6,8 @@ export const STRINGS = {
   appName: 'Agent Village',
   setupTitle: 'Create the first admin account',
   setupButton: 'Create account and enter the village',
+  setupTokenLabel: 'Setup token',
+  setupTokenHint: 'Open the link the server printed in its log ("first run: open …/setup?token=…"), or paste its token here.',
   loginTitle: 'Log in to the village',
   loginButton: 'Log in',
   spawnButton: 'Spawn agent',

@@ -23,9 +23,19 @@ export async function waitFor<T>(fn: () => Promise<T> | T, what: string, timeout
   }
 }
 
+/** The first-run token each started server printed, by its URL: Api.setupAdmin() sends it. */
+const setupTokens = new Map<string, string>();
+
+/** The token of the first-run link ("first run: open …/setup?token=…") in a server's log. */
+export function setupTokenFromLogs(logs: string[]): string | null {
+  return /\/setup\?token=([\w-]+)/.exec(logs.join(''))?.[1] ?? null;
+}
+
 export interface Stack {
   url: string;
   dataDir: string;
+  /** The first-run token the server printed (null when it started with an account already). */
+  setupToken: string | null;
   server: ChildProcess;
   logs: string[];
   stop(): Promise<void>;
@@ -74,9 +84,12 @@ export async function startStack(opts: { attachedRunner?: boolean; env?: Record<
     server.stderr!.on('data', (b: Buffer) => logs.push(b.toString()));
     server.once('exit', (code) => rej(new Error(`server exited with ${code} before listening:\n${logs.join('')}`)));
   });
+  const setupToken = setupTokenFromLogs(logs);
+  if (setupToken) setupTokens.set(url, setupToken);
   return {
     url,
     dataDir,
+    setupToken,
     server,
     logs,
     async stop() {
@@ -113,8 +126,9 @@ export class Api {
     return json.data;
   }
 
+  /** The first admin, through the first-run link's token that the server printed. */
   async setupAdmin(email = 'admin@example.com', password = 'correct horse battery') {
-    await this.ok('POST', '/api/setup', { email, password, name: 'Ada' });
+    await this.ok('POST', '/api/setup', { email, password, name: 'Ada', setup_token: setupTokens.get(this.base) });
   }
 
   world() {

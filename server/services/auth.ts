@@ -66,10 +66,20 @@ export function requireRole(principal: Principal, role: Role): void {
   if (ROLE_RANK[principal.role] < ROLE_RANK[role]) throw forbidden(`This needs the ${role} role; you are ${principal.role}.`);
 }
 
+/** What a setup without the printed link's token is told. */
+export const SETUP_TOKEN_REFUSED =
+  'This setup link is missing its token or the token is wrong: open the link the server printed in its log ("first run: open …/setup?token=…").';
+
 export function createAuthService(db: Db, audit: AuditService, events: MemberEvents) {
   async function isSetupNeeded(): Promise<boolean> {
     return (await db.user.count()) === 0;
   }
+
+  /** sha256 of the one-time setup token while setup is open; only whoever can read the server's log has it. */
+  let setupTokenHash: Buffer | null = null;
+  let onSetupDone: (() => void) | null = null;
+  const setupTokenMatches = (given: string | undefined) =>
+    !!setupTokenHash && !!given && timingSafeEqual(createHash('sha256').update(given).digest(), setupTokenHash);
 
   /** A fresh random token per login (never reused from before the login: no session fixation). */
   async function startSession(userId: string, activeOrgId: string | null = null): Promise<{ token: string; expiresAt: Date }> {
@@ -88,8 +98,23 @@ export function createAuthService(db: Db, audit: AuditService, events: MemberEve
   return {
     isSetupNeeded,
 
-    /** First run: the first account becomes admin of the installation's org. */
-    async setup(input: { email: string; password: string; name?: string; org_name?: string }, orgId: string) {
+    /**
+     * At start, while no account exists: a fresh one-time token that POST /api/setup must carry
+     * (the server prints it as the first-run link). Null when setup is done. `done` runs once the
+     * first admin exists (the server removes its copy of the link).
+     */
+    async issueSetupToken(done?: () => void): Promise<string | null> {
+      if (!(await isSetupNeeded())) return null;
+      const token = randomBytes(32).toString('base64url');
+      setupTokenHash = createHash('sha256').update(token).digest();
+      onSetupDone = done ?? null;
+      return token;
+    },
+
+    /** First run: the first account becomes admin of the installation's org (with the setup link's token). */
+    async setup(input: { email: string; password: string; name?: string; org_name?: string; setup_token?: string }, orgId: string) {
+      if (!(await isSetupNeeded())) throw new AppError('CONFLICT', 'Setup is already done: log in instead.');
+      if (!setupTokenMatches(input.setup_token)) throw new AppError('FORBIDDEN', SETUP_TOKEN_REFUSED);
       const passwordHash = await hashPassword(input.password);
       const userId = newId('user');
       // The count check and the insert run in one transaction so two racing setups make one admin.
@@ -100,6 +125,10 @@ export function createAuthService(db: Db, audit: AuditService, events: MemberEve
         await tx.membership.create({ data: { orgId, userId, role: 'admin' } });
         if (input.org_name) await tx.org.update({ where: { id: orgId }, data: { name: input.org_name } });
       });
+      // One-time: the link is spent with the first admin.
+      setupTokenHash = null;
+      onSetupDone?.();
+      onSetupDone = null;
       return startSession(userId);
     },
 

@@ -5,27 +5,29 @@ import { getServices } from '../../../server/context';
 import type { Services } from '../../../server/services';
 import { requireRole, SESSION_COOKIE, type Principal } from '../../../server/services/auth';
 import { isAppError } from '../../../server/services/errors';
+import { getOriginPolicy } from '../../../server/origin-policy';
+import { BodyTooLargeError, JSON_BODY_LIMIT_BYTES, readBodyLimited } from './body';
 
 type Ctx<B> = { req: NextRequest; services: Services; principal: Principal; body: B; params: Record<string, string>; ip: string | null };
 
 /** The header server/index.ts sets from the socket's address (overwriting anything a client sent). */
 export const REMOTE_ADDR_HEADER = 'x-av-remote-addr';
 
-/** JSON error response with the status for its code. */
-export function errorResponse(error: ApiError): NextResponse {
-  return NextResponse.json({ ok: false, error }, { status: HTTP_STATUS[error.code] });
+/** JSON error response with the status for its code (and Retry-After when the error says when). */
+export function errorResponse(error: ApiError, retryAfterS?: number): NextResponse {
+  const headers = retryAfterS !== undefined ? { 'retry-after': String(Math.max(1, Math.ceil(retryAfterS))) } : undefined;
+  return NextResponse.json({ ok: false, error }, { status: HTTP_STATUS[error.code], headers });
 }
 
-/** A state change with a cookie must come from our own pages (CSRF): the Origin must be this host. */
+/**
+ * A state change with a cookie must come from our own pages (CSRF): the Origin must be one of
+ * this server's public origins (PUBLIC_URL or loopback), not merely equal to the Host it sent.
+ */
 function crossSite(req: NextRequest): boolean {
   if (req.method === 'GET' || req.method === 'HEAD') return false;
   const origin = req.headers.get('origin');
   if (!origin) return req.headers.get('sec-fetch-site') === 'cross-site';
-  try {
-    return new URL(origin).host !== req.headers.get('host');
-  } catch {
-    return true;
-  }
+  return !getOriginPolicy().originAllowed(origin);
 }
 
 /**
@@ -34,7 +36,7 @@ function crossSite(req: NextRequest): boolean {
  */
 export function route<S extends z.ZodType | undefined, T>(
   /** `pendingPassword`: also open to an account that still has to replace its one-time password. */
-  opts: { role: Role | 'public'; body?: S; pendingPassword?: boolean },
+  opts: { role: Role | 'public'; body?: S; pendingPassword?: boolean; maxBodyBytes?: number },
   fn: (ctx: Ctx<S extends z.ZodType ? z.infer<S> : undefined>) => Promise<T | NextResponse>,
 ) {
   return async (req: NextRequest, context: { params: Promise<Record<string, string>> }): Promise<NextResponse> => {
@@ -54,8 +56,9 @@ export function route<S extends z.ZodType | undefined, T>(
       if (opts.body) {
         let raw: unknown;
         try {
-          raw = await req.json();
-        } catch {
+          raw = JSON.parse((await readBodyLimited(req, opts.maxBodyBytes ?? JSON_BODY_LIMIT_BYTES)).toString('utf8'));
+        } catch (err) {
+          if (err instanceof BodyTooLargeError) return errorResponse({ code: 'PAYLOAD_TOO_LARGE', message: err.message });
           return errorResponse({ code: 'BAD_REQUEST', message: 'The request body must be JSON.' });
         }
         const parsed = opts.body.safeParse(raw);
@@ -69,8 +72,8 @@ export function route<S extends z.ZodType | undefined, T>(
       return NextResponse.json({ ok: true, data: result ?? null });
     } catch (err) {
       if (isAppError(err)) {
-        const issues = (err as { issues?: ApiError['issues'] }).issues;
-        return errorResponse({ code: err.code, message: err.userMessage, ...(issues ? { issues } : {}) });
+        const { issues, retryAfterS } = err as { issues?: ApiError['issues']; retryAfterS?: number };
+        return errorResponse({ code: err.code, message: err.userMessage, ...(issues ? { issues } : {}) }, retryAfterS);
       }
       console.error(`[server] ${req.method} ${req.nextUrl.pathname} failed:`, err);
       return errorResponse({ code: 'INTERNAL', message: 'Something went wrong on the server; the error was logged.' });

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { DEFAULT_POLICY } from '../../../server/services/policy';
 import { route } from '../_lib/route';
 
@@ -8,4 +9,5 @@ export const GET = route({ role: 'viewer' }, async ({ services, principal }) => 
 }));
 
 // PUT /api/policy – replace the org's policy (validated; a bad one is refused and nothing is saved)
-export const PUT = route({ role: 'admin' }, async ({ req, services, principal }) => services.policy.setOrg(principal, await req.json().catch(() => null)));
+// (The service validates the policy itself; route() only reads the JSON, within the body limit.)
+export const PUT = route({ role: 'admin', body: z.unknown() }, async ({ body, services, principal }) => services.policy.setOrg(principal, body));

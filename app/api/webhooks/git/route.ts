@@ -1,18 +1,19 @@
 import { NextResponse, type NextRequest } from 'next/server';
 import { MAX_WEBHOOK_BYTES } from '../../../../protocol';
 import { getServices } from '../../../../server/context';
+import { BodyTooLargeError, readBodyLimited } from '../../_lib/body';
 
 // POST /api/webhooks/git – GitHub's push event, signed (X-Hub-Signature-256) with the repository's
 // webhook secret; a push to the default branch runs the repository's patrols. No login: the
 // signature is the credential, checked over the raw body.
 export async function POST(req: NextRequest): Promise<NextResponse> {
   try {
-    if (Number(req.headers.get('content-length') ?? 0) > MAX_WEBHOOK_BYTES) {
-      return NextResponse.json({ ok: false, error: { code: 'BAD_REQUEST', message: `Payload larger than ${MAX_WEBHOOK_BYTES} bytes.` } }, { status: 413 });
-    }
-    const body = Buffer.from(await req.arrayBuffer());
-    if (body.length > MAX_WEBHOOK_BYTES) {
-      return NextResponse.json({ ok: false, error: { code: 'BAD_REQUEST', message: `Payload larger than ${MAX_WEBHOOK_BYTES} bytes.` } }, { status: 413 });
+    let body: Buffer;
+    try {
+      body = await readBodyLimited(req, MAX_WEBHOOK_BYTES);
+    } catch (err) {
+      if (!(err instanceof BodyTooLargeError)) throw err;
+      return NextResponse.json({ ok: false, error: { code: 'PAYLOAD_TOO_LARGE', message: `Payload larger than ${MAX_WEBHOOK_BYTES} bytes.` } }, { status: 413 });
     }
     const res = await getServices().webhooks.handle({
       event: req.headers.get('x-github-event'),

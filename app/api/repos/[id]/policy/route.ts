@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { route } from '../../../_lib/route';
 
 // GET /api/repos/:id/policy – what this repository overrides of the org's policy, and the result
@@ -7,6 +8,6 @@ export const GET = route({ role: 'viewer' }, async ({ services, principal, param
 }));
 
 // PUT /api/repos/:id/policy – replace this repository's overrides
-export const PUT = route({ role: 'admin' }, async ({ req, services, principal, params }) =>
-  services.policy.setRepo(principal, params.id!, await req.json().catch(() => null)),
+export const PUT = route({ role: 'admin', body: z.unknown() }, async ({ body, services, principal, params }) =>
+  services.policy.setRepo(principal, params.id!, body),
 );
