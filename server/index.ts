@@ -15,6 +15,7 @@ import { startPatrolScheduling } from './scheduler';
 import { publishSetupLink } from './setup-link';
 import { createServices } from './services';
 import { ensureDefaultOrg } from './services/orgs';
+import { createLoginThrottle } from './services/login-throttle';
 import { loadSecretKey } from './services/secrets';
 import { logRedaction } from '../protocol/log-redaction';
 
@@ -37,6 +38,8 @@ async function main() {
     runnerGraceMs: env.AGENT_VILLAGE_RUNNER_GRACE_MS,
     secretKey: loadSecretKey(env.AGENT_VILLAGE_SECRET_KEY, join(env.DATA_DIR, 'secret.key')),
     defaultPlan: env.AGENT_VILLAGE_DEFAULT_PLAN,
+    // Shared by every node through Redis when there is one, so a guesser cannot spread over nodes.
+    loginThrottle: createLoginThrottle({ redisUrl: env.REDIS_URL }),
   });
   setServices(services);
   await services.plans.ensureDefaults();

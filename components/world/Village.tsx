@@ -79,6 +79,9 @@ export default function Village(props: VillageProps) {
     let cancelled = false;
     let engine: VillageEngine | null = null;
     void (async () => {
+      // The page's CSP has no 'unsafe-eval' (server/http-guard.ts): pixi's shader and uniform code
+      // generators are replaced by its precompiled, eval-free ones before the engine starts.
+      await import('pixi.js/unsafe-eval');
       const { createVillageEngine } = await import('./engine');
       if (cancelled) return;
       const e = await createVillageEngine(host, () => ({

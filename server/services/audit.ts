@@ -36,6 +36,9 @@ function endOf(to: string): Date {
 }
 
 export function createAuditService(db: Db) {
+  /** Bursts are counted one at a time per key, so two parallel failures cannot both open a row. */
+  const burstQueues = new Map<string, Promise<unknown>>();
+
   function where(orgId: string, q: AuditQuery) {
     return {
       orgId,
@@ -71,6 +74,46 @@ export function createAuditService(db: Db) {
       } catch (err) {
         console.error(`[server] audit write failed for ${r.action}`, err);
       }
+    },
+
+    /**
+     * Repeated events of one kind (failed logins): one row per burst instead of one per attempt.
+     * The first event of a burst writes a row with `count: 1`; every further one with the same
+     * org, action, target and ip within `windowMs` of that row adds to its `count` (and to each
+     * counter in `add`) and sets `last_at`. Never throws, like record().
+     */
+    async recordBurst(r: AuditRecord & { add?: Record<string, number> }, windowMs: number): Promise<void> {
+      const key = JSON.stringify([r.orgId, r.action, r.target ?? '', r.ip ?? null]);
+      const run = async () => {
+        const now = new Date();
+        const open = await db.auditEvent.findFirst({
+          where: { orgId: r.orgId, action: r.action, target: r.target ?? '', ip: r.ip ?? null, ts: { gte: new Date(now.getTime() - windowMs) } },
+          orderBy: { ts: 'desc' },
+        });
+        const prev = open ? (JSON.parse(open.detail) as Record<string, unknown>) : null;
+        if (open && prev && typeof prev.count === 'number') {
+          const detail: Record<string, unknown> = { ...prev, ...r.detail, count: prev.count + 1, last_at: now.toISOString() };
+          for (const [k, n] of Object.entries(r.add ?? {})) detail[k] = (typeof prev[k] === 'number' ? (prev[k] as number) : 0) + n;
+          await db.auditEvent.update({ where: { id: open.id }, data: { detail: JSON.stringify(detail) } });
+          return;
+        }
+        await db.auditEvent.create({
+          data: {
+            id: newId('aud'),
+            orgId: r.orgId,
+            actor: r.actor,
+            action: r.action,
+            target: r.target ?? '',
+            detail: JSON.stringify({ ...r.detail, ...r.add, count: 1, last_at: now.toISOString() }),
+            ip: r.ip ?? null,
+            ts: now,
+          },
+        });
+      };
+      const next = (burstQueues.get(key) ?? Promise.resolve()).then(run).catch((err) => console.error(`[server] audit write failed for ${r.action}`, err));
+      burstQueues.set(key, next);
+      await next;
+      if (burstQueues.get(key) === next) burstQueues.delete(key);
     },
 
     /** Newest first, filtered by action, actor (substring) and time range. */

@@ -7,6 +7,7 @@ import type { Db } from '../db';
 import { actorOf, type AuditService } from './audit';
 import { AppError, forbidden } from './errors';
 import { newId } from './ids';
+import { ACCOUNT_WINDOW_S, createLoginThrottle, type LoginThrottle } from './login-throttle';
 import type { MemberEvents } from './member-events';
 
 const scrypt = promisify(scryptCb) as (pw: string, salt: Buffer, len: number, opts: object) => Promise<Buffer>;
@@ -70,7 +71,10 @@ export function requireRole(principal: Principal, role: Role): void {
 export const SETUP_TOKEN_REFUSED =
   'This setup link is missing its token or the token is wrong: open the link the server printed in its log ("first run: open …/setup?token=…").';
 
-export function createAuthService(db: Db, audit: AuditService, events: MemberEvents) {
+/** Failed logins of one account from one address within this window share one audit row (with a count). */
+const FAILED_LOGIN_BURST_MS = ACCOUNT_WINDOW_S * 1000;
+
+export function createAuthService(db: Db, audit: AuditService, events: MemberEvents, throttle: LoginThrottle = createLoginThrottle()) {
   async function isSetupNeeded(): Promise<boolean> {
     return (await db.user.count()) === 0;
   }
@@ -141,17 +145,32 @@ export function createAuthService(db: Db, audit: AuditService, events: MemberEve
      */
     async login(email: string, password: string, ctx: { ip?: string | null; previousToken?: string | null } = {}) {
       const user = await db.user.findUnique({ where: { email }, include: { memberships: { select: { orgId: true } } } });
-      // Verify against a dummy hash when the user is unknown so timing does not reveal accounts.
-      const ok = await verifyPassword(password, user?.passwordHash ?? (await dummyHash()));
       const orgIds = user?.memberships.map((m) => m.orgId) ?? [];
-      if (!user || !ok) {
+      // Failures are audited once per burst (a count on one row), not once per attempt.
+      const recordFailure = async (reason: string, throttled: boolean) => {
         // An unknown email belongs to no org: the installation's first org keeps the record.
         const where = orgIds.length ? orgIds : [(await db.org.findFirst({ orderBy: { createdAt: 'asc' }, select: { id: true } }))?.id].filter(Boolean);
         for (const orgId of where as string[]) {
-          await audit.record({ orgId, actor: email, action: 'auth.login_failed', target: email, detail: { reason: user ? 'wrong password' : 'unknown email' }, ip: ctx.ip });
+          await audit.recordBurst(
+            { orgId, actor: email, action: 'auth.login_failed', target: email, detail: { reason }, add: { throttled: throttled ? 1 : 0 }, ip: ctx.ip },
+            FAILED_LOGIN_BURST_MS,
+          );
         }
+      };
+      try {
+        await throttle.attempt(email, ctx.ip);
+      } catch (err) {
+        // Refused before the password is even checked: a throttled guess costs no hashing.
+        await recordFailure('throttled', true);
+        throw err;
+      }
+      // Verify against a dummy hash when the user is unknown so timing does not reveal accounts.
+      const ok = await verifyPassword(password, user?.passwordHash ?? (await dummyHash()));
+      if (!user || !ok) {
+        await recordFailure(user ? 'wrong password' : 'unknown email', false);
         throw new AppError('UNAUTHORIZED', 'Wrong email or password.');
       }
+      await throttle.succeeded(email, ctx.ip);
       if (needsRehash(user.passwordHash)) {
         await db.user.update({ where: { id: user.id }, data: { passwordHash: await hashPassword(password) } });
       }

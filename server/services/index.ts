@@ -1,6 +1,7 @@
 import type { Db } from '../db';
 import { createAuditService } from './audit';
 import { createAuthService } from './auth';
+import type { LoginThrottle } from './login-throttle';
 import { createEventService } from './events';
 import { MemberEvents } from './member-events';
 import { createMemberService } from './members';
@@ -34,7 +35,7 @@ export interface Ports {
 export function createServices(
   db: Db,
   orgId: string,
-  opts: { runnerGraceMs?: number; secretKey: Buffer; defaultPlan?: PlanId },
+  opts: { runnerGraceMs?: number; secretKey: Buffer; defaultPlan?: PlanId; loginThrottle?: LoginThrottle },
 ) {
   const ports: Partial<Ports> = {};
   const gateway = () => ports.gateway ?? missing('gateway');
@@ -51,7 +52,7 @@ export function createServices(
   const sessions = createSessionService(db, gateway, broadcast, { policy, secrets, limits });
   const approvals = createApprovalService(db, gateway, broadcast, () => record as never, (orgId, repoId) => policy.effective(orgId, repoId));
   const memberEvents = new MemberEvents();
-  const auth = createAuthService(db, audit, memberEvents);
+  const auth = createAuthService(db, audit, memberEvents, opts.loginThrottle);
   const repos = createRepoService(db, gateway, broadcast);
   const alerts = createAlertService(db, broadcast);
   let webhooks: ReturnType<typeof createWebhookService> | null = null;
