@@ -73,7 +73,7 @@ async function main() {
     allowRequest: (req, cb) => allowSocketRequest(policy)(req, cb),
   });
   services.ports.gateway = attachRunnerNamespace(io, services);
-  services.ports.broadcast = attachUiNamespace(io, services);
+  services.ports.broadcast = attachUiNamespace(io, services, { originPolicy: () => policy });
   const scheduler = await startPatrolScheduling(services, env);
   if (dev && app) {
     // Hot reload's websocket is Next's; Socket.IO keeps its own path.

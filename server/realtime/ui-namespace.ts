@@ -16,7 +16,9 @@ import { SESSION_COOKIE, type Principal } from '../services/auth';
 import { AppError } from '../services/errors';
 import type { MemberChange } from '../services/member-events';
 import type { Broadcaster } from '../services/ports';
+import type { OriginPolicy } from '../origin-policy';
 import { handle } from './handler';
+import { createUiEventLimits, MAX_ATTACHED_PER_SOCKET, UI_LIMIT_MESSAGES } from './ui-limits';
 
 interface UiSocketData {
   principal: Principal;
@@ -38,10 +40,15 @@ interface Viewer {
   ackSeq: number;
 }
 
-/** True when the handshake's Origin (if any) is this server: other sites cannot ride the cookie. */
-export function sameOrigin(headers: Record<string, string | string[] | undefined>): boolean {
+/**
+ * True when the handshake's Origin (if any) is one of this server's origins (PUBLIC_URL or
+ * loopback, see origin-policy.ts): other sites cannot ride the cookie. Without a policy (a
+ * realtime layer started alone) the Origin must name the Host.
+ */
+export function sameOrigin(headers: Record<string, string | string[] | undefined>, policy?: OriginPolicy): boolean {
   const origin = headers.origin;
   if (!origin || typeof origin !== 'string') return true; // non-browser clients send none
+  if (policy) return policy.originAllowed(origin);
   try {
     return new URL(origin).host === headers.host;
   } catch {
@@ -50,14 +57,14 @@ export function sameOrigin(headers: Record<string, string | string[] | undefined
 }
 
 /** The /ui namespace: browsers with a login cookie; rooms per org; terminal attach and input. */
-export function attachUiNamespace(io: Server, services: Services): Broadcaster {
+export function attachUiNamespace(io: Server, services: Services, opts: { originPolicy?: () => OriginPolicy } = {}): Broadcaster {
   const nsp = io.of('/ui') as unknown as Namespace<UiClientToServerEvents, UiServerToClientEvents, Record<string, never>, UiSocketData>;
   const viewers = new Map<string, Map<string, Viewer>>();
   const forwardedAck = new Map<string, number>();
 
   nsp.use(async (socket, next) => {
     try {
-      if (!sameOrigin(socket.handshake.headers)) return next(new Error('FORBIDDEN: cross-origin connection refused'));
+      if (!sameOrigin(socket.handshake.headers, opts.originPolicy?.())) return next(new Error('FORBIDDEN: cross-origin connection refused'));
       const cookies = parseCookie(socket.handshake.headers.cookie ?? '');
       const token = cookies[SESSION_COOKIE];
       const principal = await services.auth.principalFromToken(token);
@@ -119,15 +126,37 @@ export function attachUiNamespace(io: Server, services: Services): Broadcaster {
     })().catch((e) => console.error('[server] applying a membership change to sockets', e));
   });
 
+  const limits = createUiEventLimits();
+
   nsp.on('connection', (socket) => {
     const p0 = socket.data.principal;
     void socket.join(`org:${p0.orgId}`);
     void socket.join(`user:${p0.userId}`);
     const attached = new Set<string>();
 
-    socket.on(
+    /**
+     * Every event takes from this socket's allowance first, before it is parsed or touches the
+     * database: one flooding tab cannot stall everyone else. Over the allowance it is answered
+     * RATE_LIMITED; far over it, answered and then disconnected.
+     */
+    const limited =
+      <E extends Parameters<typeof limits.take>[1]>(event: E, handler: (body: unknown, ack?: unknown) => Promise<void>) =>
+      async (body: unknown, ack?: unknown) => {
+        const verdict = await limits.take(socket.id, event);
+        if (verdict.ok) return handler(body, ack);
+        if (typeof ack === 'function') (ack as (r: unknown) => void)(verdict.reply);
+        if (verdict.disconnect && socket.connected) {
+          console.warn(`[server] /ui socket of ${socket.data.principal.email} disconnected: ${event} flood`);
+          socket.disconnect(true);
+        }
+      };
+    const on = (event: Parameters<typeof limits.take>[1], handler: (body: unknown, ack?: unknown) => Promise<void>) =>
+      (socket as unknown as { on(e: string, h: (body: unknown, ack?: unknown) => void): void }).on(event, limited(event, handler));
+
+    on(
       'session:attach',
       handle('session:attach', AttachSchema, async ({ session_id, after_seq }) => {
+        if (!attached.has(session_id) && attached.size >= MAX_ATTACHED_PER_SOCKET) throw new AppError('CONFLICT', UI_LIMIT_MESSAGES.attached);
         const session = await services.sessions.get(await currentPrincipal(socket), session_id);
         removeViewer(session_id, socket.id);
         const viewer: Viewer = { socket, runnerId: session.runner_id, replaying: true, buffer: [], lastSeq: after_seq, ackSeq: after_seq };
@@ -160,7 +189,7 @@ export function attachUiNamespace(io: Server, services: Services): Broadcaster {
       }
     }
 
-    socket.on(
+    on(
       'session:detach',
       handle('session:detach', DetachSchema, ({ session_id }) => {
         attached.delete(session_id);
@@ -170,12 +199,12 @@ export function attachUiNamespace(io: Server, services: Services): Broadcaster {
     );
 
     // The same spawn as POST /api/sessions: role, plan limits and answers are the service's.
-    socket.on(
+    on(
       'session:spawn',
       handle('session:spawn', SpawnSessionBodySchema, async (body) => services.sessions.spawn(await currentPrincipal(socket), body)),
     );
 
-    socket.on(
+    on(
       'terminal:input',
       handle('terminal:input', UiInputSchema, async ({ session_id, data }) => {
         await services.sessions.input(await currentPrincipal(socket), session_id, data);
@@ -183,7 +212,7 @@ export function attachUiNamespace(io: Server, services: Services): Broadcaster {
       }),
     );
 
-    socket.on(
+    on(
       'terminal:resize',
       handle('terminal:resize', UiResizeSchema, async ({ session_id, cols, rows }) => {
         await services.sessions.resize(await currentPrincipal(socket), session_id, cols, rows);
@@ -191,7 +220,7 @@ export function attachUiNamespace(io: Server, services: Services): Broadcaster {
       }),
     );
 
-    socket.on(
+    on(
       'terminal:ack',
       handle('terminal:ack', UiTerminalAckSchema, ({ session_id, seq }) => {
         const viewer = viewers.get(session_id)?.get(socket.id);
@@ -207,6 +236,7 @@ export function attachUiNamespace(io: Server, services: Services): Broadcaster {
     );
 
     socket.on('disconnect', () => {
+      limits.forget(socket.id);
       for (const id of attached) removeViewer(id, socket.id);
     });
   });
