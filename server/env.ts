@@ -26,6 +26,8 @@ const EnvSchema = z.object({
     .or(z.literal('').transform(() => undefined)),
   /** Start a runner process beside the control plane (the one-command local setup). */
   AGENT_VILLAGE_ATTACHED_RUNNER: bool.default(true),
+  /** Accept git URLs on loopback, link-local and private addresses (a forge on the LAN); off by default. */
+  AGENT_VILLAGE_ALLOW_PRIVATE_GIT_HOSTS: bool.default(false),
   /** Register the shipped demo repository on first start. */
   AGENT_VILLAGE_DEMO_REPO: bool.default(true),
   /** How long sessions of a lost runner wait for it to return before they are FAILED. */

@@ -40,6 +40,7 @@ async function main() {
     defaultPlan: env.AGENT_VILLAGE_DEFAULT_PLAN,
     // Shared by every node through Redis when there is one, so a guesser cannot spread over nodes.
     loginThrottle: createLoginThrottle({ redisUrl: env.REDIS_URL }),
+    allowPrivateGitHosts: env.AGENT_VILLAGE_ALLOW_PRIVATE_GIT_HOSTS,
   });
   setServices(services);
   await services.plans.ensureDefaults();

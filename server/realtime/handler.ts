@@ -1,10 +1,11 @@
 import type { z } from 'zod';
 import { fail, ok, parseInput, type Result } from '../../protocol';
 import { isAppError } from '../services/errors';
+import { shownMessage } from '../services/viewer-text';
 
 /** Turn anything thrown into an answer: known errors keep their message, unknown ones are logged. */
 export function toFailure(err: unknown, where: string): Result<never> {
-  if (isAppError(err)) return fail(err.code, err.userMessage);
+  if (isAppError(err)) return fail(err.code, shownMessage(err.code, err.userMessage));
   console.error(`[server] ${where} failed:`, err);
   return fail('INTERNAL', 'Something went wrong on the server; the error was logged.');
 }

@@ -35,7 +35,7 @@ export interface Ports {
 export function createServices(
   db: Db,
   orgId: string,
-  opts: { runnerGraceMs?: number; secretKey: Buffer; defaultPlan?: PlanId; loginThrottle?: LoginThrottle },
+  opts: { runnerGraceMs?: number; secretKey: Buffer; defaultPlan?: PlanId; loginThrottle?: LoginThrottle; allowPrivateGitHosts?: boolean },
 ) {
   const ports: Partial<Ports> = {};
   const gateway = () => ports.gateway ?? missing('gateway');
@@ -53,7 +53,7 @@ export function createServices(
   const approvals = createApprovalService(db, gateway, broadcast, () => record as never, (orgId, repoId) => policy.effective(orgId, repoId));
   const memberEvents = new MemberEvents();
   const auth = createAuthService(db, audit, memberEvents, opts.loginThrottle);
-  const repos = createRepoService(db, gateway, broadcast);
+  const repos = createRepoService(db, gateway, broadcast, { allowPrivateGitHosts: opts.allowPrivateGitHosts });
   const alerts = createAlertService(db, broadcast);
   let webhooks: ReturnType<typeof createWebhookService> | null = null;
   const patrols = createPatrolService(db, {

@@ -110,19 +110,32 @@ export function createMemberService(db: Db, auth: AuthService, audit: AuditServi
       return auth.startSession(userId, invite.orgId);
     },
 
-    /** A member made by an admin, with a one-time password shown once; they must change it at first login. */
+    /**
+     * A member made by an admin, with a one-time password shown once; they must change it at first
+     * login. The answer is the same whether or not the email already has an account in another
+     * org (no cross-org enumeration): for such an account nothing about it changes, and the
+     * one-time password becomes an invite code its owner redeems on the invite page (/invite/CODE)
+     * with their own password.
+     */
     async create(p: Principal, email: string, name: string, role: Role, ctx: Ctx = {}): Promise<{ member: Member; one_time_password: string }> {
       requireRole(p, 'admin');
-      if (await db.user.findUnique({ where: { email }, select: { id: true } })) {
-        throw new AppError('CONFLICT', `${email} already has an account: send them an invite link instead.`);
-      }
+      const existing = await db.user.findUnique({ where: { email }, select: { id: true, memberships: { where: { orgId: p.orgId }, select: { orgId: true } } } });
+      // Membership of *this* org is the admin's own business (the members list shows it anyway).
+      if (existing?.memberships.length) throw new AppError('CONFLICT', `${email} is already a member of this organisation.`);
       const oneTime = randomBytes(ONE_TIME_PASSWORD_BYTES).toString('base64url');
-      const userId = newId('user');
+      // Hashed either way, so both paths cost the same.
       const passwordHash = await hashPassword(oneTime);
-      await db.$transaction([
-        db.user.create({ data: { id: userId, email, name, passwordHash, mustChangePassword: true } }),
-        db.membership.create({ data: { orgId: p.orgId, userId, role } }),
-      ]);
+      const userId = existing?.id ?? newId('user');
+      if (existing) {
+        await db.invite.create({
+          data: { id: newId('inv'), orgId: p.orgId, email, role, tokenHash: sha256(oneTime), expiresAt: new Date(Date.now() + INVITE_TTL_MS), createdBy: p.userId },
+        });
+      } else {
+        await db.$transaction([
+          db.user.create({ data: { id: userId, email, name, passwordHash, mustChangePassword: true } }),
+          db.membership.create({ data: { orgId: p.orgId, userId, role } }),
+        ]);
+      }
       await audit.record({ orgId: p.orgId, actor: actorOf(p), action: 'member.created', target: email, detail: { role }, ip: ctx.ip });
       return { member: { user_id: userId, email, name, role, must_change_password: true }, one_time_password: oneTime };
     },

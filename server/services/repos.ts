@@ -5,6 +5,8 @@ import type { RepoRef, RepoSummary, RepoTree } from '../../protocol';
 import { RepoTreeSchema } from '../../protocol';
 import type { Db } from '../db';
 import { AppError, notFound } from './errors';
+import { checkRepoSource } from './source-policy';
+import { withoutServerDetail } from './viewer-text';
 import { newId } from './ids';
 import type { Broadcaster, RunnerGateway } from './ports';
 
@@ -25,7 +27,8 @@ export function repoSummary(r: RepoRow): RepoSummary {
     name: r.name,
     source: r.source,
     status: r.status as RepoSummary['status'],
-    error: r.error,
+    // What git or the runner said, without URLs, hosts or server paths (the log has it all).
+    error: r.error === null ? null : withoutServerDetail(r.error),
     default_branch: r.defaultBranch,
     head_sha: r.headSha,
     tree: r.tree ? (JSON.parse(r.tree) as RepoTree) : null,
@@ -47,7 +50,7 @@ export function canReach(patterns: string[], source: string): boolean {
   return repoAccessAllows(patterns, source);
 }
 
-export function createRepoService(db: Db, gateway: () => RunnerGateway, broadcast: () => Broadcaster) {
+export function createRepoService(db: Db, gateway: () => RunnerGateway, broadcast: () => Broadcaster, opts: { allowPrivateGitHosts?: boolean } = {}) {
   async function pickScanner(orgId: string, source: string): Promise<string | null> {
     const runners = await db.runner.findMany({ where: { orgId, online: true }, orderBy: { name: 'asc' } });
     return runners.find((r) => gateway().isOnline(r.id) && canReach(JSON.parse(r.repoAccess) as string[], source))?.id ?? null;
@@ -72,6 +75,7 @@ export function createRepoService(db: Db, gateway: () => RunnerGateway, broadcas
     },
 
     async add(orgId: string, source: string, name?: string): Promise<RepoSummary> {
+      await checkRepoSource(source, { allowPrivateHosts: opts.allowPrivateGitHosts ?? false });
       const exists = await db.repo.findUnique({ where: { orgId_source: { orgId, source } } });
       if (exists) throw new AppError('CONFLICT', `That repository is already in the village as "${exists.name}".`);
       const row = await db.repo.create({
@@ -89,6 +93,7 @@ export function createRepoService(db: Db, gateway: () => RunnerGateway, broadcas
       if (!runnerId) return; // stays pending; scanned when a runner registers
       const res = await gateway().command(runnerId, 'repo:scan', { repo_id: repo.id, source: repo.source });
       if (!res.ok) {
+        console.error(`[server] scan of ${repo.id} failed: ${res.error.message}`);
         await save(orgId, repo.id, { status: 'error', error: res.error.message });
         return;
       }

@@ -5,6 +5,7 @@ import { getServices } from '../../../server/context';
 import type { Services } from '../../../server/services';
 import { requireRole, SESSION_COOKIE, type Principal } from '../../../server/services/auth';
 import { isAppError } from '../../../server/services/errors';
+import { shownMessage } from '../../../server/services/viewer-text';
 import { getOriginPolicy } from '../../../server/origin-policy';
 import { BodyTooLargeError, JSON_BODY_LIMIT_BYTES, readBodyLimited } from './body';
 
@@ -73,7 +74,7 @@ export function route<S extends z.ZodType | undefined, T>(
     } catch (err) {
       if (isAppError(err)) {
         const { issues, retryAfterS } = err as { issues?: ApiError['issues']; retryAfterS?: number };
-        return errorResponse({ code: err.code, message: err.userMessage, ...(issues ? { issues } : {}) }, retryAfterS);
+        return errorResponse({ code: err.code, message: shownMessage(err.code, err.userMessage), ...(issues ? { issues } : {}) }, retryAfterS);
       }
       console.error(`[server] ${req.method} ${req.nextUrl.pathname} failed:`, err);
       return errorResponse({ code: 'INTERNAL', message: 'Something went wrong on the server; the error was logged.' });

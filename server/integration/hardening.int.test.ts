@@ -1,0 +1,117 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Member, RepoSummary } from '../../protocol';
+import { Api, startStack, waitFor, type Stack } from './harness';
+import { rawRequest } from './raw-http';
+
+const PASSWORD = 'a long enough password';
+const MIB = 1024 * 1024;
+
+/** Enumeration, body limits, security headers, repository source policy and what errors show. */
+describe('abuse paths: enumeration, body limits, headers, repository sources', () => {
+  let stack: Stack;
+  let admin: Api;
+
+  beforeAll(async () => {
+    stack = await startStack({ env: { AGENT_VILLAGE_DEMO_REPO: '0' } });
+    admin = new Api(stack.url);
+    await admin.setupAdmin();
+  });
+  afterAll(async () => stack?.stop());
+
+  it('POST /api/members answers the same whether or not the email has an account in another org', async () => {
+    // An account in org A.
+    const { one_time_password: firstOtp } = await admin.ok<{ one_time_password: string }>('POST', '/api/members', { email: 'taken@example.com', name: 'Tak', role: 'viewer' });
+    const taken = new Api(stack.url);
+    await taken.ok('POST', '/api/auth/login', { email: 'taken@example.com', password: firstOtp });
+    await taken.ok('POST', '/api/auth/password', { current_password: firstOtp, new_password: PASSWORD });
+
+    // Org B's admin (a second login of A's admin makes B and switches to it).
+    const bAdmin = new Api(stack.url);
+    await bAdmin.ok('POST', '/api/auth/login', { email: 'admin@example.com', password: 'correct horse battery' });
+    await bAdmin.ok('POST', '/api/orgs', { name: 'Org B' });
+    const fresh = await bAdmin.request<{ member: Member; one_time_password: string }>('POST', '/api/members', { email: 'fresh@example.com', name: 'F', role: 'operator' });
+    const existing = await bAdmin.request<{ member: Member; one_time_password: string }>('POST', '/api/members', { email: 'taken@example.com', name: 'T', role: 'operator' });
+    expect(existing.status).toBe(fresh.status);
+    expect(existing.status).toBe(200);
+    const shape = (r: typeof fresh) => {
+      if (!r.json.ok) return r.json.error;
+      const { member, one_time_password } = r.json.data;
+      return { keys: Object.keys(r.json.data).sort(), memberKeys: Object.keys(member).sort(), otp: one_time_password.length, must: member.must_change_password, role: member.role, id: member.user_id.slice(0, 5) };
+    };
+    expect(shape(existing)).toEqual(shape(fresh));
+    // Nothing about the existing account changed: its password still works, and it is not in org B…
+    await new Api(stack.url).ok('POST', '/api/auth/login', { email: 'taken@example.com', password: PASSWORD });
+    // …until its owner redeems the code with their own password.
+    const code = existing.json.ok ? existing.json.data.one_time_password : '';
+    await new Api(stack.url).ok('POST', '/api/invites/accept', { token: code, name: 'T', password: PASSWORD });
+    const members = await bAdmin.ok<{ members: Member[] }>('GET', '/api/members');
+    expect(members.members.map((m) => m.email)).toEqual(expect.arrayContaining(['fresh@example.com', 'taken@example.com']));
+  });
+
+  it('JSON bodies over the limit are refused with 413 before parsing, by Content-Length and by what arrives', async () => {
+    const big = JSON.stringify({ repo_id: 'repo_x', room_path: '', goal: 'x'.repeat(2 * MIB) });
+    const declared = await admin.request('POST', '/api/sessions', big);
+    expect(declared.status).toBe(413);
+    expect(!declared.json.ok && declared.json.error.code).toBe('PAYLOAD_TOO_LARGE');
+    // Chunked, with no Content-Length: counted as it streams.
+    const chunked = await rawRequest(stack.url, '/api/sessions', {
+      method: 'POST',
+      headers: { cookie: admin.cookie, origin: stack.url, 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
+      body: Buffer.from(big),
+    });
+    expect(chunked.status).toBe(413);
+    const policy = await admin.request('PUT', '/api/policy', JSON.stringify({ shell_denylist: ['x'.repeat(2 * MIB)] }));
+    expect(policy.status).toBe(413);
+    expect((await admin.request('GET', '/api/me')).status).toBe(200);
+  });
+
+  it('every response carries the security headers and no X-Powered-By', async () => {
+    for (const path of ['/', '/login', '/api/setup', '/api/world', '/does-not-exist']) {
+      const res = await fetch(stack.url + path, { redirect: 'manual' });
+      const csp = res.headers.get('content-security-policy') ?? '';
+      expect(csp, path).toContain("frame-ancestors 'none'");
+      expect(csp, path).toContain("default-src 'self'");
+      expect(csp, path).not.toContain('unsafe-eval');
+      expect(res.headers.get('x-content-type-options'), path).toBe('nosniff');
+      expect(res.headers.get('x-frame-options'), path).toBe('DENY');
+      expect(res.headers.get('referrer-policy'), path).toBe('same-origin');
+      expect(res.headers.get('x-powered-by'), path).toBeNull();
+    }
+  });
+
+  it('git URLs on loopback, link-local or private hosts are refused; nothing is stored', async () => {
+    for (const source of [
+      'https://127.0.0.1/acme/app.git',
+      'http://localhost:8080/acme/app.git',
+      'https://169.254.169.254/latest/meta-data',
+      'https://10.0.0.5/acme/app.git',
+      'https://192.168.1.20/acme/app.git',
+      'ssh://git@[::1]/acme/app.git',
+      'git@172.16.0.1:acme/app.git',
+    ]) {
+      const res = await admin.request('POST', '/api/repos', { source });
+      expect(res.status, source).toBe(400);
+      expect(!res.json.ok && res.json.error.message, source).toMatch(/loopback, link-local or private addresses are refused.*AGENT_VILLAGE_ALLOW_PRIVATE_GIT_HOSTS/);
+    }
+    expect((await admin.world()).repos).toHaveLength(0);
+  });
+
+  it('a failed clone is shown without the internal host or the absolute server path', async () => {
+    await admin.ok('POST', '/api/repos', { source: '/nonexistent/secret-place/ghost' });
+    await admin.ok('POST', '/api/repos', { source: 'https://git.corp-internal.invalid/acme/app.git' });
+    const failed = await waitFor(async () => {
+      const repos = (await admin.world()).repos;
+      return repos.length === 2 && repos.every((r) => r.status === 'error') ? repos : null;
+    }, 'both clones to fail', 60_000);
+    const errors = failed.map((r: RepoSummary) => r.error ?? '');
+    for (const e of errors) {
+      expect(e).not.toMatch(/secret-place|corp-internal|\/tmp\/|av-int-/);
+      expect(e.length).toBeGreaterThan(0);
+    }
+    // Still says what failed and which one.
+    expect(errors.join('\n')).toMatch(/…\/ghost/);
+    expect(errors.join('\n')).toMatch(/<repository URL>|<host>/);
+    // The full detail is in the server's log for the operator.
+    expect(stack.logs.join('')).toMatch(/corp-internal\.invalid/);
+  });
+});
