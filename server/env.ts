@@ -21,7 +21,11 @@ const EnvSchema = z.object({
    */
   PUBLIC_URL: z
     .url({ protocol: /^https?$/, error: 'PUBLIC_URL must be an http:// or https:// URL, e.g. https://village.example.com' })
-    .refine((u) => { const x = new URL(u); return (x.pathname === '/' || x.pathname === '') && !x.search && !x.hash && !x.username; }, 'PUBLIC_URL must be an origin only (scheme, host and port; no path, query or credentials)')
+    .refine((u) => {
+      if (!URL.canParse(u)) return true; // the URL check above says what is wrong
+      const x = new URL(u);
+      return (x.pathname === '/' || x.pathname === '') && !x.search && !x.hash && !x.username;
+    }, 'PUBLIC_URL must be an origin only (scheme, host and port; no path, query or credentials)')
     .optional()
     .or(z.literal('').transform(() => undefined)),
   /** Start a runner process beside the control plane (the one-command local setup). */

@@ -57,7 +57,7 @@ async function main() {
   const handler = app?.getRequestHandler();
 
   // Known once the port is (PORT=0 picks one); nothing is answered before listen().
-  let policy: OriginPolicy = createOriginPolicy({ publicUrl: env.PUBLIC_URL, port: env.PORT });
+  let policy: OriginPolicy = createOriginPolicy({ publicUrl: env.PUBLIC_URL, port: env.PORT, listenHost: env.HOST });
   const headers = securityHeaders(dev);
   const http = createServer((req, res) => {
     if (!guardRequest(req, res, policy, headers)) return;
@@ -89,7 +89,7 @@ async function main() {
   const address = http.address();
   const port = typeof address === 'object' && address ? address.port : env.PORT;
   const url = `http://${env.HOST === '0.0.0.0' ? '127.0.0.1' : env.HOST}:${port}`;
-  policy = createOriginPolicy({ publicUrl: env.PUBLIC_URL, port });
+  policy = createOriginPolicy({ publicUrl: env.PUBLIC_URL, port, listenHost: env.HOST });
   setOriginPolicy(policy);
 
   if (env.AGENT_VILLAGE_DEMO_REPO) {

@@ -38,10 +38,21 @@ function parseHost(host: string): { hostname: string; port: string | null } | nu
   return m ? { hostname: m[1]!.toLowerCase(), port: m[2] ?? null } : null;
 }
 
-export function createOriginPolicy(opts: { publicUrl?: string | null; port: number }): OriginPolicy {
-  const entries: Entry[] = LOOPBACK_NAMES.map((hostname) => ({ protocol: 'http:', hostname, port: String(opts.port) }));
+/** Wildcard listen addresses name no host of their own. */
+const WILDCARD = new Set(['0.0.0.0', '::', '[::]']);
+
+/**
+ * `listenHost`: the HOST the server binds; a specific address (not a wildcard) is served too,
+ * since that is where the attached runner and local tools dial.
+ */
+export function createOriginPolicy(opts: { publicUrl?: string | null; port: number; listenHost?: string }): OriginPolicy {
+  const names = [...LOOPBACK_NAMES];
+  const bound = opts.listenHost?.toLowerCase();
+  if (bound && !WILDCARD.has(bound)) names.push(bound.includes(':') && !bound.startsWith('[') ? `[${bound}]` : bound);
+  const local = [...new Set(names)];
+  const entries: Entry[] = local.map((hostname) => ({ protocol: 'http:', hostname, port: String(opts.port) }));
   // Loopback behind a local TLS terminator is the same machine too.
-  entries.push(...LOOPBACK_NAMES.map((hostname) => ({ protocol: 'https:' as const, hostname, port: String(opts.port) })));
+  entries.push(...local.map((hostname) => ({ protocol: 'https:' as const, hostname, port: String(opts.port) })));
   const pub = opts.publicUrl ? entryOf(new URL(opts.publicUrl)) : null;
   if (pub) entries.unshift(pub);
   const show = (e: Entry) => `${e.protocol}//${e.hostname}${e.port === DEFAULT_PORT[e.protocol] ? '' : `:${e.port}`}`;
