@@ -9,7 +9,8 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunnerSummary, SessionSummary } from '../protocol';
-import { Api, ROOT, startStack, TerminalWatcher, uiSocket } from '../server/integration/harness';
+import { MAX_ATTACHED_PER_SOCKET } from '../server/realtime/ui-limits';
+import { Api, ROOT, startStack, TerminalWatcher, uiSocket, type UiClient } from '../server/integration/harness';
 
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 50);
 const FLOODERS = Number(process.env.BENCH_FLOODERS ?? 2);
@@ -39,10 +40,12 @@ async function main() {
     for (const s of sessions) await api.waitState(s.id, ['RUNNING'], 120_000);
     console.log(`${SESSIONS} sessions running after ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 
-    const socket = await uiSocket(stack.url, api.cookie);
+    // A socket may attach MAX_ATTACHED_PER_SOCKET terminals (server/realtime/ui-limits.ts): a tab per group.
+    const sockets: UiClient[] = [];
     const watchers = [];
-    for (const s of sessions) {
-      const w = new TerminalWatcher(socket, s.id);
+    for (const [i, s] of sessions.entries()) {
+      if (i % MAX_ATTACHED_PER_SOCKET === 0) sockets.push(await uiSocket(stack.url, api.cookie));
+      const w = new TerminalWatcher(sockets.at(-1)!, s.id);
       await w.attach();
       watchers.push(w);
     }
@@ -53,7 +56,7 @@ async function main() {
     const latencies: number[] = [];
     // Resolve the moment the marker's echo arrives (polling would blur the figure by its interval).
     const pending = new Map<string, { marker: string; seen: string; done: () => void }>();
-    socket.on('session:events', (b) => {
+    const onEvents = (b: { session_id: string; events: Array<{ data?: string }> }) => {
       const p = pending.get(b.session_id);
       if (!p) return;
       p.seen += b.events.map((e) => e.data ?? '').join('');
@@ -61,7 +64,8 @@ async function main() {
         pending.delete(b.session_id);
         p.done();
       }
-    });
+    };
+    for (const socket of sockets) socket.on('session:events', onEvents);
     for (let round = 0; round < ROUNDS; round++) {
       await Promise.all(
         quiet.map(async (w, i) => {
@@ -86,7 +90,7 @@ async function main() {
     console.log(`runner event-loop lag (p99 over its last heartbeat interval): ${lag === null || lag === undefined ? 'not reported' : `${lag.toFixed(1)} ms`}`);
     console.log(`runner memory (RSS): ${rssIdle.toFixed(0)} MB idle, ${rssLoaded.toFixed(0)} MB with ${SESSIONS} sessions`);
     for (const w of watchers.slice(0, FLOODERS)) await w.type('\x03');
-    socket.close();
+    sockets.forEach((s) => s.close());
   } finally {
     runner.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 1000));
