@@ -1,5 +1,8 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Member, RepoSummary } from '../../protocol';
+import type { Member, Plan, RepoSummary } from '../../protocol';
 import { Api, startStack, waitFor, type Stack } from './harness';
 import { rawRequest } from './raw-http';
 
@@ -113,5 +116,27 @@ describe('abuse paths: enumeration, body limits, headers, repository sources', (
     expect(errors.join('\n')).toMatch(/<repository URL>|<host>/);
     // The full detail is in the server's log for the operator.
     expect(stack.logs.join('')).toMatch(/corp-internal\.invalid/);
+  });
+
+  it('the plan\'s repository allowlist matches the source, never the display name', async () => {
+    // A real repository outside the allowlist, named like one inside it.
+    const dir = join(stack.dataDir, 'elsewhere', 'repo');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'README.md'), 'hi\n');
+    const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, stdio: 'ignore' });
+    git('init', '-q', '-b', 'main');
+    git('add', '.');
+    git('-c', 'user.email=t@example.com', '-c', 'user.name=t', 'commit', '-qm', 'init');
+    const disguised = await admin.ok<RepoSummary>('POST', '/api/repos', { source: dir, name: '/srv/allowed/disguised' });
+    await waitFor(async () => (await admin.world()).repos.find((r) => r.id === disguised.id && r.status === 'ready'), 'the repository to be scanned', 60_000);
+    const { plans } = await admin.ok<{ plans: Plan[] }>('GET', '/api/plans');
+    const { id: _id, ...terms } = plans.find((p) => p.id === 'enterprise')!;
+    await admin.ok('PUT', '/api/plans/enterprise', { ...terms, allowed_repos: ['/srv/allowed/**'] });
+    const spawn = await admin.request('POST', '/api/sessions', { repo_id: disguised.id, room_path: '', provider: 'shell' });
+    expect(spawn.status).toBe(429);
+    expect(!spawn.json.ok && spawn.json.error).toMatchObject({ code: 'PLAN_LIMIT', message: expect.stringMatching(/not on the Enterprise plan's repository allowlist/) });
+    // The same repository, allowed by its source, is admitted.
+    await admin.ok('PUT', '/api/plans/enterprise', { ...terms, allowed_repos: [`${stack.dataDir}/elsewhere/**`] });
+    expect((await admin.request('POST', '/api/sessions', { repo_id: disguised.id, room_path: '', provider: 'shell' })).status).toBe(200);
   });
 });

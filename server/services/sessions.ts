@@ -7,6 +7,7 @@ import { newId } from './ids';
 import type { Broadcaster, RunnerGateway } from './ports';
 import type { PolicyService } from './policy';
 import { canReach, repoRefFromSource } from './repos';
+import { withoutServerDetail } from './viewer-text';
 import type { SecretService } from './secrets';
 import type { LimitService } from './limits';
 
@@ -150,7 +151,7 @@ export function createSessionService(
       const repo = await db.repo.findFirst({ where: { id: body.repo_id, orgId: p.orgId } });
       if (!repo) throw notFound('That repository');
       if (repo.status !== 'ready' || !repo.tree) {
-        throw new AppError('CONFLICT', `"${repo.name}" is not ready yet (${repo.status}${repo.error ? `: ${repo.error}` : ''}).`);
+        throw new AppError('CONFLICT', `"${repo.name}" is not ready yet (${repo.status}${repo.error ? `: ${withoutServerDetail(repo.error)}` : ''}).`);
       }
       const tree = JSON.parse(repo.tree) as RepoTree;
       if (!tree.dirs.some((d) => d.path === body.room_path)) {
