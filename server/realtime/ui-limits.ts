@@ -1,7 +1,7 @@
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { fail, type Result, type UiClientToServerEvents } from '../../protocol';
 
-type UiEvent = keyof UiClientToServerEvents;
+export type UiEvent = keyof UiClientToServerEvents;
 
 /**
  * Per-socket allowance of each /ui event (points per window of `seconds`), generous for people

@@ -18,7 +18,7 @@ import type { MemberChange } from '../services/member-events';
 import type { Broadcaster } from '../services/ports';
 import type { OriginPolicy } from '../origin-policy';
 import { handle } from './handler';
-import { createUiEventLimits, MAX_ATTACHED_PER_SOCKET, UI_LIMIT_MESSAGES } from './ui-limits';
+import { createUiEventLimits, MAX_ATTACHED_PER_SOCKET, UI_LIMIT_MESSAGES, type UiEvent } from './ui-limits';
 
 interface UiSocketData {
   principal: Principal;
@@ -139,9 +139,8 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
      * database: one flooding tab cannot stall everyone else. Over the allowance it is answered
      * RATE_LIMITED; far over it, answered and then disconnected.
      */
-    const limited =
-      <E extends Parameters<typeof limits.take>[1]>(event: E, handler: (body: unknown, ack?: unknown) => Promise<void>) =>
-      async (body: unknown, ack?: unknown) => {
+    const on = (event: UiEvent, handler: (body: unknown, ack?: unknown) => Promise<void>) =>
+      socket.on(event, (async (body: unknown, ack?: unknown) => {
         const verdict = await limits.take(socket.id, event);
         if (verdict.ok) return handler(body, ack);
         if (typeof ack === 'function') (ack as (r: unknown) => void)(verdict.reply);
@@ -149,9 +148,7 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
           console.warn(`[server] /ui socket of ${socket.data.principal.email} disconnected: ${event} flood`);
           socket.disconnect(true);
         }
-      };
-    const on = (event: Parameters<typeof limits.take>[1], handler: (body: unknown, ack?: unknown) => Promise<void>) =>
-      (socket as unknown as { on(e: string, h: (body: unknown, ack?: unknown) => void): void }).on(event, limited(event, handler));
+      }) as never);
 
     on(
       'session:attach',
