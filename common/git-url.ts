@@ -1,4 +1,4 @@
-import { posix } from 'node:path';
+import { normalize } from 'pathe';
 import gitUrlParse from 'git-url-parse';
 
 /**
@@ -25,8 +25,8 @@ const stripGit = (s: string) => s.replace(/\/+$/, '').replace(/\.git$/, '').repl
 /** A local path or file:// URL → its normalised path; a git URL → host, owner and name; anything else → null. */
 export function parseSource(source: string): ParsedSource | null {
   const s = source.trim();
-  if (s.startsWith('file://')) return { kind: 'local', path: posix.normalize(stripGit(s.slice('file://'.length))) || '/' };
-  if (s.startsWith('/')) return { kind: 'local', path: posix.normalize(stripGit(s)) || '/' };
+  if (s.startsWith('file://')) return { kind: 'local', path: normalize(stripGit(s.slice('file://'.length))) || '/' };
+  if (s.startsWith('/')) return { kind: 'local', path: normalize(stripGit(s)) || '/' };
   let parsed: ReturnType<typeof gitUrlParse>;
   try {
     parsed = gitUrlParse(s);

@@ -1,4 +1,4 @@
-import { posix } from 'node:path';
+import { normalize } from 'pathe';
 import picomatch from 'picomatch';
 import { canonicalSource } from './git-url';
 
@@ -30,7 +30,7 @@ export function repoAccessAllows(patterns: readonly string[], source: string): b
 function sourceCandidates(source: string): string[] | null {
   const s = source.trim();
   if (!s) return null;
-  if (s.startsWith('/')) return unique([posix.normalize(s), canonicalSource(s)]);
+  if (s.startsWith('/')) return unique([normalize(s), canonicalSource(s)]);
   if (/(^|[/:])\.\.(\/|$)/.test(s)) return null;
   return unique([s, canonicalSource(s)]);
 }
