@@ -39,7 +39,7 @@ async function main() {
     secretKey: loadSecretKey(env.AGENT_VILLAGE_SECRET_KEY, join(env.DATA_DIR, 'secret.key')),
     defaultPlan: env.AGENT_VILLAGE_DEFAULT_PLAN,
     // Shared by every node through Redis when there is one, so a guesser cannot spread over nodes.
-    loginThrottle: createLoginThrottle({ redisUrl: env.REDIS_URL }),
+    loginThrottle: createLoginThrottle({ redisUrl: env.REDIS_URL, prefix: env.AGENT_VILLAGE_QUEUE_PREFIX }),
     allowPrivateGitHosts: env.AGENT_VILLAGE_ALLOW_PRIVATE_GIT_HOSTS,
   });
   setServices(services);

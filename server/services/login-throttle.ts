@@ -11,8 +11,6 @@ export const ACCOUNT_WINDOW_S = 15 * 60;
 /** Failed logins allowed from one address in IP_WINDOW_S (password spraying over many accounts). */
 export const LOGIN_FAILS_PER_IP = 50;
 export const IP_WINDOW_S = 60 * 60;
-/** Redis keys of the limiters, so several control-plane nodes share one count. */
-const KEY_PREFIX = 'av-login';
 
 export interface LoginThrottle {
   /**
@@ -42,12 +40,12 @@ const minutes = (ms: number) => Math.max(1, Math.ceil(ms / 60_000));
  * Login throttling with rate-limiter-flexible: in memory by default, in Redis when `redisUrl` is
  * given (then an in-memory limiter with the same numbers stands in while Redis is unreachable).
  */
-export function createLoginThrottle(opts: { redisUrl?: string } = {}): LoginThrottle {
+export function createLoginThrottle(opts: { redisUrl?: string; /** the installation's Redis key prefix */ prefix?: string } = {}): LoginThrottle {
   const redis = opts.redisUrl ? new Redis(opts.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false }) : null;
   redis?.on('error', (err) => console.error('[server] login throttle: redis', err.message));
   const make = (keyPrefix: string, points: number, duration: number): RateLimiterAbstract => {
     const memory = new RateLimiterMemory({ keyPrefix, points, duration });
-    return redis ? new RateLimiterRedis({ storeClient: redis, keyPrefix: `${KEY_PREFIX}:${keyPrefix}`, points, duration, insuranceLimiter: memory }) : memory;
+    return redis ? new RateLimiterRedis({ storeClient: redis, keyPrefix: `${opts.prefix ?? 'agent-village'}:login:${keyPrefix}`, points, duration, insuranceLimiter: memory }) : memory;
   };
   const byAccount = make('account', LOGIN_FAILS_PER_ACCOUNT, ACCOUNT_WINDOW_S);
   const byIp = make('ip', LOGIN_FAILS_PER_IP, IP_WINDOW_S);
