@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalSource, parseSource } from './git-url';
-import { createRepoAccess } from './repo-access';
+import { createRepoAccess, splitPatternList } from './repo-access';
 
 describe('repository-access globs (runner --repo-access, server placement, plan allowlists)', () => {
   it('an empty list or "*" allows everything', () => {
@@ -37,6 +37,13 @@ describe('repository-access globs (runner --repo-access, server placement, plan 
     const can = createRepoAccess(['github.com/acme/*']);
     for (const s of ['https://github.com/Acme/Rocket.git', 'git@github.com:acme/rocket.git', 'ssh://git@github.com/acme/rocket']) expect(can(s)).toBe(true);
     expect(can('https://github.com/other/rocket')).toBe(false);
+  });
+});
+
+describe('pattern lists', () => {
+  it('split on commas outside braces', () => {
+    expect(splitPatternList(' /srv/{a,b}/** , https://github.com/acme/*,,')).toEqual(['/srv/{a,b}/**', 'https://github.com/acme/*']);
+    expect(splitPatternList('')).toEqual([]);
   });
 });
 

@@ -37,5 +37,25 @@ function sourceCandidates(source: string): string[] | null {
 
 const unique = (xs: string[]) => [...new Set(xs)];
 
+/**
+ * A comma-separated pattern list (`--repo-access`, AGENT_RUNNER_REPO_ACCESS) → patterns; commas
+ * inside braces belong to the pattern (`/srv/{alpha,beta}/**` is one).
+ */
+export function splitPatternList(text: string): string[] {
+  const out: string[] = [];
+  let depth = 0;
+  let current = '';
+  for (const c of text) {
+    if (c === '{') depth++;
+    else if (c === '}') depth = Math.max(0, depth - 1);
+    if (c === ',' && depth === 0) {
+      out.push(current);
+      current = '';
+    } else current += c;
+  }
+  out.push(current);
+  return out.map((x) => x.trim()).filter((x) => x.length > 0);
+}
+
 /** What the runner answers when a source is outside its `--repo-access`. */
 export const REPO_ACCESS_DENIED = 'this runner cannot reach that repository';

@@ -32,6 +32,8 @@ describe('loadConfig', () => {
     expect(fromEnv.ok && fromEnv.config).toMatchObject({ labels: ['gpu', 'eu-west'], repo_access: ['/srv/code/**', 'https://github.com/acme/*'], listen: 7070 });
     const flags = loadConfig(['--labels', 'a,b', '--repo-access', '/x/*', '--listen', '0'], { ...base, AGENT_RUNNER_LABELS: 'env' });
     expect(flags.ok && flags.config).toMatchObject({ labels: ['a', 'b'], repo_access: ['/x/*'], listen: 0 });
+    const braces = loadConfig(['--repo-access', '/srv/{a,b}/**,/x/*'], base);
+    expect(braces.ok && braces.config.repo_access).toEqual(['/srv/{a,b}/**', '/x/*']);
     const badPort = loadConfig(['--listen', '70000'], base);
     expect(!badPort.ok && badPort.message).toMatch(/listen: must be a port number/);
     const longLabel = loadConfig(['--labels', 'x'.repeat(51)], base);

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { describeZodError } from '../protocol';
+import { splitPatternList } from '../common/repo-access';
 
 /** Default concurrency of one runner: a laptop copes with this many shells/agents at once. */
 export const DEFAULT_CAPACITY = 8;
@@ -33,7 +34,8 @@ export const RunnerConfigSchema = z.object({
   capacity: z.coerce.number({ error: 'must be a whole number' }).int('must be a whole number').min(0).max(1000).default(DEFAULT_CAPACITY),
   /** RunnerRegisterSchema's limits. */
   labels: csv(z.string().max(50, 'a label is at most 50 characters'), 50),
-  repo_access: csv(z.string().max(500, 'a pattern is at most 500 characters'), 200),
+  // Commas inside braces belong to a pattern (one matcher with the control plane: common/repo-access.ts).
+  repo_access: z.string().default('').transform(splitPatternList).pipe(z.array(z.string().max(500, 'a pattern is at most 500 characters')).max(200)),
   /**
    * Deterministic agents: `*.json` blueprints, read at start and whenever the folder changes.
    * Default: `<data-dir>/blueprints` (so `~/.agent-runner/blueprints` with the default data dir).
