@@ -200,7 +200,8 @@ export function createSessionService(
         rows: body.rows ?? 32,
       };
       const res = await gateway().command(runner.id, 'session:create', command);
-      if (!res.ok) return fail(p.orgId, id, `The runner refused the session: ${res.error.message}`);
+      // The reason is shown to everyone watching: without the runner's paths and hosts.
+      if (!res.ok) return fail(p.orgId, id, `The runner refused the session: ${withoutServerDetail(res.error.message)}`);
       return sessionSummary(await load(p.orgId, id));
     },
 
@@ -260,7 +261,7 @@ export function createSessionService(
       };
       const res = await gateway().command(runner.id, 'session:create', command);
       if (!res.ok) {
-        await fail(input.orgId, id, `The runner refused the patrol: ${res.error.message}`);
+        await fail(input.orgId, id, `The runner refused the patrol: ${withoutServerDetail(res.error.message)}`);
         throw new AppError('RUNNER_ERROR', `The runner refused the patrol: ${res.error.message}`);
       }
       return sessionSummary(await load(input.orgId, id));
