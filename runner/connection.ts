@@ -1,9 +1,12 @@
+import { randomUUID } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { io, type Socket } from 'socket.io-client';
 import { z } from 'zod';
 import {
   ApiErrorSchema,
   RunnerRegisteredSchema,
+  RUNNER_NAMESPACE,
+  RUNNER_SOCKET_PATH,
   describeZodError,
   type Result,
   type RunnerRegister,
@@ -39,6 +42,16 @@ const ResultShape = z.union([z.object({ ok: z.literal(true), data: z.unknown() }
 export function asResult(value: unknown): Result<unknown> | null {
   const parsed = ResultShape.safeParse(value);
   return parsed.success ? (parsed.data as Result<unknown>) : null;
+}
+
+/**
+ * The websocket upgrade was answered 403 (engine.io's `allowRequest` said no): the token or the
+ * client certificate was refused, which retrying cannot fix. Returns the reason, or null.
+ */
+export function handshakeRefused(err: Error): string | null {
+  const description = (err as Error & { description?: { message?: unknown; error?: { message?: unknown } } }).description;
+  const text = [description?.message, description?.error?.message].find((m): m is string => typeof m === 'string') ?? '';
+  return /Unexpected server response: 403/.test(text) ? 'the token or client certificate was not accepted' : null;
 }
 
 export interface ConnectionDeps {
@@ -87,9 +100,14 @@ export class RunnerConnection {
   private closed = false;
   private downSince: number | null = null;
   private lastConnectErrorLog = 0;
+  /** This process's identity towards the control plane (never in the environment, unlike the token). */
+  private readonly instanceId = randomUUID();
 
   constructor(private readonly deps: ConnectionDeps) {
-    this.socket = io(`${deps.server}/runner`, {
+    this.socket = io(`${deps.server}${RUNNER_NAMESPACE}`, {
+      path: RUNNER_SOCKET_PATH,
+      // The header is checked in the HTTP handshake (before a websocket exists), auth.token by the namespace.
+      extraHeaders: { authorization: `Bearer ${deps.token}` },
       auth: { token: deps.token },
       transports: ['websocket'],
       reconnection: true,
@@ -152,6 +170,8 @@ export class RunnerConnection {
         log.warn(`control plane refused the connection: ${err.message}; retrying`);
         return this.retryLater();
       }
+      // The handshake refused the token (or the client certificate): HTTP 403 before any websocket.
+      if (handshakeRefused(err)) return this.unauthorized(`the handshake was refused (HTTP 403): ${handshakeRefused(err)}`);
       const now = Date.now();
       if (now - this.lastConnectErrorLog >= CONNECT_ERROR_LOG_INTERVAL_MS) {
         this.lastConnectErrorLog = now;
@@ -165,7 +185,7 @@ export class RunnerConnection {
     const { log } = this.deps;
     let body: RunnerRegister;
     try {
-      body = this.deps.registerBody();
+      body = { ...this.deps.registerBody(), instance_id: this.instanceId };
     } catch (err) {
       log.error('could not build the register message', err);
       return this.reconnectLater();

@@ -7,7 +7,7 @@ import { setServices } from './context';
 import { connectDb, migrate } from './db';
 import { materializeDemoRepo } from './demo';
 import { parseServerEnv, PROJECT_ROOT } from './env';
-import { attachRunnerNamespace } from './realtime/runner-namespace';
+import { createRunnerEngine } from './realtime/runner-engine';
 import { attachUiNamespace } from './realtime/ui-namespace';
 import { startPatrolScheduling } from './scheduler';
 import { createServices } from './services';
@@ -59,7 +59,13 @@ async function main() {
     pingInterval: env.AGENT_VILLAGE_PING_INTERVAL_MS,
     pingTimeout: env.AGENT_VILLAGE_PING_TIMEOUT_MS,
   });
-  services.ports.gateway = attachRunnerNamespace(io, services);
+  // Runners have their own engine (path RUNNER_SOCKET_PATH): the token is checked in the handshake.
+  const runnerEngine = createRunnerEngine(http, services, {
+    pingInterval: env.AGENT_VILLAGE_PING_INTERVAL_MS,
+    pingTimeout: env.AGENT_VILLAGE_PING_TIMEOUT_MS,
+    requireClientCert: false,
+  });
+  services.ports.gateway = runnerEngine.gateway;
   services.ports.broadcast = attachUiNamespace(io, services);
   const scheduler = await startPatrolScheduling(services, env);
   if (dev && app) {
@@ -94,6 +100,7 @@ async function main() {
     await runner?.stop();
     await scheduler.close().catch((err) => console.error('[server] closing the patrol scheduler', err));
     io.close();
+    runnerEngine.io.close();
     http.close();
     await db.$disconnect();
     process.exit(0);

@@ -1,0 +1,4 @@
+-- AlterTable
+ALTER TABLE "Runner" ADD COLUMN "securityAlert" TEXT;
+ALTER TABLE "Runner" ADD COLUMN "securityAlertAt" DATETIME;
+
