@@ -16,6 +16,7 @@ import {
   type ServerToRunnerEvents,
 } from '../protocol';
 import type { CommandHandlers } from './commands';
+import type { TlsMaterial } from './config';
 import type { RunManager } from './runs/run-manager';
 import { failureFrom } from './errors';
 import type { Logger } from './log';
@@ -57,6 +58,8 @@ export function handshakeRefused(err: Error): string | null {
 export interface ConnectionDeps {
   server: string;
   token: string;
+  /** https:// control plane: extra CAs to trust, and the client certificate for mutual TLS. */
+  tls?: TlsMaterial;
   registerBody: () => RunnerRegister;
   activeSessions: () => number;
   handlers: CommandHandlers;
@@ -109,6 +112,9 @@ export class RunnerConnection {
       // The header is checked in the HTTP handshake (before a websocket exists), auth.token by the namespace.
       extraHeaders: { authorization: `Bearer ${deps.token}` },
       auth: { token: deps.token },
+      // PEM text (engine.io-client's options are typed as strings; Node's TLS takes either).
+      ...(deps.tls?.ca ? { ca: deps.tls.ca.toString('utf8') } : {}),
+      ...(deps.tls?.cert && deps.tls.key ? { cert: deps.tls.cert.toString('utf8'), key: deps.tls.key.toString('utf8') } : {}),
       transports: ['websocket'],
       reconnection: true,
       reconnectionDelay: RECONNECTION_DELAY_MS,

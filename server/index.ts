@@ -1,4 +1,3 @@
-import { createServer } from 'node:http';
 import { join } from 'node:path';
 import next from 'next';
 import { Server } from 'socket.io';
@@ -10,6 +9,7 @@ import { parseServerEnv, PROJECT_ROOT } from './env';
 import { createRunnerEngine } from './realtime/runner-engine';
 import { attachUiNamespace } from './realtime/ui-namespace';
 import { startPatrolScheduling } from './scheduler';
+import { createListeningServer } from './tls';
 import { createServices } from './services';
 import { ensureDefaultOrg } from './services/orgs';
 import { loadSecretKey } from './services/secrets';
@@ -47,12 +47,13 @@ async function main() {
   await app?.prepare();
   const handler = app?.getRequestHandler();
 
-  const http = createServer((req, res) => {
+  const listening = createListeningServer(env, (req, res) => {
     // The audit log's ip: the peer's address, never a value a client put in a header.
     req.headers['x-av-remote-addr'] = req.socket.remoteAddress ?? '';
     if (handler) return void handler(req, res);
     res.writeHead(404).end();
   });
+  const http = listening.server;
   const io = new Server(http, {
     maxHttpBufferSize: 4 * 1024 * 1024,
     serveClient: false,
@@ -63,7 +64,7 @@ async function main() {
   const runnerEngine = createRunnerEngine(http, services, {
     pingInterval: env.AGENT_VILLAGE_PING_INTERVAL_MS,
     pingTimeout: env.AGENT_VILLAGE_PING_TIMEOUT_MS,
-    requireClientCert: false,
+    requireClientCert: listening.requireClientCert,
   });
   services.ports.gateway = runnerEngine.gateway;
   services.ports.broadcast = attachUiNamespace(io, services);
@@ -79,7 +80,7 @@ async function main() {
   await new Promise<void>((res) => http.listen(env.PORT, env.HOST, res));
   const address = http.address();
   const port = typeof address === 'object' && address ? address.port : env.PORT;
-  const url = `http://${env.HOST === '0.0.0.0' ? '127.0.0.1' : env.HOST}:${port}`;
+  const url = `${listening.scheme}://${env.HOST === '0.0.0.0' ? '127.0.0.1' : env.HOST}:${port}`;
 
   if (env.AGENT_VILLAGE_DEMO_REPO) {
     const path = await materializeDemoRepo(env.DATA_DIR);
@@ -90,7 +91,7 @@ async function main() {
     : null;
 
   console.log(`[server] Agent Village listening on ${url}`);
-  if (env.HOST === '127.0.0.1') console.log(`[server] open http://localhost:${port}`);
+  if (env.HOST === '127.0.0.1') console.log(`[server] open ${listening.scheme}://localhost:${port}`);
 
   let closing = false;
   const shutdown = async (signal: string) => {

@@ -68,7 +68,7 @@ export async function startStack(opts: { attachedRunner?: boolean; env?: Record<
     const onData = (b: Buffer) => {
       const text = b.toString();
       logs.push(text);
-      const m = /listening on (http:\/\/[\d.]+:\d+)/.exec(text);
+      const m = /listening on (https?:\/\/[\d.]+:\d+)/.exec(text);
       if (m) res(m[1]!);
     };
     server.stdout!.on('data', onData);

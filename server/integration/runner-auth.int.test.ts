@@ -84,7 +84,7 @@ describe('runner sockets: handshake authentication and no silent takeover', () =
     expect(poll.status).toBe(400);
     // The browsers' engine does not serve the runner namespace.
     const viaUi = io(`${stack.url}/runner`, { transports: ['websocket'], auth: { token }, reconnection: false, forceNew: true });
-    await expect(new Promise((res, rej) => (viaUi.once('connect', res), viaUi.once('connect_error', rej)))).rejects.toThrow(/Invalid namespace/);
+    await expect(new Promise((res, rej) => (viaUi.once('connect', () => res(null)), viaUi.once('connect_error', rej)))).rejects.toThrow(/Invalid namespace/);
     viaUi.close();
     // A valid header but no (or another) auth.token: the namespace middleware refuses.
     for (const auth of [{}, { token: 'avr_other' }]) {
@@ -96,7 +96,7 @@ describe('runner sockets: handshake authentication and no silent takeover', () =
         reconnection: false,
         forceNew: true,
       });
-      await expect(new Promise((res, rej) => (s.once('connect', res), s.once('connect_error', rej)))).rejects.toThrow(/UNAUTHORIZED/);
+      await expect(new Promise((res, rej) => (s.once('connect', () => res(null)), s.once('connect_error', rej)))).rejects.toThrow(/UNAUTHORIZED/);
       s.close();
     }
     // With the token the websocket opens (and the server is still fine after all of the above).
