@@ -46,13 +46,16 @@ export function asResult(value: unknown): Result<unknown> | null {
 }
 
 /**
- * The websocket upgrade was answered 403 (engine.io's `allowRequest` said no): the token or the
- * client certificate was refused, which retrying cannot fix. Returns the reason, or null.
+ * The websocket upgrade was answered 401 (the token) or 403 (the client certificate) by the
+ * runner engine's handshake: retrying cannot fix either. Returns the reason, or null.
  */
 export function handshakeRefused(err: Error): string | null {
   const description = (err as Error & { description?: { message?: unknown; error?: { message?: unknown } } }).description;
   const text = [description?.message, description?.error?.message].find((m): m is string => typeof m === 'string') ?? '';
-  return /Unexpected server response: 403/.test(text) ? 'the token or client certificate was not accepted' : null;
+  const status = /Unexpected server response: (40[13])/.exec(text)?.[1];
+  if (status === '401') return 'HTTP 401: the runner token is invalid or revoked';
+  if (status === '403') return 'HTTP 403: the control plane requires a client certificate its CA signed (--cert/--key)';
+  return null;
 }
 
 export interface ConnectionDeps {
@@ -177,7 +180,8 @@ export class RunnerConnection {
         return this.retryLater();
       }
       // The handshake refused the token (or the client certificate): HTTP 403 before any websocket.
-      if (handshakeRefused(err)) return this.unauthorized(`the handshake was refused (HTTP 403): ${handshakeRefused(err)}`);
+      const refusal = handshakeRefused(err);
+      if (refusal) return this.unauthorized(`the handshake was refused (${refusal})`);
       const now = Date.now();
       if (now - this.lastConnectErrorLog >= CONNECT_ERROR_LOG_INTERVAL_MS) {
         this.lastConnectErrorLog = now;

@@ -76,9 +76,9 @@ describe('runner sockets: handshake authentication and no silent takeover', () =
 
   const alive = async () => expect((await api.request('GET', '/api/me')).status).toBe(200);
 
-  it('an unauthenticated client gets 403 before any websocket exists, so its 4 MB event is never read or parsed', async () => {
-    expect(await rawRunnerSocket(stack.url, {})).toEqual({ opened: false, status: 403 });
-    expect(await rawRunnerSocket(stack.url, { authorization: 'Bearer avr_wrong' })).toEqual({ opened: false, status: 403 });
+  it('an unauthenticated client gets 401 before any websocket exists, so its 4 MB event is never read or parsed', async () => {
+    expect(await rawRunnerSocket(stack.url, {})).toEqual({ opened: false, status: 401 });
+    expect(await rawRunnerSocket(stack.url, { authorization: 'Bearer avr_wrong' })).toEqual({ opened: false, status: 401 });
     // Long-polling (where a body would be read) is not offered on the runner engine at all.
     const poll = await fetch(`${stack.url}${RUNNER_SOCKET_PATH}/?EIO=4&transport=polling`, { method: 'POST', body: 'x'.repeat(BIG_EVENT_BYTES) });
     expect(poll.status).toBe(400);

@@ -118,7 +118,7 @@ describe('runner over mutual TLS (a CA made at test time)', () => {
       const r = startRunner(stack, token, name, files);
       children.push(r.child);
       expect(await r.exit).toBe(EXIT_UNAUTHORIZED);
-      expect(r.stderr.join('')).toMatch(/handshake was refused \(HTTP 403\)/);
+      expect(r.stderr.join('')).toMatch(/handshake was refused \(HTTP 403: the control plane requires a client certificate/);
     }
     expect((await runners()).map((x) => x.name)).toEqual(['trusted']);
   });

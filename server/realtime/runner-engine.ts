@@ -1,4 +1,4 @@
-import type { Server as HttpServer } from 'node:http';
+import type { IncomingMessage, Server as HttpServer } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { Server } from 'socket.io';
 import { RUNNER_SOCKET_PATH } from '../../protocol';
@@ -13,6 +13,21 @@ import { attachRunnerNamespace } from './runner-namespace';
  */
 export const RUNNER_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 
+/**
+ * Engine.IO answers every refused upgrade "400 Bad Request", which a runner cannot tell from a
+ * protocol error. A refusal of credentials is written here first, as 401 (token) or 403 (client
+ * certificate), so the runner can say which and stop retrying; Engine.IO then finds the socket
+ * ended and only closes it. (Only websocket upgrades reach allowRequest on this engine.)
+ */
+function refuseUpgrade(req: IncomingMessage, status: 401 | 403, message: string): void {
+  const socket = req.socket;
+  if (!socket.writable) return;
+  const body = `${message}\n`;
+  socket.end(
+    `HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : 'Forbidden'}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+}
+
 export interface RunnerEngineOptions {
   pingInterval: number;
   pingTimeout: number;
@@ -23,8 +38,8 @@ export interface RunnerEngineOptions {
 /**
  * The runners' own Socket.IO engine beside the browsers' one on the same HTTP server. Its
  * `allowRequest` runs on the upgrade request, before Engine.IO accepts a connection: a client
- * without a valid runner token (and, with mTLS, without a valid client certificate) is answered
- * HTTP 403 and never gets a websocket, so nothing it sends is ever read, let alone parsed.
+ * without a valid runner token is answered HTTP 401 (with mTLS, without a valid client
+ * certificate: 403) and never gets a websocket, so nothing it sends is ever read, let alone parsed.
  */
 export function createRunnerEngine(http: HttpServer, services: Services, opts: RunnerEngineOptions): { io: Server; gateway: RunnerGateway } {
   const io = new Server(http, {
@@ -38,13 +53,17 @@ export function createRunnerEngine(http: HttpServer, services: Services, opts: R
     // The browsers' engine shares this HTTP server; its upgrades are not ours to destroy.
     destroyUpgrade: false,
     allowRequest: (req, callback) => {
+      const refuse = (status: 401 | 403, message: string) => {
+        refuseUpgrade(req, status, message);
+        callback(message, false);
+      };
       if (opts.requireClientCert && !(req.socket as TLSSocket).authorized) {
-        return callback('a client certificate signed by the control plane’s client CA is required', false);
+        return refuse(403, 'a client certificate signed by the control plane’s client CA is required');
       }
       const token = bearerOf(req);
       services.runners.verifyToken(token).then(
         (identity) => {
-          if (!identity || !token) return callback('the runner token is invalid or revoked', false);
+          if (!identity || !token) return refuse(401, 'the runner token is invalid or revoked');
           rememberHandshake(req, { identity, token });
           callback(null, true);
         },
