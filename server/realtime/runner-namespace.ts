@@ -31,6 +31,8 @@ const SWEEP_MS = 5_000;
 export const RUNNER_FRESH_MS = 3 * RUNNER_HEARTBEAT_MS;
 /** A refused claimant that keeps retrying is audited once per this interval (per runner and address). */
 export const TAKEOVER_AUDIT_INTERVAL_MS = 60_000;
+/** Throttle entries kept (runner × address); past this the table starts over. */
+const MAX_TAKEOVER_AUDIT_KEYS = 10_000;
 /** Let the refusal's ack reach the claimant before its socket is closed. */
 const REFUSED_DISCONNECT_DELAY_MS = 50;
 
@@ -85,18 +87,25 @@ export function attachRunnerNamespace(io: Server, services: Services): RunnerGat
    * audit entry and an alert for admins record it.
    */
   async function claimName(socket: RunnerSocket, identity: RunnerIdentity, body: RunnerRegister): Promise<void> {
-    const runnerId = await services.runners.idByName(identity.orgId, body.name);
-    const previous = runnerId ? connected.get(runnerId) : undefined;
-    if (!runnerId || !previous || previous.socket.id === socket.id) return;
-    if (body.instance_id && previous.instanceId === body.instance_id) return;
+    const row = await services.runners.liveness(identity.orgId, body.name);
+    if (!row) return;
+    const local = connected.get(row.id);
+    if (local?.socket.id === socket.id) return;
+    // The same process coming back (its old socket not yet noticed as gone): its own to replace.
+    if (body.instance_id && row.instanceId === body.instance_id) return;
+    const lastBeat = Math.max(row.lastSeenAt.getTime(), local?.lastBeat ?? 0);
+    const present = row.online || local?.socket.connected === true;
+    if (!present) return;
     const ip = socket.handshake.address || null;
-    const silentMs = Date.now() - previous.lastBeat;
-    if (silentMs <= RUNNER_FRESH_MS && previous.socket.connected) {
-      const key = `${runnerId}|${ip}`;
+    const silentMs = Date.now() - lastBeat;
+    if (silentMs <= RUNNER_FRESH_MS) {
+      const key = `${row.id}|${ip}`;
       const last = lastTakeoverAudit.get(key) ?? 0;
       if (Date.now() - last >= TAKEOVER_AUDIT_INTERVAL_MS) {
+        // Old entries only throttle; dropping them costs at most one more audit row each.
+        if (lastTakeoverAudit.size >= MAX_TAKEOVER_AUDIT_KEYS) lastTakeoverAudit.clear();
         lastTakeoverAudit.set(key, Date.now());
-        await services.runners.securityAlert(runnerId, {
+        await services.runners.securityAlert(row.id, {
           action: 'runner.takeover_refused',
           message: `A second connection${ip ? ` from ${ip}` : ''} tried to register as runner ${body.name} while it was connected and alive; it was refused. If this was not a restart of that runner, its token may have leaked: revoke it.`,
           tokenId: identity.tokenId,
@@ -107,13 +116,13 @@ export function attachRunnerNamespace(io: Server, services: Services): RunnerGat
       setTimeout(() => socket.disconnect(true), REFUSED_DISCONNECT_DELAY_MS);
       throw new AppError('CONFLICT', `Runner ${body.name} is already connected and alive; a second connection with its name is refused.`);
     }
-    await services.runners.securityAlert(runnerId, {
+    await services.runners.securityAlert(row.id, {
       action: 'runner.fenced',
       message: `A new connection${ip ? ` from ${ip}` : ''} registered as runner ${body.name} after the old one was silent for ${Math.round(silentMs / 1000)} s; the old connection was dropped.`,
       tokenId: identity.tokenId,
       ip,
     });
-    // register() then drops the old socket and takes its place.
+    // register() then drops the old socket (when it is on this node) and takes its place.
   }
 
   nsp.on('connection', (socket) => {

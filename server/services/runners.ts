@@ -134,6 +134,7 @@ export function createRunnerService(
         labels: JSON.stringify(body.labels),
         repoAccess: JSON.stringify(body.repo_access),
         version: body.version,
+        instanceId: body.instance_id ?? null,
         online: true,
         lostAt: null,
         lastSeenAt: new Date(),
@@ -171,10 +172,13 @@ export function createRunnerService(
       return { runner, lostIds };
     },
 
-    /** The id of the org's runner with this name, or null (before a register creates it). */
-    async idByName(orgId: string, name: string): Promise<string | null> {
-      const r = await db.runner.findUnique({ where: { orgId_name: { orgId, name } }, select: { id: true } });
-      return r?.id ?? null;
+    /**
+     * What the database knows about the org's runner with this name (null before a first
+     * register): whether it is online, when it last heartbeat, and which process registered it.
+     * Kept in the database, so every control-plane node sees the same answer.
+     */
+    async liveness(orgId: string, name: string): Promise<{ id: string; online: boolean; lastSeenAt: Date; instanceId: string | null } | null> {
+      return db.runner.findUnique({ where: { orgId_name: { orgId, name } }, select: { id: true, online: true, lastSeenAt: true, instanceId: true } });
     },
 
     /**
