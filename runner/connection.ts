@@ -139,7 +139,7 @@ export class RunnerConnection {
 
   start(): void {
     this.loopDelay.enable();
-    this.deps.log.info(`connecting to ${this.deps.server}/runner`);
+    this.deps.log.info(`connecting to ${this.deps.server}${RUNNER_SOCKET_PATH} (namespace ${RUNNER_NAMESPACE})`);
     this.socket.connect();
   }
 

@@ -6,6 +6,7 @@ import {
   RunnerBlueprintsSchema,
   RunnerRegisterSchema,
   RunUpdateBatchSchema,
+  RUNNER_NAMESPACE,
   type Result,
   type RunnerRegister,
   type RunnerToServerEvents,
@@ -45,7 +46,7 @@ type RunnerSocket = Socket<RunnerToServerEvents, ServerToRunnerEvents, Record<st
 
 /** The /runner namespace: runners dial in with a token, register, heartbeat and stream events. */
 export function attachRunnerNamespace(io: Server, services: Services): RunnerGateway {
-  const nsp = io.of('/runner') as unknown as Namespace<RunnerToServerEvents, ServerToRunnerEvents, Record<string, never>, RunnerSocketData>;
+  const nsp = io.of(RUNNER_NAMESPACE) as unknown as Namespace<RunnerToServerEvents, ServerToRunnerEvents, Record<string, never>, RunnerSocketData>;
   const connected = new Map<
     string,
     { socket: RunnerSocket; active: number; lastBeat: number; lag: number | null; rss: number | null; instanceId: string | null }
@@ -81,6 +82,9 @@ export function attachRunnerNamespace(io: Server, services: Services): RunnerGat
   });
 
   /**
+   * (The alert text names no address: every org member sees runner summaries; the address is in
+   * the audit entry, which only admins read.)
+   *
    * Issue 11 item 2: a stolen token must not silently take over a live runner. The same process
    * (same instance_id) may replace its own socket; anyone else is refused while the runner
    * heartbeats, and fences it (drops the old socket) only once it has gone silent. Either way an
@@ -107,7 +111,7 @@ export function attachRunnerNamespace(io: Server, services: Services): RunnerGat
         lastTakeoverAudit.set(key, Date.now());
         await services.runners.securityAlert(row.id, {
           action: 'runner.takeover_refused',
-          message: `A second connection${ip ? ` from ${ip}` : ''} tried to register as runner ${body.name} while it was connected and alive; it was refused. If this was not a restart of that runner, its token may have leaked: revoke it.`,
+          message: `A second connection tried to register as runner ${body.name} while it was connected and alive; it was refused. If this was not a restart of that runner, its token may have leaked: revoke it.`,
           tokenId: identity.tokenId,
           ip,
         });
@@ -118,7 +122,7 @@ export function attachRunnerNamespace(io: Server, services: Services): RunnerGat
     }
     await services.runners.securityAlert(row.id, {
       action: 'runner.fenced',
-      message: `A new connection${ip ? ` from ${ip}` : ''} registered as runner ${body.name} after the old one was silent for ${Math.round(silentMs / 1000)} s; the old connection was dropped.`,
+      message: `A new connection registered as runner ${body.name} after the old one was silent for ${Math.round(silentMs / 1000)} s; the old connection was dropped.`,
       tokenId: identity.tokenId,
       ip,
     });
