@@ -49,7 +49,7 @@ export function attachRunnerNamespace(io: Server, services: Services): RunnerGat
   const nsp = io.of(RUNNER_NAMESPACE) as unknown as Namespace<RunnerToServerEvents, ServerToRunnerEvents, Record<string, never>, RunnerSocketData>;
   const connected = new Map<
     string,
-    { socket: RunnerSocket; active: number; lastBeat: number; lag: number | null; rss: number | null; instanceId: string | null }
+    { socket: RunnerSocket; active: number; lastBeat: number; lag: number | null; rss: number | null }
   >();
   const lastTakeoverAudit = new Map<string, number>();
   // A runner whose socket stays open but which stopped heartbeating (hung) is lost all the same.
@@ -154,7 +154,6 @@ export function attachRunnerNamespace(io: Server, services: Services): RunnerGat
           lastBeat: Date.now(),
           lag: null,
           rss: null,
-          instanceId: body.instance_id ?? null,
         });
         socket.data.runnerId = runner.id;
         socket.data.runnerName = runner.name;
