@@ -146,6 +146,7 @@ describe('runner sockets: handshake authentication and no silent takeover', () =
     await api.ok('DELETE', `/api/runners/${twin.id}/alert`);
     expect((await api.ok<RunnerSummary[]>('GET', '/api/runners')).find((r) => r.name === 'twin')!.security_alert).toBeNull();
     expect(await api.ok<AuditEventRow[]>('GET', '/api/audit?action=runner.alert_dismissed')).toHaveLength(1);
+    expect((await api.request('DELETE', '/api/runners/runner_nothere1/alert')).status).toBe(404);
     await alive();
   });
 });
