@@ -123,6 +123,18 @@ describe('runner over mutual TLS (a CA made at test time)', () => {
     expect((await runners()).map((x) => x.name)).toEqual(['trusted']);
   });
 
+  it('the attached runner of an https control plane dials https with the CA it is given (AGENT_RUNNER_CA)', async () => {
+    const attached = await startStack({
+      env: { TLS_CERT: join(dir, 'server.crt'), TLS_KEY: join(dir, 'server.key'), AGENT_RUNNER_CA: join(dir, 'ca.crt') },
+    });
+    try {
+      expect(attached.url).toMatch(/^https:\/\//);
+      await waitFor(() => /\[runner\] registered as runner_/.test(attached.logs.join('')), 'the attached runner registered over https', 60_000);
+    } finally {
+      await attached.stop();
+    }
+  });
+
   it('plain http:// to a host that is not loopback is refused unless --insecure', async () => {
     const r = startRunner({ ...stack, url: 'http://192.0.2.10:3000' }, token, 'plain', {});
     expect(await r.exit).toBe(2);
