@@ -27,6 +27,15 @@ export const FLOW_CONTROL = {
   ACK_CHARS: 50_000,
 } as const;
 
+/**
+ * Runners dial a Socket.IO engine of their own at this path (not the browsers' /socket.io): it
+ * authenticates the token in the HTTP handshake, before a websocket exists, so an anonymous
+ * client never gets a byte parsed, and only token holders get the large event-batch buffer.
+ */
+export const RUNNER_SOCKET_PATH = '/runner-socket.io';
+/** The runner namespace on that engine. */
+export const RUNNER_NAMESPACE = '/runner';
+
 /** Provider availability as detected on the runner (binary on PATH and its version). */
 export const ProviderInfoSchema = z.object({
   id: ProviderIdSchema,
@@ -57,6 +66,12 @@ export const RunnerRegisterSchema = z.object({
   blueprint_problems: z.array(BlueprintProblemSchema).max(DETERMINISTIC_LIMITS.MAX_BLUEPRINTS_PER_RUNNER).default([]),
   /** Runs it still has (running, or finished but unacked): others of this runner died with an earlier process. */
   runs: z.array(KnownRunSchema).max(1000).default([]),
+  /**
+   * Random per runner process, never in its environment: a reconnect of the same process replaces
+   * its own stale socket at once, while another process with the same name and token is refused
+   * while this one is alive.
+   */
+  instance_id: z.string().min(16).max(100).optional(),
 });
 export type RunnerRegister = z.infer<typeof RunnerRegisterSchema>;
 

@@ -69,6 +69,8 @@ export const RunnerSummarySchema = z.object({
   event_loop_lag_ms: z.number().nullable(),
   rss_bytes: z.number().nullable(),
   last_seen_at: z.string(),
+  /** For admins: someone else tried to connect with this runner's name and token (see the audit log). */
+  security_alert: z.object({ message: z.string(), at: z.string() }).nullable().optional(),
 });
 export type RunnerSummary = z.infer<typeof RunnerSummarySchema>;
 

@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -15,6 +17,32 @@ const csv = (item: z.ZodString, max: number) =>
     .default('')
     .transform((v) => v.split(',').map((x) => x.trim()).filter((x) => x.length > 0))
     .pipe(z.array(item).max(max));
+
+/** A path flag: `~/` expanded, made absolute. */
+const filePath = z
+  .string()
+  .trim()
+  .min(1)
+  .optional()
+  .transform((d) => (d === undefined ? undefined : path.resolve(d.startsWith('~/') ? path.join(os.homedir(), d.slice(2)) : d)));
+
+const flag = z
+  .enum(['1', '0', 'true', 'false', 'yes', 'no'], { error: 'must be 1 or 0' })
+  .optional()
+  .transform((v) => v === '1' || v === 'true' || v === 'yes');
+
+/** localhost, 127.0.0.0/8 or ::1: traffic that never leaves the machine. */
+export function isLoopbackHost(hostname: string): boolean {
+  const h = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  if (h === 'localhost' || h.endsWith('.localhost')) return true;
+  if (net.isIPv4(h)) return h.startsWith('127.');
+  if (net.isIPv6(h)) return h === '::1' || h === '0:0:0:0:0:0:0:1' || /^::ffff:127\./.test(h);
+  return false;
+}
+
+export const INSECURE_REFUSAL =
+  'is plain http:// (or ws://) to a host that is not this machine: the runner token and every session’s output would cross the network unencrypted. ' +
+  'Use https:// (with --ca FILE for a private CA), or pass --insecure (AGENT_RUNNER_INSECURE=1) if the network in between is trusted';
 
 export const RunnerConfigSchema = z.object({
   server: z
@@ -54,17 +82,45 @@ export const RunnerConfigSchema = z.object({
     .max(65535, 'must be a port number (0–65535)')
     .nullable()
     .default(null),
-});
-export type RunnerConfig = z.infer<typeof RunnerConfigSchema>;
+  /** Allow plain http:// to a control plane that is not on loopback. */
+  insecure: flag,
+  /** PEM bundle of CAs to trust for an https:// control plane (besides Node's built-in ones). */
+  ca: filePath,
+  /** Mutual TLS: the runner's client certificate and its private key (PEM). */
+  cert: filePath,
+  key: filePath,
+})
+  .superRefine((c, ctx) => {
+    if (!c.insecure && /^(http|ws):\/\//.test(c.server) && !isLoopbackHost(new URL(c.server).hostname)) {
+      ctx.addIssue({ code: 'custom', path: ['server'], message: INSECURE_REFUSAL });
+    }
+    if ((c.cert === undefined) !== (c.key === undefined)) {
+      ctx.addIssue({ code: 'custom', path: [c.cert === undefined ? 'cert' : 'key'], message: 'a client certificate needs both --cert and --key' });
+    }
+    if ((c.ca || c.cert) && !/^(https|wss):\/\//.test(c.server)) {
+      ctx.addIssue({ code: 'custom', path: [c.ca ? 'ca' : 'cert'], message: 'TLS files only apply to an https:// control plane' });
+    }
+  });
+
+/** The PEM files read at start-up (a missing or unreadable file is a configuration error). */
+export interface TlsMaterial {
+  ca?: Buffer;
+  cert?: Buffer;
+  key?: Buffer;
+}
+export type RunnerConfig = z.infer<typeof RunnerConfigSchema> & { tls?: TlsMaterial };
 export type RunnerConfigInput = z.input<typeof RunnerConfigSchema>;
 
 export type ConfigResult = { ok: true; config: RunnerConfig } | { ok: false; message: string; help?: boolean };
 
 export const USAGE = `usage: node --import tsx runner/index.ts --server URL --token TOKEN [--name NAME] [--data-dir DIR] [--capacity N]
        [--labels a,b] [--repo-access PATTERN[,PATTERN]] [--listen PORT] [--blueprints-dir DIR]
+       [--ca FILE] [--cert FILE --key FILE] [--insecure]
   env fallbacks: AGENT_RUNNER_SERVER, AGENT_RUNNER_TOKEN, AGENT_RUNNER_NAME, AGENT_RUNNER_DATA_DIR (default ~/.agent-runner), AGENT_RUNNER_CAPACITY (default ${DEFAULT_CAPACITY}),
   AGENT_RUNNER_LABELS, AGENT_RUNNER_REPO_ACCESS (globs over the repository source; empty or * = any), AGENT_RUNNER_LISTEN (HTTP on 127.0.0.1, Bearer = the runner token),
-  AGENT_RUNNER_BLUEPRINTS_DIR (deterministic agents' *.json blueprints; default <data-dir>/blueprints)`;
+  AGENT_RUNNER_BLUEPRINTS_DIR (deterministic agents' *.json blueprints; default <data-dir>/blueprints),
+  AGENT_RUNNER_CA (PEM CAs to trust for https://), AGENT_RUNNER_CERT + AGENT_RUNNER_KEY (client certificate for mutual TLS),
+  AGENT_RUNNER_INSECURE=1 (allow plain http:// to a control plane that is not on this machine)`;
 
 /** Flags win over environment variables; empty environment variables count as unset. */
 export function loadConfig(argv: string[], env: Record<string, string | undefined>): ConfigResult {
@@ -82,6 +138,10 @@ export function loadConfig(argv: string[], env: Record<string, string | undefine
         'repo-access': { type: 'string' },
         listen: { type: 'string' },
         'blueprints-dir': { type: 'string' },
+        ca: { type: 'string' },
+        cert: { type: 'string' },
+        key: { type: 'string' },
+        insecure: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -107,7 +167,23 @@ export function loadConfig(argv: string[], env: Record<string, string | undefine
     repo_access: pick('repo-access', 'AGENT_RUNNER_REPO_ACCESS'),
     listen: pick('listen', 'AGENT_RUNNER_LISTEN'),
     blueprints_dir: pick('blueprints-dir', 'AGENT_RUNNER_BLUEPRINTS_DIR'),
+    insecure: values.insecure === true ? '1' : pick('insecure', 'AGENT_RUNNER_INSECURE'),
+    ca: pick('ca', 'AGENT_RUNNER_CA'),
+    cert: pick('cert', 'AGENT_RUNNER_CERT'),
+    key: pick('key', 'AGENT_RUNNER_KEY'),
   });
   if (!parsed.success) return { ok: false, message: `invalid runner configuration: ${describeZodError(parsed.error)}\n${USAGE}` };
-  return { ok: true, config: parsed.data };
+  const config: RunnerConfig = parsed.data;
+  const tls: TlsMaterial = {};
+  for (const field of ['ca', 'cert', 'key'] as const) {
+    const file = config[field];
+    if (file === undefined) continue;
+    try {
+      tls[field] = fs.readFileSync(file);
+    } catch (err) {
+      return { ok: false, message: `invalid runner configuration: ${field}: cannot read ${file} (${err instanceof Error ? err.message : String(err)})` };
+    }
+  }
+  if (Object.keys(tls).length > 0) config.tls = tls;
+  return { ok: true, config };
 }

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { Server, type Socket as ServerSocket } from 'socket.io';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
+  RUNNER_SOCKET_PATH,
   RunnerEventBatchSchema,
   RunnerRegisterSchema,
   fail,
@@ -40,7 +41,15 @@ function spawnCli(args: string[]) {
 /** A fake control plane: stores events like the real one (UNIQUE(session_id, seq)) and acks. */
 class FakeControlPlane {
   readonly http: HttpServer = createServer();
-  readonly io = new Server<RunnerToServerEvents, ServerToRunnerEvents>(this.http);
+  // The runner dials the runner engine's path; the fake also refuses a wrong bearer in the HTTP handshake, like the real one.
+  readonly io = new Server<RunnerToServerEvents, ServerToRunnerEvents>(this.http, {
+    path: RUNNER_SOCKET_PATH,
+    allowRequest: (req, cb) => {
+      if (req.headers.authorization === `Bearer ${TOKEN}`) return cb(null, true);
+      req.socket.end('HTTP/1.1 401 Unauthorized\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      cb('bad token', false);
+    },
+  });
   registers: RunnerRegister[] = [];
   heartbeats = 0;
   /** Stored events per session, deduplicated by seq. */
@@ -140,6 +149,7 @@ describe('runner over a real socket', () => {
     await waitFor(() => cp.registers.length === 1, 'register');
     const reg = RunnerRegisterSchema.parse(cp.registers[0]);
     expect(reg).toMatchObject({ name: 'test-runner', capacity: 2, providers: ['shell'], sessions: [] });
+    expect(reg.instance_id).toMatch(/^[0-9a-f-]{36}$/);
     await waitFor(() => cp.heartbeats > 0, 'heartbeat');
 
     // Malformed: answered BAD_REQUEST, nothing created.
@@ -314,6 +324,10 @@ describe('runner over a real socket', () => {
     const refused = spawnCli(['--server', url, '--token', TOKEN, '--data-dir', path.join(tmp, 'data')]);
     expect(await refused.exited).toBe(3);
     expect(refused.stderr()).toContain('UNAUTHORIZED');
+    // Refused in the HTTP handshake (403 before any websocket): the same exit, a clear message.
+    const wrongToken = spawnCli(['--server', url, '--token', 'avr_not_it', '--data-dir', path.join(tmp, 'data')]);
+    expect(await wrongToken.exited).toBe(3);
+    expect(wrongToken.stderr()).toContain('the handshake was refused (HTTP 401');
   });
 
   it('finds a restarted control plane by itself and registers again', async () => {

@@ -1,9 +1,12 @@
+import { randomUUID } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { io, type Socket } from 'socket.io-client';
 import { z } from 'zod';
 import {
   ApiErrorSchema,
   RunnerRegisteredSchema,
+  RUNNER_NAMESPACE,
+  RUNNER_SOCKET_PATH,
   describeZodError,
   type Result,
   type RunnerRegister,
@@ -13,6 +16,7 @@ import {
   type ServerToRunnerEvents,
 } from '../protocol';
 import type { CommandHandlers } from './commands';
+import type { TlsMaterial } from './config';
 import type { RunManager } from './runs/run-manager';
 import { failureFrom } from './errors';
 import type { Logger } from './log';
@@ -41,9 +45,24 @@ export function asResult(value: unknown): Result<unknown> | null {
   return parsed.success ? (parsed.data as Result<unknown>) : null;
 }
 
+/**
+ * The websocket upgrade was answered 401 (the token) or 403 (the client certificate) by the
+ * runner engine's handshake: retrying cannot fix either. Returns the reason, or null.
+ */
+export function handshakeRefused(err: Error): string | null {
+  const description = (err as Error & { description?: { message?: unknown; error?: { message?: unknown } } }).description;
+  const text = [description?.message, description?.error?.message].find((m): m is string => typeof m === 'string') ?? '';
+  const status = /Unexpected server response: (40[13])/.exec(text)?.[1];
+  if (status === '401') return 'HTTP 401: the runner token is invalid or revoked';
+  if (status === '403') return 'HTTP 403: the control plane requires a client certificate its CA signed (--cert/--key)';
+  return null;
+}
+
 export interface ConnectionDeps {
   server: string;
   token: string;
+  /** https:// control plane: extra CAs to trust, and the client certificate for mutual TLS. */
+  tls?: TlsMaterial;
   registerBody: () => RunnerRegister;
   activeSessions: () => number;
   handlers: CommandHandlers;
@@ -87,10 +106,18 @@ export class RunnerConnection {
   private closed = false;
   private downSince: number | null = null;
   private lastConnectErrorLog = 0;
+  /** This process's identity towards the control plane (never in the environment, unlike the token). */
+  private readonly instanceId = randomUUID();
 
   constructor(private readonly deps: ConnectionDeps) {
-    this.socket = io(`${deps.server}/runner`, {
+    this.socket = io(`${deps.server}${RUNNER_NAMESPACE}`, {
+      path: RUNNER_SOCKET_PATH,
+      // The header is checked in the HTTP handshake (before a websocket exists), auth.token by the namespace.
+      extraHeaders: { authorization: `Bearer ${deps.token}` },
       auth: { token: deps.token },
+      // PEM text (engine.io-client's options are typed as strings; Node's TLS takes either).
+      ...(deps.tls?.ca ? { ca: deps.tls.ca.toString('utf8') } : {}),
+      ...(deps.tls?.cert && deps.tls.key ? { cert: deps.tls.cert.toString('utf8'), key: deps.tls.key.toString('utf8') } : {}),
       transports: ['websocket'],
       reconnection: true,
       reconnectionDelay: RECONNECTION_DELAY_MS,
@@ -112,7 +139,7 @@ export class RunnerConnection {
 
   start(): void {
     this.loopDelay.enable();
-    this.deps.log.info(`connecting to ${this.deps.server}/runner`);
+    this.deps.log.info(`connecting to ${this.deps.server}${RUNNER_SOCKET_PATH} (namespace ${RUNNER_NAMESPACE})`);
     this.socket.connect();
   }
 
@@ -152,6 +179,9 @@ export class RunnerConnection {
         log.warn(`control plane refused the connection: ${err.message}; retrying`);
         return this.retryLater();
       }
+      // The handshake refused the token (or the client certificate): HTTP 403 before any websocket.
+      const refusal = handshakeRefused(err);
+      if (refusal) return this.unauthorized(`the handshake was refused (${refusal})`);
       const now = Date.now();
       if (now - this.lastConnectErrorLog >= CONNECT_ERROR_LOG_INTERVAL_MS) {
         this.lastConnectErrorLog = now;
@@ -165,7 +195,7 @@ export class RunnerConnection {
     const { log } = this.deps;
     let body: RunnerRegister;
     try {
-      body = this.deps.registerBody();
+      body = { ...this.deps.registerBody(), instance_id: this.instanceId };
     } catch (err) {
       log.error('could not build the register message', err);
       return this.reconnectLater();

@@ -5,8 +5,10 @@ import { startRunner, type RunnerHandle } from './main';
 /**
  * CLI entry: node --import tsx runner/index.ts --server URL --token TOKEN [--name NAME]
  * [--data-dir DIR] [--capacity N] [--labels a,b] [--repo-access PATTERN,…] [--listen PORT]
- * (config.ts USAGE has the environment fallbacks). Exit codes: 0 after a signal-driven shutdown, 1 start-up
- * failure, 2 bad configuration, 3 token refused by the control plane.
+ * [--ca FILE] [--cert FILE --key FILE] [--insecure] (config.ts USAGE has the environment fallbacks).
+ * Exit codes: 0 after a signal-driven shutdown, 1 start-up failure, 2 bad configuration (including
+ * plain http:// to a non-loopback control plane without --insecure), 3 token or client
+ * certificate refused by the control plane.
  */
 const EXIT_START_FAILED = 1;
 const EXIT_BAD_CONFIG = 2;

@@ -38,8 +38,8 @@ export interface StartRunnerOptions {
 }
 
 /** What startRunner needs; the newer options may be left out by callers that build a config by hand. */
-export type StartRunnerConfig = Omit<RunnerConfig, 'labels' | 'repo_access' | 'listen' | 'blueprints_dir'> &
-  Partial<Pick<RunnerConfig, 'labels' | 'repo_access' | 'listen' | 'blueprints_dir'>>;
+export type StartRunnerConfig = Omit<RunnerConfig, 'labels' | 'repo_access' | 'listen' | 'blueprints_dir' | 'insecure' | 'ca' | 'cert' | 'key'> &
+  Partial<Pick<RunnerConfig, 'labels' | 'repo_access' | 'listen' | 'blueprints_dir' | 'insecure' | 'ca' | 'cert' | 'key'>>;
 
 export interface RunnerHandle {
   /** Stops every session (process groups), flushes the spool, closes the socket. Idempotent. */
@@ -134,6 +134,7 @@ export async function startRunner(config: StartRunnerConfig, options: StartRunne
   connection = new RunnerConnection({
     server: config.server,
     token: config.token,
+    tls: config.tls,
     registerBody,
     activeSessions: () => sessions.activeCount(),
     handlers,

@@ -54,6 +54,11 @@ const EnvSchema = z.object({
   AGENT_VILLAGE_PATROL_BACKOFF_MS: z.coerce.number().int().min(10).default(10_000),
   /** BullMQ key prefix, so several installations can share one Redis. */
   AGENT_VILLAGE_QUEUE_PREFIX: z.string().regex(/^[\w-]{1,50}$/, 'AGENT_VILLAGE_QUEUE_PREFIX: letters, digits, _ and -').default('agent-village'),
+  /** HTTPS: PEM certificate (chain) and key files; both or neither. */
+  TLS_CERT: z.string().min(1).optional(),
+  TLS_KEY: z.string().min(1).optional(),
+  /** Mutual TLS for runners: PEM CA that signs runner client certificates (needs TLS_CERT/TLS_KEY). */
+  TLS_CLIENT_CA: z.string().min(1).optional(),
   /** Serve the Next.js pages (tests of the realtime layer alone may switch it off). */
   AGENT_VILLAGE_NEXT: bool.default(true),
 });
@@ -67,5 +72,7 @@ export function parseServerEnv(env: NodeJS.ProcessEnv = process.env): ServerEnv 
     throw new Error(`Bad environment: ${describeZodError(parsed.error)}`);
   }
   const data = parsed.data;
+  if (!data.TLS_CERT !== !data.TLS_KEY) throw new Error('Bad environment: TLS_CERT and TLS_KEY go together (both PEM files, or neither)');
+  if (data.TLS_CLIENT_CA && !data.TLS_CERT) throw new Error('Bad environment: TLS_CLIENT_CA (mutual TLS for runners) needs TLS_CERT and TLS_KEY');
   return { ...data, DATABASE_URL: data.DATABASE_URL ?? `file:${resolve(data.DATA_DIR, 'village.db')}` };
 }

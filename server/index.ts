@@ -1,4 +1,3 @@
-import { createServer } from 'node:http';
 import { join } from 'node:path';
 import next from 'next';
 import { Server } from 'socket.io';
@@ -9,10 +8,11 @@ import { materializeDemoRepo } from './demo';
 import { parseServerEnv, PROJECT_ROOT } from './env';
 import { allowSocketRequest, guardRequest, securityHeaders } from './http-guard';
 import { createOriginPolicy, setOriginPolicy, type OriginPolicy } from './origin-policy';
-import { attachRunnerNamespace } from './realtime/runner-namespace';
+import { createRunnerEngine } from './realtime/runner-engine';
 import { attachUiNamespace } from './realtime/ui-namespace';
 import { startPatrolScheduling } from './scheduler';
 import { publishSetupLink } from './setup-link';
+import { createListeningServer } from './tls';
 import { createServices } from './services';
 import { ensureDefaultOrg } from './services/orgs';
 import { createLoginThrottle } from './services/login-throttle';
@@ -59,13 +59,14 @@ async function main() {
   // Known once the port is (PORT=0 picks one); nothing is answered before listen().
   let policy: OriginPolicy = createOriginPolicy({ publicUrl: env.PUBLIC_URL, port: env.PORT, listenHost: env.HOST });
   const headers = securityHeaders(dev);
-  const http = createServer((req, res) => {
+  const listening = createListeningServer(env, (req, res) => {
     if (!guardRequest(req, res, policy, headers)) return;
     // The audit log's ip: the peer's address, never a value a client put in a header.
     req.headers['x-av-remote-addr'] = req.socket.remoteAddress ?? '';
     if (handler) return void handler(req, res);
     res.writeHead(404).end();
   });
+  const http = listening.server;
   const io = new Server(http, {
     maxHttpBufferSize: 4 * 1024 * 1024,
     serveClient: false,
@@ -73,7 +74,13 @@ async function main() {
     pingTimeout: env.AGENT_VILLAGE_PING_TIMEOUT_MS,
     allowRequest: (req, cb) => allowSocketRequest(policy)(req, cb),
   });
-  services.ports.gateway = attachRunnerNamespace(io, services);
+  // Runners have their own engine (path RUNNER_SOCKET_PATH): the token is checked in the handshake.
+  const runnerEngine = createRunnerEngine(http, services, {
+    pingInterval: env.AGENT_VILLAGE_PING_INTERVAL_MS,
+    pingTimeout: env.AGENT_VILLAGE_PING_TIMEOUT_MS,
+    requireClientCert: listening.requireClientCert,
+  });
+  services.ports.gateway = runnerEngine.gateway;
   services.ports.broadcast = attachUiNamespace(io, services, { originPolicy: () => policy });
   const scheduler = await startPatrolScheduling(services, env);
   if (dev && app) {
@@ -88,7 +95,7 @@ async function main() {
   await new Promise<void>((res) => http.listen(env.PORT, env.HOST, res));
   const address = http.address();
   const port = typeof address === 'object' && address ? address.port : env.PORT;
-  const url = `http://${env.HOST === '0.0.0.0' ? '127.0.0.1' : env.HOST}:${port}`;
+  const url = `${listening.scheme}://${env.HOST === '0.0.0.0' ? '127.0.0.1' : env.HOST}:${port}`;
   policy = createOriginPolicy({ publicUrl: env.PUBLIC_URL, port, listenHost: env.HOST });
   setOriginPolicy(policy);
 
@@ -102,10 +109,10 @@ async function main() {
 
   const setupToken = await services.auth.issueSetupToken(() => removeSetupLink?.());
   const removeSetupLink = setupToken
-    ? publishSetupLink({ dataDir: env.DATA_DIR, publicUrl: env.PUBLIC_URL ? policy.publicUrl : `http://localhost:${port}`, token: setupToken, print: printRaw })
+    ? publishSetupLink({ dataDir: env.DATA_DIR, publicUrl: env.PUBLIC_URL ? policy.publicUrl : `${listening.scheme}://localhost:${port}`, token: setupToken, print: printRaw })
     : null;
   console.log(`[server] Agent Village listening on ${url}`);
-  if (!setupToken) console.log(`[server] open ${env.PUBLIC_URL ? policy.publicUrl : `http://localhost:${port}`}`);
+  if (!setupToken) console.log(`[server] open ${env.PUBLIC_URL ? policy.publicUrl : `${listening.scheme}://localhost:${port}`}`);
 
   let closing = false;
   const shutdown = async (signal: string) => {
@@ -115,6 +122,7 @@ async function main() {
     await runner?.stop();
     await scheduler.close().catch((err) => console.error('[server] closing the patrol scheduler', err));
     io.close();
+    runnerEngine.io.close();
     http.close();
     await db.$disconnect();
     process.exit(0);

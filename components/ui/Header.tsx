@@ -18,6 +18,7 @@ export default function Header({ me, runners }: { me: Me; runners?: RunnerSummar
           {online ? `${online} runner${online === 1 ? '' : 's'} online` : 'no runner online'}
         </span>
       )}
+      {me.role === 'admin' && runners && <RunnerSecurityAlerts runners={runners} />}
       <span className="spacer" />
       <ApprovalsBadge />
       <Link href="/patrols" className="btn btn-small">
@@ -70,5 +71,22 @@ function ApprovalsBadge() {
     <Link href="/approvals" className={`approvals-badge${pending ? ' has-pending' : ''}`} aria-label={`Approvals: ${pending} waiting`}>
       Approvals {pending}
     </Link>
+  );
+}
+
+/** Admins see a runner's security alert (a refused or fencing second connection) until they dismiss it. */
+function RunnerSecurityAlerts({ runners }: { runners: RunnerSummary[] }) {
+  const flagged = runners.filter((r) => r.security_alert);
+  return (
+    <>
+      {flagged.map((r) => (
+        <span key={r.id} className="runner-alert" role="alert" title={r.security_alert!.message}>
+          ⚠ runner {r.name}: {r.security_alert!.message}
+          <button type="button" className="btn btn-small" onClick={() => void api(`/api/runners/${r.id}/alert`, { method: 'DELETE' }).catch(() => undefined)}>
+            Dismiss
+          </button>
+        </span>
+      ))}
+    </>
   );
 }

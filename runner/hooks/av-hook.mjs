@@ -6,7 +6,7 @@
 //   av-hook.mjs codex-notify <json>      Codex's `notify` program: the JSON is the last argument
 //   av-hook.mjs shell <event> <text>     the session's bash (preexec: command line, precmd: exit status)
 //
-// Endpoint and token come from AGENT_VILLAGE_HOOK_URL / AGENT_VILLAGE_HOOK_TOKEN in the session's
+// Endpoint and token come from AGENT_VILLAGE_HOOK_URL / AGENT_VILLAGE_SESSION_TOKEN in the session's
 // environment. When the runner cannot be reached the hook prints nothing and exits 0: the CLI then
 // goes on as if no hook were configured (its own permission prompts still apply).
 import { parseObject, post } from './hook-client.mjs';
@@ -62,7 +62,8 @@ async function buildCall(argv) {
 
 async function main() {
   const url = process.env.AGENT_VILLAGE_HOOK_URL;
-  const token = process.env.AGENT_VILLAGE_HOOK_TOKEN;
+  // The session token (scoped to this session, dies with it); the bash hooks pass it under the old name.
+  const token = process.env.AGENT_VILLAGE_SESSION_TOKEN || process.env.AGENT_VILLAGE_HOOK_TOKEN;
   const call = await buildCall(process.argv.slice(2));
   if (!url || !token || !call) return 0;
   const timeout = DECISION_EVENTS.has(call.event) ? DECISION_TIMEOUT_MS : REPORT_TIMEOUT_MS;

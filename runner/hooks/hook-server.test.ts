@@ -58,6 +58,11 @@ describe('HookServer', () => {
     expect((await request(ep.url, { token: ep.token, body: JSON.stringify({ provider: 'claude', event: 'Stop', payload: [1] }) })).status).toBe(400);
     expect((await request(ep.url, { token: ep.token, body: Buffer.alloc(MAX_HOOK_BODY_BYTES + 1, 0x20) })).status).toBe(413);
     expect((await request(ep.url, { token: ep.token, body: good, path: '/other' })).status).toBe(404);
+    expect((await request(ep.url, { token: ep.token, body: good, path: '/hook' })).status).toBe(404);
+    // s1's token at s2's URL: the scope is the session, so it is refused before the body is read.
+    const ep2 = server.register('s2', (c) => (calls.push(c), {}));
+    expect(ep2.url).toBe(`${server.url}/s2`);
+    expect((await request(ep2.url, { token: ep.token, body: good })).status).toBe(403);
     expect((await request(ep.url, { token: ep.token, method: 'GET' })).status).toBe(405);
     expect(calls).toEqual([]);
     expect((await request(ep.url, { token: ep.token, body: good })).status).toBe(200);

@@ -1,4 +1,3 @@
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -6,18 +5,20 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { errorMessage, type Logger } from '../log';
+import { SessionTokens, TOKEN_REFUSALS, type TokenCheck } from './session-tokens';
 
 /**
- * The channel the agent CLIs' hooks call back on: 127.0.0.1 HTTP on an ephemeral port, one
- * random bearer token per session. A session registers a handler when it starts and drops it when
- * it ends, so a token lives exactly as long as its session. Requests are answered by the
- * handler, which may take its time (PreToolUse will wait for an approval in a later step).
+ * The channel the agent CLIs' hooks call back on: 127.0.0.1 HTTP on an ephemeral port (and a Unix
+ * socket), one URL per session (`/hook/<session id>`) and one session token per session
+ * (session-tokens.ts: HMAC-signed, scoped to org, repository and session, with an expiry). A
+ * request is served only when its token is for the session its URL names, has not expired, and
+ * that session is still live: a session registers a handler when it starts and drops it when it
+ * ends, which retires its token. Requests are answered by the handler, which may take its time
+ * (PreToolUse waits for an approval).
  */
 
 /** A Bash tool's output rides in the hook payload; 4 MB covers what the CLIs pass (Claude truncates at ~30 000 chars). */
 export const MAX_HOOK_BODY_BYTES = 4 * 1024 * 1024;
-/** 32 random bytes: a guess is hopeless, and the token never leaves the machine. */
-const TOKEN_BYTES = 32;
 /** A blocking hook (an approval) may wait on a person; past this the hook program gives up anyway. */
 export const HOOK_REQUEST_TIMEOUT_MS = 30 * 60_000;
 export const HOOK_PATH = '/hook';
@@ -37,7 +38,7 @@ export interface HookReply {
 
 export type HookHandler = (call: HookCall) => Promise<HookReply> | HookReply;
 
-/** What a session hands its provider: where to call and with which token. */
+/** What a session hands its provider: where to call (its own URL) and with which session token. */
 export interface HookEndpoint {
   url: string;
   token: string;
@@ -48,15 +49,24 @@ export interface HookEndpoint {
   socket?: string;
 }
 
-const hashToken = (token: string): string => crypto.createHash('sha256').update(token).digest('hex');
+/** What a session's token is scoped to besides the session itself (deterministic runs have neither). */
+export interface HookScope {
+  org_id: string;
+  repo_id: string;
+}
+
+/** The session a hook URL names: `/hook/<id>` with a plain id (ids are [A-Za-z0-9_-]). */
+const SESSION_PATH = new RegExp(`^${HOOK_PATH}/([A-Za-z0-9_-]{1,200})$`);
+/** What a client may send as a bearer token; anything else is refused unread. */
+const BEARER = /^Bearer ([A-Za-z0-9_.-]{1,1000})$/;
 
 export class HookServer {
-  /** sha256(token) → handler: a lookup by hash keeps the comparison free of timing leaks. */
-  private readonly byTokenHash = new Map<string, { sessionId: string; handler: HookHandler }>();
-  private readonly tokenHashBySession = new Map<string, string>();
+  private readonly handlers = new Map<string, HookHandler>();
+  private readonly tokens = new SessionTokens();
 
   private constructor(
     private readonly servers: http.Server[],
+    /** The base URL; each session's endpoint is `<url>/<session id>`. */
     readonly url: string,
     readonly socket: string | null,
     private readonly socketDir: string | null,
@@ -109,29 +119,35 @@ export class HookServer {
     return instance;
   }
 
-  /** A fresh token for this session; any earlier one of the same session stops working. */
-  register(sessionId: string, handler: HookHandler): HookEndpoint {
+  /** A fresh session token for this session; any earlier one of the same session stops working. */
+  register(sessionId: string, handler: HookHandler, scope: HookScope = { org_id: '', repo_id: '' }): HookEndpoint {
+    if (!/^[A-Za-z0-9_-]{1,200}$/.test(sessionId)) throw new Error(`hooks: unusable session id ${JSON.stringify(sessionId)}`);
     this.unregister(sessionId);
-    const token = crypto.randomBytes(TOKEN_BYTES).toString('base64url');
-    const h = hashToken(token);
-    this.byTokenHash.set(h, { sessionId, handler });
-    this.tokenHashBySession.set(sessionId, h);
-    return { url: this.url, token, ...(this.socket ? { socket: this.socket } : {}) };
+    this.handlers.set(sessionId, handler);
+    const token = this.tokens.mint({ ...scope, session_id: sessionId });
+    return { url: `${this.url}/${sessionId}`, token, ...(this.socket ? { socket: this.socket } : {}) };
   }
 
+  /** The session ended: its token is refused from now on (a late call gets 401). */
   unregister(sessionId: string): void {
-    const h = this.tokenHashBySession.get(sessionId);
-    if (h) this.byTokenHash.delete(h);
-    this.tokenHashBySession.delete(sessionId);
+    this.handlers.delete(sessionId);
+    this.tokens.end(sessionId);
+  }
+
+  /**
+   * The one check for anything a session calls back with (hooks, guard shims, av-secret, av-dta):
+   * is this token valid for this session, now? Other runner-side endpoints reuse it.
+   */
+  checkToken(token: string | undefined, sessionId: string): TokenCheck {
+    return this.tokens.check(token, sessionId);
   }
 
   get sessionCount(): number {
-    return this.tokenHashBySession.size;
+    return this.handlers.size;
   }
 
   close(): Promise<void> {
-    this.byTokenHash.clear();
-    this.tokenHashBySession.clear();
+    for (const id of [...this.handlers.keys()]) this.unregister(id);
     const closed = this.servers.map((server) => {
       server.closeAllConnections();
       return new Promise<void>((resolve) => server.close(() => resolve()));
@@ -146,14 +162,19 @@ export class HookServer {
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(body));
     };
-    if ((req.url ?? '').split('?')[0] !== HOOK_PATH) return reply(404, { error: 'not found' });
+    const target = SESSION_PATH.exec((req.url ?? '').split('?')[0] ?? '');
+    if (!target) return reply(404, { error: 'not found' });
     if (req.method !== 'POST') return reply(405, { error: 'POST only' });
-    const auth = /^Bearer ([A-Za-z0-9_-]{1,200})$/.exec(req.headers.authorization ?? '');
-    const entry = auth ? this.byTokenHash.get(hashToken(auth[1])) : undefined;
-    if (!entry) {
+    const sessionId = target[1]!;
+    const check = this.tokens.check(BEARER.exec(req.headers.authorization ?? '')?.[1], sessionId);
+    const handler = this.handlers.get(sessionId);
+    if (!check.ok || !handler) {
+      // Refused before the body is read: a caller without a token for this session gets nothing parsed.
       req.resume();
-      return reply(401, { error: 'unknown or expired hook token' });
+      const refusal = TOKEN_REFUSALS[check.ok ? 'session_ended' : check.reason];
+      return reply(refusal.status, { error: refusal.message });
     }
+    const entry = { sessionId, handler };
     const body = await readBody(req, MAX_HOOK_BODY_BYTES);
     if (body === null) return reply(413, { error: `hook body over ${MAX_HOOK_BODY_BYTES} bytes` });
     let json: unknown;

@@ -1,14 +1,21 @@
 import { fileURLToPath } from 'node:url';
 import { HookBridge, type HookBridgeOptions } from './hook-bridge';
-import type { HookCall, HookEndpoint, HookReply, HookServer } from './hook-server';
+import type { HookCall, HookEndpoint, HookReply, HookScope, HookServer } from './hook-server';
 
-export { HookServer, type HookCall, type HookEndpoint, type HookReply } from './hook-server';
+export { HookServer, type HookCall, type HookEndpoint, type HookReply, type HookScope } from './hook-server';
+export { SessionTokens, SESSION_TOKEN_TTL_MS, type SessionScope, type TokenCheck } from './session-tokens';
 export { HookBridge } from './hook-bridge';
 export { isTestCommand, parseTestCounts, stripAnsi, type TestCounts } from './test-counts';
 
 /** Where av-hook.mjs finds the runner; set in the session's clean environment. */
 export const HOOK_URL_ENV = 'AGENT_VILLAGE_HOOK_URL';
-export const HOOK_TOKEN_ENV = 'AGENT_VILLAGE_HOOK_TOKEN';
+/**
+ * The session's short-lived token (session-tokens.ts) for everything it calls back with: hooks,
+ * guard shims, av-secret, av-dta. Scoped to org, repository and session; dies with the session.
+ */
+export const SESSION_TOKEN_ENV = 'AGENT_VILLAGE_SESSION_TOKEN';
+/** The earlier name of the same variable: av-hook.mjs still reads it (the bash hooks pass it inline). */
+export const HOOK_TOKEN_ENV = SESSION_TOKEN_ENV;
 export const HOOK_SOCKET_ENV = 'AGENT_VILLAGE_HOOK_SOCKET';
 
 /** The hook program the CLIs' configs call; plain .mjs so it runs without tsx, from the runner's checkout. */
@@ -42,7 +49,7 @@ export class SessionHooks {
   constructor(
     private readonly server: HookServer,
     private readonly sessionId: string,
-    options: HookBridgeOptions & { guard?: (call: HookCall) => Promise<HookReply> },
+    options: HookBridgeOptions & { guard?: (call: HookCall) => Promise<HookReply>; scope?: HookScope },
   ) {
     this.bridge = new HookBridge(options);
     const guard = options.guard;
@@ -55,7 +62,7 @@ export class SessionHooks {
       if (!withNotes) return reply;
       this.notes = [];
       return withNotes;
-    });
+    }, options.scope);
   }
 
   /** A message for the agent: Claude Code gets it as context on its next tool use or prompt. */

@@ -588,6 +588,8 @@ export class Session {
   private openHooks(provider: ProviderId, worktree: string): SessionHooks | null {
     if (!this.deps.hooks) return null;
     return new SessionHooks(this.deps.hooks, this.id, {
+      // The session token names org and repository as well as the session (issue 12).
+      scope: { org_id: this.cmd.org_id, repo_id: this.cmd.repo_id },
       provider,
       worktree,
       gate: this.gate,

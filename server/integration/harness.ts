@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { io, type Socket } from 'socket.io-client';
+import { RUNNER_NAMESPACE, RUNNER_SOCKET_PATH } from '../../protocol';
 import type { Result, RunnerToServerEvents, ServerToRunnerEvents, SessionSummary, UiClientToServerEvents, UiServerToClientEvents, WireEvent, WorldSnapshot } from '../../protocol';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
@@ -77,7 +78,7 @@ export async function startStack(opts: { attachedRunner?: boolean; env?: Record<
     const onData = (b: Buffer) => {
       const text = b.toString();
       logs.push(text);
-      const m = /listening on (http:\/\/[\d.]+:\d+)/.exec(text);
+      const m = /listening on (https?:\/\/[\d.]+:\d+)/.exec(text);
       if (m) res(m[1]!);
     };
     server.stdout!.on('data', onData);
@@ -162,8 +163,10 @@ export function uiSocket(base: string, cookie: string): Promise<UiClient> {
 }
 
 export function runnerSocket(base: string, token: string): Promise<Socket<ServerToRunnerEvents, RunnerToServerEvents>> {
-  const socket: Socket<ServerToRunnerEvents, RunnerToServerEvents> = io(`${base}/runner`, {
+  const socket: Socket<ServerToRunnerEvents, RunnerToServerEvents> = io(`${base}${RUNNER_NAMESPACE}`, {
+    path: RUNNER_SOCKET_PATH,
     transports: ['websocket'],
+    extraHeaders: { authorization: `Bearer ${token}` },
     auth: { token },
     reconnection: false,
     forceNew: true,

@@ -6,7 +6,9 @@ import {
   RunnerBlueprintsSchema,
   RunnerRegisterSchema,
   RunUpdateBatchSchema,
+  RUNNER_NAMESPACE,
   type Result,
+  type RunnerRegister,
   type RunnerToServerEvents,
   type ServerToRunnerEvents,
 } from '../../protocol';
@@ -15,6 +17,7 @@ import { AppError } from '../services/errors';
 import type { RunnerGateway } from '../services/ports';
 import { RUNNER_HEARTBEAT_MS, type RunnerIdentity } from '../services/runners';
 import { handle } from './handler';
+import { handshakeOf } from './runner-handshake';
 
 /** A runner that does not answer a command in this time is treated as failed for that command. */
 const COMMAND_TIMEOUT_MS = 15_000;
@@ -22,6 +25,17 @@ const COMMAND_TIMEOUT_MS = 15_000;
 export const RUNNER_LOST_AFTER_MS = 45_000;
 /** How often the silent-runner sweep runs. */
 const SWEEP_MS = 5_000;
+/**
+ * A runner that heartbeat within this window (3 beats) is alive: a second connection claiming its
+ * name is refused. Older than that, the old socket is fenced (dropped) and the newcomer takes over.
+ */
+export const RUNNER_FRESH_MS = 3 * RUNNER_HEARTBEAT_MS;
+/** A refused claimant that keeps retrying is audited once per this interval (per runner and address). */
+export const TAKEOVER_AUDIT_INTERVAL_MS = 60_000;
+/** Throttle entries kept (runner × address); past this the table starts over. */
+const MAX_TAKEOVER_AUDIT_KEYS = 10_000;
+/** Let the refusal's ack reach the claimant before its socket is closed. */
+const REFUSED_DISCONNECT_DELAY_MS = 50;
 
 interface RunnerSocketData {
   identity: RunnerIdentity | null;
@@ -32,11 +46,12 @@ type RunnerSocket = Socket<RunnerToServerEvents, ServerToRunnerEvents, Record<st
 
 /** The /runner namespace: runners dial in with a token, register, heartbeat and stream events. */
 export function attachRunnerNamespace(io: Server, services: Services): RunnerGateway {
-  const nsp = io.of('/runner') as unknown as Namespace<RunnerToServerEvents, ServerToRunnerEvents, Record<string, never>, RunnerSocketData>;
+  const nsp = io.of(RUNNER_NAMESPACE) as unknown as Namespace<RunnerToServerEvents, ServerToRunnerEvents, Record<string, never>, RunnerSocketData>;
   const connected = new Map<
     string,
     { socket: RunnerSocket; active: number; lastBeat: number; lag: number | null; rss: number | null }
   >();
+  const lastTakeoverAudit = new Map<string, number>();
   // A runner whose socket stays open but which stopped heartbeating (hung) is lost all the same.
   setInterval(() => {
     const now = Date.now();
@@ -48,16 +63,71 @@ export function attachRunnerNamespace(io: Server, services: Services): RunnerGat
     }
   }, SWEEP_MS).unref();
 
+  // The engine's handshake already checked the Authorization header (runner-engine.ts); the
+  // Socket.IO auth payload must carry the same, still valid token, or the namespace is refused.
   nsp.use(async (socket, next) => {
+    const refuse = (message: string) => next(Object.assign(new Error(`UNAUTHORIZED: ${message}`), { data: { code: 'UNAUTHORIZED', message } }));
     try {
+      const shake = handshakeOf(socket.request);
       const token = (socket.handshake.auth as { token?: unknown } | undefined)?.token;
-      socket.data.identity = await services.runners.verifyToken(typeof token === 'string' ? token : undefined);
-      // Unauthenticated sockets may connect only to be told so at register, in a readable ack.
+      if (!shake || typeof token !== 'string' || token !== shake.token) return refuse('the runner token is missing, or differs from the handshake’s.');
+      const identity = await services.runners.verifyToken(token);
+      if (!identity || identity.tokenId !== shake.identity.tokenId) return refuse('the runner token is invalid or revoked.');
+      socket.data.identity = identity;
       next();
     } catch (err) {
-      next(err as Error);
+      console.error('[server] runner namespace auth failed', err);
+      next(new Error('the runner handshake failed'));
     }
   });
+
+  /**
+   * (The alert text names no address: every org member sees runner summaries; the address is in
+   * the audit entry, which only admins read.)
+   *
+   * Issue 11 item 2: a stolen token must not silently take over a live runner. The same process
+   * (same instance_id) may replace its own socket; anyone else is refused while the runner
+   * heartbeats, and fences it (drops the old socket) only once it has gone silent. Either way an
+   * audit entry and an alert for admins record it.
+   */
+  async function claimName(socket: RunnerSocket, identity: RunnerIdentity, body: RunnerRegister): Promise<void> {
+    const row = await services.runners.liveness(identity.orgId, body.name);
+    if (!row) return;
+    const local = connected.get(row.id);
+    if (local?.socket.id === socket.id) return;
+    // The same process coming back (its old socket not yet noticed as gone): its own to replace.
+    if (body.instance_id && row.instanceId === body.instance_id) return;
+    const lastBeat = Math.max(row.lastSeenAt.getTime(), local?.lastBeat ?? 0);
+    const present = row.online || local?.socket.connected === true;
+    if (!present) return;
+    const ip = socket.handshake.address || null;
+    const silentMs = Date.now() - lastBeat;
+    if (silentMs <= RUNNER_FRESH_MS) {
+      const key = `${row.id}|${ip}`;
+      const last = lastTakeoverAudit.get(key) ?? 0;
+      if (Date.now() - last >= TAKEOVER_AUDIT_INTERVAL_MS) {
+        // Old entries only throttle; dropping them costs at most one more audit row each.
+        if (lastTakeoverAudit.size >= MAX_TAKEOVER_AUDIT_KEYS) lastTakeoverAudit.clear();
+        lastTakeoverAudit.set(key, Date.now());
+        await services.runners.securityAlert(row.id, {
+          action: 'runner.takeover_refused',
+          message: `A second connection tried to register as runner ${body.name} while it was connected and alive; it was refused. If this was not a restart of that runner, its token may have leaked: revoke it.`,
+          tokenId: identity.tokenId,
+          ip,
+        });
+      }
+      console.error(`[server] refused a second connection for live runner ${body.name}${ip ? ` from ${ip}` : ''}`);
+      setTimeout(() => socket.disconnect(true), REFUSED_DISCONNECT_DELAY_MS);
+      throw new AppError('CONFLICT', `Runner ${body.name} is already connected and alive; a second connection with its name is refused.`);
+    }
+    await services.runners.securityAlert(row.id, {
+      action: 'runner.fenced',
+      message: `A new connection registered as runner ${body.name} after the old one was silent for ${Math.round(silentMs / 1000)} s; the old connection was dropped.`,
+      tokenId: identity.tokenId,
+      ip,
+    });
+    // register() then drops the old socket (when it is on this node) and takes its place.
+  }
 
   nsp.on('connection', (socket) => {
     const requireRunner = () => {
@@ -69,13 +139,15 @@ export function attachRunnerNamespace(io: Server, services: Services): RunnerGat
       'runner:register',
       handle('runner:register', RunnerRegisterSchema, async (body) => {
         const identity = socket.data.identity;
-        if (!identity) {
-          setTimeout(() => socket.disconnect(true), 50);
-          throw new AppError('UNAUTHORIZED', 'The runner token is invalid or revoked.');
-        }
+        if (!identity) throw new AppError('UNAUTHORIZED', 'The runner token is invalid or revoked.');
+        await claimName(socket, identity, body);
         const { runner } = await services.runners.register(identity, body);
         const previous = connected.get(runner.id);
-        if (previous && previous.socket.id !== socket.id) previous.socket.disconnect(true);
+        if (previous && previous.socket.id !== socket.id) {
+          // Out of the map first, so the old socket's disconnect does not mark the runner offline.
+          connected.delete(runner.id);
+          previous.socket.disconnect(true);
+        }
         connected.set(runner.id, {
           socket,
           active: body.sessions.filter((s) => s.alive).length,

@@ -31,6 +31,8 @@ type RunnerRow = {
   labels: string;
   repoAccess: string;
   lastSeenAt: Date;
+  securityAlert?: string | null;
+  securityAlertAt?: Date | null;
 };
 
 export function createRunnerService(
@@ -58,6 +60,7 @@ export function createRunnerService(
       active_sessions: gateway().activeSessions(r.id),
       ...gateway().health(r.id),
       last_seen_at: r.lastSeenAt.toISOString(),
+      security_alert: r.securityAlert && r.securityAlertAt ? { message: r.securityAlert, at: r.securityAlertAt.toISOString() } : null,
     };
   }
 
@@ -131,6 +134,7 @@ export function createRunnerService(
         labels: JSON.stringify(body.labels),
         repoAccess: JSON.stringify(body.repo_access),
         version: body.version,
+        instanceId: body.instance_id ?? null,
         online: true,
         lostAt: null,
         lastSeenAt: new Date(),
@@ -166,6 +170,43 @@ export function createRunnerService(
         detail: { hostname: body.hostname, capacity: body.capacity, providers: body.providers, version: body.version, token_id: identity.tokenId },
       });
       return { runner, lostIds };
+    },
+
+    /**
+     * What the database knows about the org's runner with this name (null before a first
+     * register): whether it is online, when it last heartbeat, and which process registered it.
+     * Kept in the database, so every control-plane node sees the same answer.
+     */
+    async liveness(orgId: string, name: string): Promise<{ id: string; online: boolean; lastSeenAt: Date; instanceId: string | null } | null> {
+      return db.runner.findUnique({ where: { orgId_name: { orgId, name } }, select: { id: true, online: true, lastSeenAt: true, instanceId: true } });
+    },
+
+    /**
+     * A second connection claimed a live runner's name (refused) or replaced a silent one (fenced):
+     * an audit entry, and an alert on the runner that admins see until they dismiss it.
+     */
+    async securityAlert(
+      runnerId: string,
+      alert: { action: 'runner.takeover_refused' | 'runner.fenced'; message: string; tokenId: string; ip: string | null },
+    ) {
+      const r = await db.runner.update({ where: { id: runnerId }, data: { securityAlert: alert.message, securityAlertAt: new Date() } });
+      await audit.record({
+        orgId: r.orgId,
+        actor: runnerActor(r.name),
+        action: alert.action,
+        target: runnerId,
+        detail: { message: alert.message, token_id: alert.tokenId },
+        ip: alert.ip,
+      });
+      broadcast().runnerUpdated(r.orgId, summary(r));
+    },
+
+    async dismissSecurityAlert(orgId: string, runnerId: string, actor: AuditActor, ip?: string | null) {
+      const res = await db.runner.updateMany({ where: { id: runnerId, orgId }, data: { securityAlert: null, securityAlertAt: null } });
+      if (res.count === 0) throw new AppError('NOT_FOUND', 'That runner was not found.');
+      await audit.record({ orgId, actor, action: 'runner.alert_dismissed', target: runnerId, ip });
+      const r = await db.runner.findUniqueOrThrow({ where: { id: runnerId } });
+      broadcast().runnerUpdated(orgId, summary(r));
     },
 
     async heartbeat(runnerId: string) {
