@@ -85,7 +85,7 @@ describe('runner over mutual TLS (a CA made at test time)', () => {
     });
     expect(stack.url).toMatch(/^https:\/\//);
     // A browser needs no client certificate: the pages and API answer over plain server TLS.
-    const setup = await request(`${stack.url}/api/setup`, ca, 'POST', { email: 'admin@example.com', password: 'correct horse battery', name: 'Ada' });
+    const setup = await request(`${stack.url}/api/setup`, ca, 'POST', { email: 'admin@example.com', password: 'correct horse battery', name: 'Ada', setup_token: stack.setupToken });
     expect(setup.json.ok).toBe(true);
     cookie = setup.cookie;
     if (!cookie) cookie = (await request(`${stack.url}/api/auth/login`, ca, 'POST', { email: 'admin@example.com', password: 'correct horse battery' })).cookie;
