@@ -9,6 +9,7 @@ import type { PolicyService } from './policy';
 import { canReach, repoRefFromSource } from './repos';
 import type { SecretService } from './secrets';
 import type { LimitService } from './limits';
+import type { SessionStateService } from './session-state';
 
 type SessionRow = {
   id: string;
@@ -68,7 +69,7 @@ export function createSessionService(
   db: Db,
   gateway: () => RunnerGateway,
   broadcast: () => Broadcaster,
-  deps: { policy: PolicyService; secrets: SecretService; limits: LimitService },
+  deps: { policy: PolicyService; secrets: SecretService; limits: LimitService; states: SessionStateService },
 ) {
   async function load(orgId: string, id: string) {
     const s = await db.session.findFirst({ where: { id, orgId }, include: WITH_SUMMARY });
@@ -82,8 +83,9 @@ export function createSessionService(
     return sessionSummary(s);
   }
 
+  /** FAILED through the lifecycle check: a session that already ended keeps its end. */
   async function fail(orgId: string, id: string, reason: string) {
-    await db.session.update({ where: { id }, data: { state: 'FAILED', reason, endedAt: new Date() } });
+    await deps.states.transition(orgId, [id], 'FAILED', reason);
     return publish(orgId, id);
   }
 
