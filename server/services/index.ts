@@ -75,8 +75,8 @@ export function createServices(
   webhooks = createWebhookService(db, opts.secretKey, { patrols: () => patrols, repos, audit });
   const blueprints = createBlueprintService(db, gateway, broadcast);
   const runs = createRunService(db, gateway, broadcast, { blueprints, audit });
+  // No `db` here: the database is reached only through these services' functions (issue 14 item 4).
   return {
-    db,
     /** The installation's org (one per installation until orgs can be created). */
     orgId,
     ports,

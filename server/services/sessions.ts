@@ -114,6 +114,11 @@ export function createSessionService(
     return candidates[0]!.r;
   }
 
+  /** Forward a viewer's flow-control ack to the runner that owns the session. */
+  async function terminalAck(runnerId: string | null, sessionId: string, seq: number) {
+    if (runnerId && gateway().isOnline(runnerId)) gateway().notify(runnerId, 'terminal:ack', { session_id: sessionId, seq });
+  }
+
   function requireLive(s: { state: string }) {
     if ((TERMINAL_STATES as string[]).includes(s.state)) throw new AppError('CONFLICT', 'That session has ended.');
   }
@@ -312,10 +317,13 @@ export function createSessionService(
       await gateway().command(s.runnerId, 'session:resize', { session_id: id, cols, rows });
     },
 
-    /** Forward a viewer's flow-control ack to the runner that owns the session. */
-    async terminalAck(runnerId: string | null, sessionId: string, seq: number) {
-      if (runnerId && gateway().isOnline(runnerId)) gateway().notify(runnerId, 'terminal:ack', { session_id: sessionId, seq });
+    /** The last viewer left: everything stored counts as consumed, so the runner never waits for acks nobody will send. */
+    async releaseFlowControl(sessionId: string) {
+      const s = await db.session.findUnique({ where: { id: sessionId }, select: { lastSeq: true, runnerId: true } });
+      if (s) await terminalAck(s.runnerId, sessionId, s.lastSeq);
     },
+
+    terminalAck,
   };
 }
 
