@@ -19,7 +19,7 @@ describe('createControlPlane: the control plane in-process, a real runner proces
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'av-cp-'));
-    const env = parseServerEnv({ DATA_DIR: dir, PORT: '0', AGENT_VILLAGE_NEXT: '0', AGENT_VILLAGE_ATTACHED_RUNNER: '0', AGENT_VILLAGE_DEMO_REPO: '0' });
+    const env = parseServerEnv({ NODE_ENV: 'production', DATA_DIR: dir, PORT: '0', AGENT_VILLAGE_NEXT: '0', AGENT_VILLAGE_ATTACHED_RUNNER: '0', AGENT_VILLAGE_DEMO_REPO: '0' });
     await migrate(env.DATABASE_URL);
     db = await connectDb(env.DATABASE_URL);
     http = createServer((_req, res) => res.writeHead(404).end());
