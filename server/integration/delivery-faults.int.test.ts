@@ -14,11 +14,13 @@ import { Api, ROOT, TerminalWatcher, uiSocket, waitFor } from './harness';
  * all N lines when the runner (which owns the process) was never killed. FAULT_SEED replays a run.
  */
 const SEED = Number(process.env.FAULT_SEED ?? 20261126);
-const FAST_LINES = 100_000;
-const PACED_LINES = 200;
-/** Rounds of (kill plan × one fast and one paced session): every plan once, in a seeded order, plus two drawn at random. */
+const FAST_LINES = 300_000;
+const PACED_LINES = 250;
+/** Paced: a line every 20 ms, so the output lasts seconds and a kill lands in it. */
+const PACED_SLEEP_S = 0.02;
+/** Rounds of (kill plan × one paced and one fast session): every plan once, in a seeded order (EXTRA_ROUNDS more drawn at random). */
 const PLANS = ['none', 'server', 'runner', 'both'] as const;
-const EXTRA_ROUNDS = 2;
+const EXTRA_ROUNDS = 0;
 /** The kill comes after this many stored events of the session it watches, drawn per round. */
 const KILL_AFTER_EVENTS = { min: 2, max: 60 };
 
@@ -127,25 +129,31 @@ describe('delivery under kill -9 of runner and server (seeded)', () => {
     for (let i = 0; i < EXTRA_ROUNDS; i++) order.push(PLANS[Math.floor(random() * PLANS.length)]!);
     const repo = await client.readyRepo();
     const summary: string[] = [];
+    const killedAt = new Map<number, Map<string, number>>();
 
     for (const [round, plan] of order.entries()) {
       const killAfter = KILL_AFTER_EVENTS.min + Math.floor(random() * (KILL_AFTER_EVENTS.max - KILL_AFTER_EVENTS.min));
       const watchFast = random() < 0.5;
       const sessions: Array<{ id: string; kind: 'fast' | 'paced'; lines: number }> = [];
-      for (const kind of ['fast', 'paced'] as const) {
+      for (const kind of ['paced', 'fast'] as const) {
         const s = await client.ok<SessionSummary>('POST', '/api/sessions', { repo_id: repo.id, room_path: 'src', provider: 'shell', title: `r${round} ${kind}` });
         await client.waitState(s.id, ['RUNNING']);
-        const lines = kind === 'fast' ? FAST_LINES : PACED_LINES;
-        const cmd = kind === 'fast' ? `seq -f L%g 1 ${lines}; exit\r` : `for i in $(seq 1 ${lines}); do echo L$i; sleep 0.01; done; exit\r`;
+        sessions.push({ id: s.id, kind, lines: kind === 'fast' ? FAST_LINES : PACED_LINES });
+      }
+      // Both start printing together, the paced one first (the fast one is over in a second or two).
+      for (const s of sessions) {
+        const cmd = s.kind === 'fast' ? `seq -f L%g 1 ${s.lines}; exit\r` : `for i in $(seq 1 ${s.lines}); do echo L$i; sleep ${PACED_SLEEP_S}; done; exit\r`;
         await client.ok('POST', `/api/sessions/${s.id}/input`, { data: cmd });
-        sessions.push({ id: s.id, kind, lines });
       }
       if (plan !== 'none') {
-        const watched = sessions[watchFast ? 0 : 1]!;
+        const watched = sessions[watchFast ? 1 : 0]!;
         // A random point during the output: the watched session has stored killAfter events.
         await waitFor(async () => (await client.session(watched.id)).last_seq >= killAfter, `r${round}: ${killAfter} stored events`, 60_000);
-        if (plan === 'server' || plan === 'both') await kill('server');
-        if (plan === 'runner' || plan === 'both') await kill('runner');
+        // Where each session's stored output stood when the kill came (for the figures).
+        const at = await Promise.all(sessions.map(async (x) => [x.id, (await client.session(x.id)).last_seq] as const));
+        killedAt.set(round, new Map(at));
+        // Both at once for 'both': no orderly hand-over between the two deaths.
+        await Promise.all([plan !== 'runner' && kill('server'), plan !== 'server' && kill('runner')]);
         if (plan === 'server' || plan === 'both') await startServer();
         if (plan === 'runner' || plan === 'both') startRunner();
         await runnerOnline();
@@ -157,7 +165,8 @@ describe('delivery under kill -9 of runner and server (seeded)', () => {
         w.socket.close();
         const seqs = w.events.map((e) => e.seq);
         seqs.forEach((seq, i) => expect(seq, `r${round} ${s.kind}: seq #${i}`).toBe(i + 1));
-        const nums = [...w.text().matchAll(/(?:^|\n)L(\d+)\r(?=\n)/g)].map((m) => Number(m[1]));
+        // A line starts after a newline, or after the CR bash prints when it leaves bracketed paste.
+        const nums = [...w.text().matchAll(/(?<=^|[\r\n])L(\d+)(?=\r\n)/g)].map((m) => Number(m[1]));
         const firstWrong = nums.findIndex((n, i) => n !== i + 1);
         expect(firstWrong, `r${round} ${s.kind} (${plan}): line #${firstWrong} is L${nums[firstWrong]}`).toBe(-1);
         const runnerDied = plan === 'runner' || plan === 'both';
@@ -168,7 +177,8 @@ describe('delivery under kill -9 of runner and server (seeded)', () => {
           // The process died with the runner: what could not be spooled is an explicit gap.
           expect(w.events.some((e) => e.type === 'OUTPUT_GAP')).toBe(true);
         }
-        summary.push(`r${round} ${plan} ${s.kind}: ${nums.length}/${s.lines} lines, ${seqs.length} events, ${end.state}`);
+        const killSeq = killedAt.get(round)?.get(s.id);
+        summary.push(`r${round} ${plan} ${s.kind}: ${nums.length}/${s.lines} lines, ${seqs.length} events, ${end.state}${killSeq === undefined ? '' : `; kill when ${killSeq} events were stored`}`);
       }
     }
     console.log(`[fault] seed ${SEED}\n${summary.join('\n')}`);
