@@ -14,15 +14,18 @@ import { Api, ROOT, TerminalWatcher, uiSocket, waitFor } from './harness';
  * all N lines when the runner (which owns the process) was never killed. FAULT_SEED replays a run.
  */
 const SEED = Number(process.env.FAULT_SEED ?? 20261126);
-const FAST_LINES = 300_000;
+const FAST_LINES = 500_000;
 const PACED_LINES = 250;
 /** Paced: a line every 20 ms, so the output lasts seconds and a kill lands in it. */
 const PACED_SLEEP_S = 0.02;
 /** Rounds of (kill plan × one paced and one fast session): every plan once, in a seeded order (EXTRA_ROUNDS more drawn at random). */
 const PLANS = ['none', 'server', 'runner', 'both'] as const;
 const EXTRA_ROUNDS = 0;
-/** The kill comes after this many stored events of the session it watches, drawn per round. */
-const KILL_AFTER_EVENTS = { min: 2, max: 60 };
+/**
+ * The kill comes this long after both commands were typed, drawn per round: the fast output lasts
+ * about the first second or two, the paced one several seconds, so kills land inside either.
+ */
+const KILL_DELAY_MS = { min: 0, max: 2_500 };
 
 /** mulberry32: a small seeded generator, so a failing run can be repeated exactly. */
 function rng(seed: number) {
@@ -129,11 +132,9 @@ describe('delivery under kill -9 of runner and server (seeded)', () => {
     for (let i = 0; i < EXTRA_ROUNDS; i++) order.push(PLANS[Math.floor(random() * PLANS.length)]!);
     const repo = await client.readyRepo();
     const summary: string[] = [];
-    const killedAt = new Map<number, Map<string, number>>();
 
     for (const [round, plan] of order.entries()) {
-      const killAfter = KILL_AFTER_EVENTS.min + Math.floor(random() * (KILL_AFTER_EVENTS.max - KILL_AFTER_EVENTS.min));
-      const watchFast = random() < 0.5;
+      const killDelay = KILL_DELAY_MS.min + Math.floor(random() * (KILL_DELAY_MS.max - KILL_DELAY_MS.min));
       const sessions: Array<{ id: string; kind: 'fast' | 'paced'; lines: number }> = [];
       for (const kind of ['paced', 'fast'] as const) {
         const s = await client.ok<SessionSummary>('POST', '/api/sessions', { repo_id: repo.id, room_path: 'src', provider: 'shell', title: `r${round} ${kind}` });
@@ -146,12 +147,8 @@ describe('delivery under kill -9 of runner and server (seeded)', () => {
         await client.ok('POST', `/api/sessions/${s.id}/input`, { data: cmd });
       }
       if (plan !== 'none') {
-        const watched = sessions[watchFast ? 1 : 0]!;
-        // A random point during the output: the watched session has stored killAfter events.
-        await waitFor(async () => (await client.session(watched.id)).last_seq >= killAfter, `r${round}: ${killAfter} stored events`, 60_000);
-        // Where each session's stored output stood when the kill came (for the figures).
-        const at = await Promise.all(sessions.map(async (x) => [x.id, (await client.session(x.id)).last_seq] as const));
-        killedAt.set(round, new Map(at));
+        // A seeded point in the output (where a kill lands is the point of the test, not a timing assertion).
+        await new Promise((res) => setTimeout(res, killDelay));
         // Both at once for 'both': no orderly hand-over between the two deaths.
         await Promise.all([plan !== 'runner' && kill('server'), plan !== 'server' && kill('runner')]);
         if (plan === 'server' || plan === 'both') await startServer();
@@ -177,8 +174,7 @@ describe('delivery under kill -9 of runner and server (seeded)', () => {
           // The process died with the runner: what could not be spooled is an explicit gap.
           expect(w.events.some((e) => e.type === 'OUTPUT_GAP')).toBe(true);
         }
-        const killSeq = killedAt.get(round)?.get(s.id);
-        summary.push(`r${round} ${plan} ${s.kind}: ${nums.length}/${s.lines} lines, ${seqs.length} events, ${end.state}${killSeq === undefined ? '' : `; kill when ${killSeq} events were stored`}`);
+        summary.push(`r${round} ${plan}${plan === 'none' ? '' : ` after ${killDelay} ms`} ${s.kind}: ${nums.length}/${s.lines} lines, ${seqs.length} events, ${end.state}`);
       }
     }
     console.log(`[fault] seed ${SEED}\n${summary.join('\n')}`);
