@@ -10,7 +10,7 @@ import { foldStateChanges, type RefusedChange, type SessionStateService } from '
 import type { StoredTick, TickOwner } from './usage';
 import type { WriterQueue } from './writer-queue';
 import type { PatrolService } from './patrols';
-import { contiguousPrefix, insertEventsOnce, readSessionRows, type Tx } from './repo/session-events';
+import { contiguousPrefix, insertEventsOnce, readSessionRows, setStoredPrefix, type Tx } from './repo/session-events';
 import { insertTicksOnce } from './repo/usage-ticks';
 import { withBusyRetry } from './busy-retry';
 
@@ -90,6 +90,27 @@ export function createEventService(
 ) {
   /** Which runner and org own a session, and whom its usage is billed to: fixed at spawn, so read once and kept. */
   const owners = new Map<string, TickOwner & { runnerId: string | null }>();
+  /**
+   * Sessions with events stored above a hole (a batch that failed while a later one was stored):
+   * the highest such seq. Only for them does the prefix need a walk over stored rows; losing this
+   * (a restart, another node) only under-acks, and the runner's resend then carries the prefix on.
+   */
+  const storedBeyond = new Map<string, number>();
+
+  /** Every seq of the batch is stored now (new or a duplicate): the prefix moves through its run. */
+  async function advancePrefix(tx: Tx, id: string, stored: number, seqs: number[]): Promise<number> {
+    let prefix = stored;
+    for (const seq of seqs) if (seq === prefix + 1) prefix = seq;
+    const top = Math.max(storedBeyond.get(id) ?? 0, ...seqs);
+    if (top <= prefix) {
+      storedBeyond.delete(id);
+      return prefix;
+    }
+    prefix = await contiguousPrefix(tx, id, prefix);
+    if (top > prefix) storedBeyond.set(id, top);
+    else storedBeyond.delete(id);
+    return prefix;
+  }
 
   /**
    * One transaction for the whole batch: the events (a resend is ignored by the primary key),
@@ -114,7 +135,8 @@ export function createEventService(
         const refused: RefusedChange[] = [];
         for (const id of ids) {
           const row = rows.get(id)!;
-          const prefix = await contiguousPrefix(tx, id, row.lastSeq);
+          const seqs = events.filter((e) => e.session_id === id).map((e) => e.seq).sort((a, b) => a - b);
+          const prefix = await advancePrefix(tx, id, row.lastSeq, seqs);
           prefixes.set(id, prefix);
           const mine = fresh.filter((e) => e.session_id === id && e.type !== 'TERMINAL_CHUNK');
           const data: RowData = rowFields(mine);
@@ -125,9 +147,8 @@ export function createEventService(
           for (const r of no) refused.push({ orgId, sessionId: id, ...r });
           if (next) Object.assign(data, next);
           if (Object.keys(data).length) changed.add(id);
-          if (Object.keys(data).length || prefix !== row.lastSeq) {
-            await tx.session.update({ where: { id }, data: { ...data, lastSeq: prefix } });
-          }
+          if (Object.keys(data).length) await tx.session.updateMany({ where: { id }, data: { ...data, lastSeq: prefix } });
+          else if (prefix !== row.lastSeq) await setStoredPrefix(tx, id, prefix);
         }
         return { fresh, changed, ticks: stored, prefixes, refused };
       },
