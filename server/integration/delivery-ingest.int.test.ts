@@ -1,7 +1,6 @@
-import { spawn } from 'node:child_process';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunnerEvent, RunnerEventBody, SessionState } from '../../protocol';
-import { ROOT } from './harness';
+import { holdWriteLock } from './db-lock';
 import { openServiceDb, type ServiceDb } from './service-db';
 
 const SID = 'sess_delivery01';
@@ -95,35 +94,14 @@ describe('delivery: what the server stores and acknowledges', () => {
     const warn = console.warn;
     console.warn = (...a: unknown[]) => void warnings.push(a.map(String).join(' '));
     // Another process (as a backup or a long migration would) takes SQLite's write lock.
-    const holder = spawn(
-      process.execPath,
-      [
-        '--input-type=module',
-        '-e',
-        `import { createClient } from '@libsql/client';
-         const c = createClient({ url: process.argv[1] });
-         const tx = await c.transaction('write');
-         await tx.execute("UPDATE \\"Org\\" SET \\"name\\" = \\"name\\"");
-         console.log('locked');
-         setTimeout(async () => { await tx.commit(); console.log('released'); c.close(); }, Number(process.argv[2]));`,
-        `file:${s.file}`,
-        String(HOLD_MS),
-      ],
-      { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
-    );
-    let out = '';
-    holder.stdout!.on('data', (b: Buffer) => (out += b.toString()));
-    await new Promise<void>((res, rej) => {
-      holder.stdout!.on('data', () => out.includes('locked') && res());
-      holder.once('exit', (code) => rej(new Error(`lock holder exited with ${code}`)));
-    });
+    const holder = await holdWriteLock(s.file, HOLD_MS);
     try {
       const batches = [events(51, lines(51, 100)), events(151, lines(151, 100)), events(251, lines(251, 100))];
       const acks = await Promise.all(batches.map((b) => s.services.events.ingest(s.runner, b)));
       expect(acks.at(-1)!.acked).toEqual([{ session_id: SID, seq: 350 }]);
     } finally {
       console.warn = warn;
-      holder.kill();
+      holder.child.kill();
     }
     expect(await storedSeqs()).toEqual(Array.from({ length: 350 }, (_, i) => i + 1));
     // The wait is said in the log.
