@@ -13,6 +13,8 @@ export async function holdWriteLock(file: string, ms: number): Promise<{ child: 
       '-e',
       `import { createClient } from '@libsql/client';
        const c = createClient({ url: process.argv[1] });
+       // The server writes all the time: wait for its lock like any other writer, then keep ours.
+       await c.execute('PRAGMA busy_timeout = 30000');
        const tx = await c.transaction('write');
        await tx.execute('UPDATE "Org" SET "name" = "name"');
        console.log('locked');

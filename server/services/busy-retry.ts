@@ -14,7 +14,8 @@ export const BUSY_RETRY_MAX_PAUSE_MS = 2_000;
  */
 export const BUSY_RETRY_GIVE_UP_MS = 120_000;
 
-const BUSY = /SQLITE_BUSY|database is locked|database table is locked/i;
+// Prisma's libsql adapter reports SQLITE_BUSY as a driver error of kind "SocketTimeout".
+const BUSY = /SQLITE_BUSY|database is locked|database table is locked|SocketTimeout/i;
 
 /** Whether an error (or anything it wraps) is the database saying another writer holds the lock. */
 export function isBusyError(err: unknown): boolean {
