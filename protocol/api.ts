@@ -143,6 +143,7 @@ export const AUDIT_ACTIONS = [
   'patrol.updated',
   'patrol.run_requested',
   'webhook.secret_rotated',
+  'session.transition_refused',
 ] as const;
 export const AuditActionSchema = z.enum(AUDIT_ACTIONS);
 export type AuditAction = z.infer<typeof AuditActionSchema>;

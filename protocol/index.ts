@@ -1,5 +1,6 @@
 export * from './result';
 export * from './world';
+export * from './lifecycle';
 export * from './events';
 export * from './runner';
 export * from './ui';

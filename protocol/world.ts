@@ -50,18 +50,4 @@ export type SessionState = z.infer<typeof SessionStateSchema>;
 
 export const TERMINAL_STATES: readonly SessionState[] = ['COMPLETED', 'FAILED'];
 
-/** Forward-only transitions; RUNNING ⇄ WAITING_FOR_APPROVAL / PAUSED_BY_HUMAN are the only loops. */
-const NEXT: Record<SessionState, readonly SessionState[]> = {
-  CREATED: ['PREPARING_WORKSPACE', 'STOPPING', 'FAILED'],
-  PREPARING_WORKSPACE: ['STARTING_PROVIDER', 'STOPPING', 'FAILED'],
-  STARTING_PROVIDER: ['RUNNING', 'STOPPING', 'FAILED'],
-  RUNNING: ['WAITING_FOR_APPROVAL', 'PAUSED_BY_HUMAN', 'STOPPING', 'COMPLETED', 'FAILED'],
-  WAITING_FOR_APPROVAL: ['RUNNING', 'STOPPING', 'COMPLETED', 'FAILED'],
-  PAUSED_BY_HUMAN: ['RUNNING', 'STOPPING', 'COMPLETED', 'FAILED'],
-  STOPPING: ['COMPLETED', 'FAILED'],
-  COMPLETED: [],
-  FAILED: [],
-};
-export function canTransition(from: SessionState, to: SessionState): boolean {
-  return NEXT[from].includes(to);
-}
+// The lifecycle's transition table (canTransition) lives in lifecycle.ts.

@@ -1,26 +1,15 @@
 import { join } from 'node:path';
 import next from 'next';
-import { Server } from 'socket.io';
 import { startAttachedRunner } from './attached-runner';
-import { setServices } from './context';
+import { createControlPlane } from './control-plane';
 import { connectDb, migrate } from './db';
 import { materializeDemoRepo } from './demo';
 import { parseServerEnv, PROJECT_ROOT } from './env';
-import { allowSocketRequest, guardRequest, securityHeaders } from './http-guard';
+import { guardRequest, securityHeaders } from './http-guard';
 import { createOriginPolicy, setOriginPolicy, type OriginPolicy } from './origin-policy';
-import { createRunnerEngine } from './realtime/runner-engine';
-import { attachUiNamespace } from './realtime/ui-namespace';
-import { startPatrolScheduling } from './scheduler';
 import { publishSetupLink } from './setup-link';
 import { createListeningServer } from './tls';
-import { createServices } from './services';
-import { ensureDefaultOrg } from './services/orgs';
-import { createLoginThrottle } from './services/login-throttle';
-import { loadSecretKey } from './services/secrets';
 import { logRedaction } from '../protocol/log-redaction';
-
-/** How often closed billing periods are looked for; an invoice is due 15 minutes after its month. */
-const ROLLOVER_CHECK_MS = 60_000;
 
 /** The control plane: Next.js pages and API, Socket.IO (/ui, /runner) and Prisma, on one port. */
 async function main() {
@@ -33,24 +22,6 @@ async function main() {
   process.env.NEXT_TELEMETRY_DISABLED = '1';
   await migrate(env.DATABASE_URL);
   const db = await connectDb(env.DATABASE_URL);
-  const org = await ensureDefaultOrg(db);
-  const services = createServices(db, org.id, {
-    runnerGraceMs: env.AGENT_VILLAGE_RUNNER_GRACE_MS,
-    secretKey: loadSecretKey(env.AGENT_VILLAGE_SECRET_KEY, join(env.DATA_DIR, 'secret.key')),
-    defaultPlan: env.AGENT_VILLAGE_DEFAULT_PLAN,
-    // Shared by every node through Redis when there is one, so a guesser cannot spread over nodes.
-    loginThrottle: createLoginThrottle({ redisUrl: env.REDIS_URL, prefix: env.AGENT_VILLAGE_QUEUE_PREFIX }),
-    allowPrivateGitHosts: env.AGENT_VILLAGE_ALLOW_PRIVATE_GIT_HOSTS,
-  });
-  setServices(services);
-  await services.plans.ensureDefaults();
-  // Closed periods become invoices (idempotent): at start, then every minute.
-  const rollover = () => void services.billing.rolloverAll().catch((e) => console.error('[server] invoice rollover failed', e));
-  rollover();
-  setInterval(rollover, ROLLOVER_CHECK_MS).unref();
-  await services.runners.resetOnline();
-  await services.blueprints.dropAll();
-
   const dev = env.NODE_ENV === 'development';
   const app = env.AGENT_VILLAGE_NEXT ? next({ dev, dir: PROJECT_ROOT, hostname: env.HOST, port: env.PORT }) : null;
   await app?.prepare();
@@ -67,22 +38,14 @@ async function main() {
     res.writeHead(404).end();
   });
   const http = listening.server;
-  const io = new Server(http, {
-    maxHttpBufferSize: 4 * 1024 * 1024,
-    serveClient: false,
-    pingInterval: env.AGENT_VILLAGE_PING_INTERVAL_MS,
-    pingTimeout: env.AGENT_VILLAGE_PING_TIMEOUT_MS,
-    allowRequest: (req, cb) => allowSocketRequest(policy)(req, cb),
-  });
-  // Runners have their own engine (path RUNNER_SOCKET_PATH): the token is checked in the handshake.
-  const runnerEngine = createRunnerEngine(http, services, {
-    pingInterval: env.AGENT_VILLAGE_PING_INTERVAL_MS,
-    pingTimeout: env.AGENT_VILLAGE_PING_TIMEOUT_MS,
+  // Services, Socket.IO namespaces, scheduling: the same factory integration tests run in-process.
+  const { services, orgId, close: closeControlPlane } = await createControlPlane({
+    httpServer: http,
+    db,
+    env,
+    originPolicy: () => policy,
     requireClientCert: listening.requireClientCert,
   });
-  services.ports.gateway = runnerEngine.gateway;
-  services.ports.broadcast = attachUiNamespace(io, services, { originPolicy: () => policy });
-  const scheduler = await startPatrolScheduling(services, env);
   if (dev && app) {
     // Hot reload's websocket is Next's; Socket.IO keeps its own path.
     const upgrade = app.getUpgradeHandler();
@@ -101,10 +64,10 @@ async function main() {
 
   if (env.AGENT_VILLAGE_DEMO_REPO) {
     const path = await materializeDemoRepo(env.DATA_DIR);
-    await services.repos.ensureRegistered(org.id, path, 'lamplighter');
+    await services.repos.ensureRegistered(orgId, path, 'lamplighter');
   }
   const runner = env.AGENT_VILLAGE_ATTACHED_RUNNER
-    ? startAttachedRunner({ serverUrl: url, token: await services.runners.rotateAttachedToken(org.id), dataDir: join(env.DATA_DIR, 'runner') })
+    ? startAttachedRunner({ serverUrl: url, token: await services.runners.rotateAttachedToken(orgId), dataDir: join(env.DATA_DIR, 'runner') })
     : null;
 
   const setupToken = await services.auth.issueSetupToken(() => removeSetupLink?.());
@@ -120,9 +83,7 @@ async function main() {
     closing = true;
     console.log(`[server] ${signal}: shutting down`);
     await runner?.stop();
-    await scheduler.close().catch((err) => console.error('[server] closing the patrol scheduler', err));
-    io.close();
-    runnerEngine.io.close();
+    await closeControlPlane();
     http.close();
     await db.$disconnect();
     process.exit(0);

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawn, type IPty } from 'node-pty';
+import type { IPty } from 'node-pty';
 import {
   canTransition,
   DETERMINISTIC_LIMITS,
@@ -21,6 +21,7 @@ import type { ProviderAdapter } from '../providers';
 import { buildSessionEnv, createSessionHome, inboxDir } from '../pty/clean-env';
 import { FlowControl } from '../pty/flow-control';
 import { OutputBatcher } from '../pty/output-batcher';
+import { spawnLed } from '../pty/led-pty';
 import { sessionProcessStates, signalSessionTree } from '../pty/process-tree';
 import type { SessionBase, Spool } from '../spool/spool';
 import { isIgnoredPath, WorktreeWatcher, type WatchChange } from '../watch/worktree-watcher';
@@ -493,7 +494,8 @@ export class Session {
         : readOnly
           ? readOnlyLaunch(this.worktree.path, cwd, launch.file, launch.args)
           : { file: launch.file, args: launch.args };
-      const pty = spawn(exec.file, exec.args, { name: 'xterm-256color', cols: cmd.cols, rows: cmd.rows, cwd, env: launch.env });
+      // The session leader in front of the command makes the end of output deterministic (issue 11 item 12).
+      const pty = spawnLed(exec.file, exec.args, { name: 'xterm-256color', cols: cmd.cols, rows: cmd.rows, cwd, env: launch.env });
       this.pty = pty;
       this.pid = pty.pid;
       pty.onData((data) => {

@@ -145,7 +145,7 @@ export class EventSender {
       if (answered) return;
       answered = true;
       // Acks from an older connection still tell the truth about what is stored.
-      const stored = this.applyAck(ack);
+      const stored = this.applyAck(ack, highest);
       if (generation !== this.generation) return;
       this.inFlight--;
       if (!stored) return this.backoff('the server did not acknowledge a batch');
@@ -164,8 +164,12 @@ export class EventSender {
     }
   }
 
-  /** Returns whether the ack was a well-formed success. */
-  private applyAck(ack: Result<unknown> | null): boolean {
+  /**
+   * Returns whether the ack was a well-formed success. An ack only ever releases events this
+   * batch carried: a seq above what was sent, or for a session not in the batch, releases
+   * nothing more — the spool drops an event only when the server said it stored that event.
+   */
+  private applyAck(ack: Result<unknown> | null, sent: Map<string, number>): boolean {
     if (!ack) return false;
     if (!ack.ok) {
       this.log.warn(`server refused events: ${ack.error?.code} ${ack.error?.message}`);
@@ -176,7 +180,10 @@ export class EventSender {
       this.log.warn(`malformed event ack: ${describeZodError(parsed.error)}`);
       return false;
     }
-    for (const a of parsed.data.acked) this.spool.ack(a.session_id, a.seq);
+    for (const a of parsed.data.acked) {
+      const highest = sent.get(a.session_id);
+      if (highest !== undefined) this.spool.ack(a.session_id, Math.min(a.seq, highest));
+    }
     return true;
   }
 

@@ -248,6 +248,32 @@ describe('EventSender', () => {
     spool.close();
   });
 
+  it('keeps a refused batch when a later pipelined batch is stored: acks are the contiguous prefix, events above it stay', async () => {
+    const spool = await Spool.open(dir, { log });
+    for (let i = 0; i < 2 * MAX_BATCH_EVENTS; i++) spool.append(A, chunk(`c${i}`));
+    const sender = new EventSender(spool, log);
+    const r = recorder();
+    sender.attach(r.transport);
+    await tick();
+    expect(r.batches).toHaveLength(2);
+    // The first batch hit a locked database; the second was stored behind the hole, so the
+    // server can only acknowledge the prefix before the hole: nothing.
+    r.batches[0].done({ ok: false, error: { code: 'INTERNAL', message: 'database is locked' } });
+    r.batches[1].done({ ok: true, data: { acked: [{ session_id: A.session_id, seq: 0 }] } });
+    expect(spool.pendingCount()).toBe(2 * MAX_BATCH_EVENTS);
+    // Even a server claiming more than a batch carried releases only what that batch carried.
+    const again = recorder();
+    sender.detach();
+    sender.attach(again.transport);
+    await tick();
+    expect(again.batches[0].batch[0].seq).toBe(1);
+    again.batches[0].done({ ok: true, data: { acked: [{ session_id: A.session_id, seq: 10_000 }] } });
+    expect(spool.ackedSeq(A.session_id)).toBe(MAX_BATCH_EVENTS);
+    expect(spool.pendingAfter(A.session_id, 0).map((p) => p.event.seq)[0]).toBe(MAX_BATCH_EVENTS + 1);
+    sender.dispose();
+    spool.close();
+  });
+
   it('whenDrained resolves once everything is acked', async () => {
     const spool = await Spool.open(dir, { log });
     spool.append(A, chunk('x'));

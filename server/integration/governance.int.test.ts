@@ -85,7 +85,10 @@ describe('approvals, policy and secrets on the control plane', () => {
     const s = (await api.world()).sessions[0]!;
     const base = { session_id: s.id, org_id: (await api.world()).org.id, repo_id: s.repo_id, repo_ref: { provider: 'local', owner: '', name: 'gov' } };
     const emit = (e: Record<string, unknown>) => call(runner, 'runner:events', [{ ...base, ts: Date.now(), seq: ++seq, ...e }]);
-    expect((await emit({ type: 'SESSION_STATE_CHANGED', from: 'CREATED', to: 'RUNNING', reason: 'up' })).ok).toBe(true);
+    // The lifecycle's legal path: the server refuses a skipped step.
+    expect((await emit({ type: 'SESSION_STATE_CHANGED', from: 'CREATED', to: 'PREPARING_WORKSPACE', reason: 'up' })).ok).toBe(true);
+    expect((await emit({ type: 'SESSION_STATE_CHANGED', from: 'PREPARING_WORKSPACE', to: 'STARTING_PROVIDER', reason: 'up' })).ok).toBe(true);
+    expect((await emit({ type: 'SESSION_STATE_CHANGED', from: 'STARTING_PROVIDER', to: 'RUNNING', reason: 'up' })).ok).toBe(true);
     const requested = await emit({
       type: 'APPROVAL_REQUESTED',
       approval_id: 'appr_test_1',

@@ -18,10 +18,14 @@ export interface ServiceDb {
   admin: Principal;
   runner: { id: string; orgId: string; name: string };
   commands: Array<{ name: string; body: Record<string, unknown> }>;
+  /** Runners the stub gateway reports offline (a test takes one away to let its grace run out). */
+  offline: Set<string>;
+  /** The database file, for a second process to open. */
+  file: string;
   close(): Promise<void>;
 }
 
-export async function openServiceDb(opts: { defaultPlan?: PlanId } = {}): Promise<ServiceDb> {
+export async function openServiceDb(opts: { defaultPlan?: PlanId; runnerGraceMs?: number } = {}): Promise<ServiceDb> {
   const dir = mkdtempSync(join(tmpdir(), 'av-svc-'));
   const url = `file:${join(dir, 'village.db')}`;
   await migrate(url);
@@ -33,10 +37,11 @@ export async function openServiceDb(opts: { defaultPlan?: PlanId } = {}): Promis
   await db.repo.create({ data: { id: 'repo_test01', orgId, name: 'demo', source: '/srv/demo', status: 'ready' } });
   const runner = { id: 'runner_fake01', orgId, name: 'fake' };
   await db.runner.create({ data: { id: runner.id, orgId, name: 'fake', hostname: 'h', capacity: 1000, providers: '["shell","claude"]', version: '0', online: true } });
-  const services = createServices(db, orgId, { secretKey: randomBytes(32), defaultPlan: opts.defaultPlan ?? 'free' });
+  const services = createServices(db, orgId, { secretKey: randomBytes(32), defaultPlan: opts.defaultPlan ?? 'free', runnerGraceMs: opts.runnerGraceMs });
+  const offline = new Set<string>();
   const commands: ServiceDb['commands'] = [];
   services.ports.gateway = {
-    isOnline: () => true,
+    isOnline: (id: string) => !offline.has(id),
     activeSessions: () => 0,
     health: () => ({ event_loop_lag_ms: null, rss_bytes: null }),
     command: async (_id: string, name: string, body: unknown) => {
@@ -69,6 +74,8 @@ export async function openServiceDb(opts: { defaultPlan?: PlanId } = {}): Promis
     admin,
     runner,
     commands,
+    offline,
+    file: join(dir, 'village.db'),
     async close() {
       await db.$disconnect();
       rmSync(dir, { recursive: true, force: true });

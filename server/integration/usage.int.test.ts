@@ -170,7 +170,9 @@ describe('usage metering and plan limits over REST and socket', () => {
     const now = Date.now();
     const w0 = Math.floor(now / 30_000) * 30_000 - 90_000;
     const tick = (i: number, s2 = ++seq) => ({ ...base, type: 'USAGE_TICK', ts: now, seq: s2, provider: 'gemini', window_start: w0 + i * 30_000, units: { agent_seconds: 30, terminal_kb: 1, files_touched: 0 } });
-    expect((await call(fake, 'runner:events', [{ ...base, type: 'SESSION_STATE_CHANGED', ts: now, seq: ++seq, from: 'CREATED', to: 'RUNNING', reason: 'up' }])).ok).toBe(true);
+    // The lifecycle's legal path (the server refuses CREATED → RUNNING as a skipped step).
+    const up = (['CREATED', 'PREPARING_WORKSPACE', 'STARTING_PROVIDER', 'RUNNING'] as const).slice(1).map((to, i, all) => ({ ...base, type: 'SESSION_STATE_CHANGED', ts: now, seq: ++seq, from: i === 0 ? 'CREATED' : all[i - 1], to, reason: 'up' }));
+    expect((await call(fake, 'runner:events', up)).ok).toBe(true);
     await admin.waitState(s.id, ['RUNNING']);
     // Three windows of 30 s; the batch is delivered twice (spool resend), and one window again under a new seq.
     const batch = [tick(0), tick(1), tick(2)];

@@ -88,10 +88,7 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
       viewers.delete(sessionId);
       forwardedAck.delete(sessionId);
       // The last viewer left: let the runner run on without waiting for acks nobody will send.
-      void services.db.session
-        .findUnique({ where: { id: sessionId }, select: { lastSeq: true, runnerId: true } })
-        .then((s) => s && services.sessions.terminalAck(s.runnerId, sessionId, s.lastSeq))
-        .catch((e) => console.error('[server] release flow control', e));
+      void services.sessions.releaseFlowControl(sessionId).catch((e) => console.error('[server] release flow control', e));
     }
   }
 

@@ -1,23 +1,75 @@
 import type { RunnerEvent, SessionState, UsageTick, WireEvent } from '../../protocol';
 import { TERMINAL_STATES } from '../../protocol';
 import type { Db } from '../db';
+import { runnerActor } from './audit';
 import { forbidden } from './errors';
 import type { Broadcaster, RunnerGateway } from './ports';
 import type { ApprovalService } from './approvals';
 import type { SessionService } from './sessions';
-import { tickInsertStatements, type StoredTick, type TickOwner } from './usage';
+import { foldStateChanges, type RefusedChange, type SessionStateService } from './session-state';
+import type { StoredTick, TickOwner } from './usage';
 import type { WriterQueue } from './writer-queue';
 import type { PatrolService } from './patrols';
+import { contiguousPrefix, insertEventsOnce, readSessionRows, setStoredPrefix, type Tx } from './repo/session-events';
+import { insertTicksOnce } from './repo/usage-ticks';
+import { withBusyRetry } from './busy-retry';
 
-/** Rows per INSERT statement: 5 parameters each stays far below SQLite's variable limit. */
-const ROWS_PER_STATEMENT = 200;
 /** Replay reads this many events per query so a long session never loads whole. */
 const REPLAY_PAGE = 500;
+/**
+ * One ingest transaction may wait this long in all (each statement waits out a lock for the
+ * connection's busy timeout); past it Prisma rolls back and the busy retry starts it again.
+ */
+const INGEST_TX_TIMEOUT_MS = 60_000;
+/** Waiting for the one transaction slot of the client: the writer queue already serialises us. */
+const INGEST_TX_MAX_WAIT_MS = 10_000;
 
 export function toWire(e: { seq: number; type: string; ts: number | bigint; payload: string }): WireEvent {
   const ev = JSON.parse(e.payload) as RunnerEvent;
   if (ev.type === 'TERMINAL_CHUNK') return { seq: e.seq, type: e.type, ts: Number(e.ts), data: ev.data };
   return { seq: e.seq, type: e.type, ts: Number(e.ts), payload: ev as unknown as Record<string, unknown> };
+}
+
+/** What a batch changes on its sessions' rows besides the state. */
+type RowData = {
+  state?: SessionState;
+  reason?: string;
+  endedAt?: Date;
+  currentRoom?: string;
+  activity?: string;
+  activityDetail?: string;
+  activitySince?: bigint;
+  diff?: string;
+  tests?: string;
+};
+
+/** The non-state fields of the row that fresh events set; later events of the batch win (seq order). */
+function rowFields(events: RunnerEvent[]): RowData {
+  const data: RowData = {};
+  for (const e of events) {
+    switch (e.type) {
+      case 'FILE_TOUCHED':
+        data.currentRoom = e.room_path; // the sprite walks to the room of the file
+        break;
+      case 'AGENT_ACTIVITY':
+        data.activity = e.activity;
+        data.activityDetail = e.detail;
+        data.activitySince = BigInt(e.since);
+        break;
+      case 'DIFF_SUMMARY':
+        data.diff = JSON.stringify(e.files);
+        break;
+      case 'TEST_RUN_STARTED':
+        data.tests = JSON.stringify({ command: e.command, running: true, passed: 0, failed: 0, exit_code: null });
+        break;
+      case 'TEST_RUN_FINISHED':
+        data.tests = JSON.stringify({ command: e.command, running: false, passed: e.passed, failed: e.failed, exit_code: e.exit_code });
+        break;
+      default:
+        break;
+    }
+  }
+  return data;
 }
 
 export function createEventService(
@@ -34,52 +86,87 @@ export function createEventService(
   // One writer: SQLite has one write lock, so batches queue here instead of fighting for it.
   serialize: WriterQueue,
   patrols: () => PatrolService,
+  states: SessionStateService,
 ) {
   /** Which runner and org own a session, and whom its usage is billed to: fixed at spawn, so read once and kept. */
   const owners = new Map<string, TickOwner & { runnerId: string | null }>();
+  /**
+   * Sessions with events stored above a hole (a batch that failed while a later one was stored):
+   * the highest such seq. Only for them does the prefix need a walk over stored rows; losing this
+   * (a restart, another node) only under-acks, and the runner's resend then carries the prefix on.
+   */
+  const storedBeyond = new Map<string, number>();
+
+  /** Every seq of the batch is stored now (new or a duplicate): the prefix moves through its run. */
+  async function advancePrefix(tx: Tx, id: string, stored: number, seqs: number[]): Promise<number> {
+    let prefix = stored;
+    for (const seq of seqs) if (seq === prefix + 1) prefix = seq;
+    const top = Math.max(storedBeyond.get(id) ?? 0, ...seqs);
+    if (top <= prefix) {
+      storedBeyond.delete(id);
+      return prefix;
+    }
+    prefix = await contiguousPrefix(tx, id, prefix);
+    if (top > prefix) storedBeyond.set(id, top);
+    else storedBeyond.delete(id);
+    return prefix;
+  }
 
   /**
-   * One transaction: every event (a resend is ignored by the primary key) and every session's
-   * lastSeq, so a batch costs one commit however many sessions it spans.
+   * One transaction for the whole batch: the events (a resend is ignored by the primary key),
+   * the usage ticks, each session's contiguous stored prefix, and the row changes of the fresh
+   * events, state included — so a crash can never leave the events stored and the row behind
+   * (issue 11 item 14). State changes go through the lifecycle check of session-state.ts.
    */
-  async function insert(events: RunnerEvent[], lastSeqs: Map<string, number>): Promise<{ inserted: Set<string>; ticks: StoredTick[] }> {
-    const inserted = new Set<string>();
-    const statements = [];
-    for (let i = 0; i < events.length; i += ROWS_PER_STATEMENT) {
-      const slice = events.slice(i, i + ROWS_PER_STATEMENT);
-      const sql =
-        'INSERT OR IGNORE INTO "SessionEvent" ("sessionId","seq","type","ts","payload") VALUES ' +
-        slice.map(() => '(?,?,?,?,?)').join(',') +
-        ' RETURNING "sessionId","seq"';
-      const params = slice.flatMap((e) => [e.session_id, e.seq, e.type, e.ts, JSON.stringify(e)]);
-      statements.push(db.$queryRawUnsafe<{ sessionId: string; seq: number }[]>(sql, ...params));
-    }
-    const updates = [...lastSeqs].map(([id, seq]) =>
-      db.$executeRawUnsafe('UPDATE "Session" SET "lastSeq" = MAX("lastSeq", ?) WHERE "id" = ?', seq, id),
+  async function store(orgId: string, events: RunnerEvent[], ids: string[]) {
+    return db.$transaction(
+      async (t) => {
+        const tx = t as unknown as Tx;
+        const inserted = await insertEventsOnce(tx, events);
+        // Usage is keyed by (session, window), not seq: a tick resent under any seq counts once.
+        const ticks = events
+          .filter((e): e is UsageTick => e.type === 'USAGE_TICK')
+          .map((tick) => ({ tick, owner: owners.get(tick.session_id)! }));
+        const stored = ticks.length ? await insertTicksOnce(tx, ticks, Date.now()) : [];
+        const fresh = events.filter((e) => inserted.has(`${e.session_id}:${e.seq}`));
+        const rows = new Map((await readSessionRows(tx, ids)).map((r) => [r.id, r]));
+        const prefixes = new Map<string, number>();
+        const changed = new Set<string>();
+        const refused: RefusedChange[] = [];
+        for (const id of ids) {
+          const row = rows.get(id)!;
+          const seqs = events.filter((e) => e.session_id === id).map((e) => e.seq).sort((a, b) => a - b);
+          const prefix = await advancePrefix(tx, id, row.lastSeq, seqs);
+          prefixes.set(id, prefix);
+          const mine = fresh.filter((e) => e.session_id === id && e.type !== 'TERMINAL_CHUNK');
+          const data: RowData = rowFields(mine);
+          const { next, refused: no } = foldStateChanges(
+            row.state as SessionState,
+            mine.flatMap((e) => (e.type === 'SESSION_STATE_CHANGED' ? [{ to: e.to, reason: e.reason, at: e.ts }] : [])),
+          );
+          for (const r of no) refused.push({ orgId, sessionId: id, ...r });
+          if (next) Object.assign(data, next);
+          if (Object.keys(data).length) changed.add(id);
+          if (Object.keys(data).length) await tx.session.updateMany({ where: { id }, data: { ...data, lastSeq: prefix } });
+          else if (prefix !== row.lastSeq) await setStoredPrefix(tx, id, prefix);
+        }
+        return { fresh, changed, ticks: stored, prefixes, refused };
+      },
+      { timeout: INGEST_TX_TIMEOUT_MS, maxWait: INGEST_TX_MAX_WAIT_MS },
     );
-    // Usage is keyed by (session, window), not seq: a tick resent under any seq counts once.
-    const ticks = events
-      .filter((e): e is UsageTick => e.type === 'USAGE_TICK')
-      .map((tick) => ({ tick, owner: owners.get(tick.session_id)! }));
-    const tickStatements = tickInsertStatements(db, ticks, Date.now());
-    const results = await db.$transaction([...statements, ...tickStatements, ...updates]);
-    for (const rows of results.slice(0, statements.length) as { sessionId: string; seq: number }[][]) {
-      for (const r of rows) inserted.add(`${r.sessionId}:${Number(r.seq)}`);
-    }
-    const stored = (results.slice(statements.length, statements.length + tickStatements.length) as StoredTick[][]).flat();
-    return { inserted, ticks: stored };
   }
 
   return {
     /**
      * Store a runner's batch exactly once (UNIQUE(session_id, seq): a resend is a no-op), apply
-     * state changes, fan new events out to viewers, and return the highest stored seq per session.
+     * row changes, fan new events out to viewers, and acknowledge per session only the seq up to
+     * which everything is stored — never past a hole, so the runner keeps and resends what is missing.
      */
     async ingest(runner: { id: string; orgId: string; name: string }, events: RunnerEvent[]) {
       const ids = [...new Set(events.map((e) => e.session_id))];
       // Everything from reading the sessions to the last update runs in the writer queue, so a
       // later batch never sees a session row older than an earlier batch's changes.
-      const { fresh, changed, ticks } = await serialize(async () => {
+      const { fresh, changed, ticks, prefixes, refused } = await serialize(async () => {
         const unknown = ids.filter((id) => !owners.has(id));
         if (unknown.length) {
           const rows = await db.session.findMany({
@@ -94,60 +181,12 @@ export function createEventService(
             throw forbidden(`Event for session ${e.session_id} that this runner does not own.`);
           }
         }
-        const lastSeqs = new Map<string, number>();
-        for (const e of events) lastSeqs.set(e.session_id, Math.max(lastSeqs.get(e.session_id) ?? 0, e.seq));
-        const { inserted, ticks } = await insert(events, lastSeqs);
-        usage.stored(ticks);
-        const fresh = events.filter((e) => inserted.has(`${e.session_id}:${e.seq}`));
-        const changed = new Set<string>();
-        for (const id of ids) {
-          const mine = fresh.filter((e) => e.session_id === id && e.type !== 'TERMINAL_CHUNK');
-          if (!mine.length) continue;
-          const data: {
-            state?: SessionState;
-            reason?: string;
-            endedAt?: Date;
-            currentRoom?: string;
-            activity?: string;
-            activityDetail?: string;
-            activitySince?: bigint;
-            diff?: string;
-            tests?: string;
-          } = {};
-          // Later events of the batch win: they are in seq order.
-          for (const e of mine) {
-            switch (e.type) {
-              case 'SESSION_STATE_CHANGED':
-                data.state = e.to;
-                data.reason = e.reason;
-                if ((TERMINAL_STATES as string[]).includes(e.to)) data.endedAt = new Date(e.ts);
-                break;
-              case 'FILE_TOUCHED':
-                data.currentRoom = e.room_path; // the sprite walks to the room of the file
-                break;
-              case 'AGENT_ACTIVITY':
-                data.activity = e.activity;
-                data.activityDetail = e.detail;
-                data.activitySince = BigInt(e.since);
-                break;
-              case 'DIFF_SUMMARY':
-                data.diff = JSON.stringify(e.files);
-                break;
-              case 'TEST_RUN_STARTED':
-                data.tests = JSON.stringify({ command: e.command, running: true, passed: 0, failed: 0, exit_code: null });
-                break;
-              case 'TEST_RUN_FINISHED':
-                data.tests = JSON.stringify({ command: e.command, running: false, passed: e.passed, failed: e.failed, exit_code: e.exit_code });
-                break;
-              default:
-                continue;
-            }
-            changed.add(id);
-          }
-          if (changed.has(id)) await db.session.update({ where: { id }, data });
-        }
-        return { fresh, changed, ticks };
+        // A busy database (a backup, a long report, another node) is waited out, not failed.
+        const result = await withBusyRetry(`storing ${events.length} events from runner ${runner.name}`, () => store(runner.orgId, events, ids));
+        usage.stored(result.ticks);
+        return result;
       });
+      if (refused.length) await states.refused(refused, runnerActor(runner.name));
       // Not awaited: an over-budget pause asks the runner, whose batch ack must not wait for that.
       if (ticks.length) void usage.after(runner.orgId, ticks).catch((err) => console.error('[server] usage after ticks failed', err));
 
@@ -169,10 +208,7 @@ export function createEventService(
       // A failing result must not make the runner resend the batch (it is stored): log it instead.
       if (patrolEvents.length) await patrols().onEvents(runner.orgId, patrolEvents).catch((err) => console.error('[server] applying patrol results failed', err));
 
-      const acked = ids.map((id) => ({
-        session_id: id,
-        seq: Math.max(...events.filter((e) => e.session_id === id).map((e) => e.seq)),
-      }));
+      const acked = ids.map((id) => ({ session_id: id, seq: prefixes.get(id) ?? 0 }));
       // Nobody is watching: stored output counts as consumed, so the PTY never stalls headless.
       for (const a of acked) if (!broadcast().hasViewers(a.session_id)) gateway().notify(runner.id, 'terminal:ack', a);
       return { acked };

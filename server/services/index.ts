@@ -9,6 +9,7 @@ import type { Broadcaster, PatrolScheduler, RunnerGateway } from './ports';
 import { createRepoService } from './repos';
 import { createRunnerService, DEFAULT_RUNNER_GRACE_MS } from './runners';
 import { createSessionService } from './sessions';
+import { createSessionStateService } from './session-state';
 import { createApprovalService } from './approvals';
 import { createPolicyService } from './policy';
 import { createSecretService } from './secrets';
@@ -49,7 +50,9 @@ export function createServices(
   const writer = createWriterQueue();
   const usage = createUsageService(db, writer);
   const limits = createLimitService(db, plans, usage, gateway, audit);
-  const sessions = createSessionService(db, gateway, broadcast, { policy, secrets, limits });
+  // Every server-side write of a session's state goes through its lifecycle check.
+  const states = createSessionStateService(db, audit);
+  const sessions = createSessionService(db, gateway, broadcast, { policy, secrets, limits, states });
   const approvals = createApprovalService(db, gateway, broadcast, () => record as never, (orgId, repoId) => policy.effective(orgId, repoId));
   const memberEvents = new MemberEvents();
   const auth = createAuthService(db, audit, memberEvents, opts.loginThrottle);
@@ -73,8 +76,8 @@ export function createServices(
   webhooks = createWebhookService(db, opts.secretKey, { patrols: () => patrols, repos, audit });
   const blueprints = createBlueprintService(db, gateway, broadcast);
   const runs = createRunService(db, gateway, broadcast, { blueprints, audit });
+  // No `db` here: the database is reached only through these services' functions (issue 14 item 4).
   return {
-    db,
     /** The installation's org (one per installation until orgs can be created). */
     orgId,
     ports,
@@ -91,6 +94,7 @@ export function createServices(
       graceMs: opts.runnerGraceMs ?? DEFAULT_RUNNER_GRACE_MS,
       audit,
       runs,
+      failSessions: (o, ids, reason) => states.transition(o, ids, 'FAILED', reason),
     }),
     repos,
     /** Deterministic agents: blueprints bound to their runners, and their runs. */
@@ -106,6 +110,7 @@ export function createServices(
       { stored: (ticks) => usage.noteStored(ticks), after: (orgId, ticks) => limits.afterTicks(orgId, ticks) },
       writer,
       () => patrols,
+      states,
     ),
     /** Plans as data (installation admin edits terms; org admins pick one from the next period). */
     plans,

@@ -40,7 +40,8 @@ export function createRunnerService(
   gateway: () => RunnerGateway,
   broadcast: () => Broadcaster,
   publishSession: (orgId: string, id: string) => Promise<unknown>,
-  opts: { graceMs: number; audit: AuditService; runs?: RunService },
+  /** failSessions: FAILED through the one lifecycle check (session-state.ts); returns the ids changed. */
+  opts: { graceMs: number; audit: AuditService; runs?: RunService; failSessions: (orgId: string, ids: string[], reason: string) => Promise<string[]> },
 ) {
   const { audit } = opts;
   const graceTimers = new Map<string, NodeJS.Timeout>();
@@ -76,14 +77,7 @@ export function createRunnerService(
     const r = await db.runner.findUnique({ where: { id: runnerId } });
     if (!r) return;
     const ids = await liveSessionIds(runnerId);
-    await db.session.updateMany({
-      where: { id: { in: ids } },
-      data: {
-        state: 'FAILED',
-        reason: `Runner ${r.name} was lost and did not come back within ${Math.round(opts.graceMs / 1000)} s.`,
-        endedAt: new Date(),
-      },
-    });
+    await opts.failSessions(r.orgId, ids, `Runner ${r.name} was lost and did not come back within ${Math.round(opts.graceMs / 1000)} s.`);
     for (const id of ids) await publishSession(r.orgId, id);
     await opts.runs?.failLost(runnerId, `Runner ${r.name} was lost and did not come back within ${Math.round(opts.graceMs / 1000)} s.`);
   }
@@ -152,10 +146,7 @@ export function createRunnerService(
       });
       const lostIds = lost.map((s) => s.id).filter((id) => !owned.has(id));
       if (lostIds.length) {
-        await db.session.updateMany({
-          where: { id: { in: lostIds } },
-          data: { state: 'FAILED', reason: 'The runner restarted and no longer has this session.', endedAt: new Date() },
-        });
+        await opts.failSessions(identity.orgId, lostIds, 'The runner restarted and no longer has this session.');
       }
       // Back within the grace period: the sessions it still has simply continue.
       const timer = graceTimers.get(runner.id);

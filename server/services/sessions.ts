@@ -10,6 +10,7 @@ import { canReach, repoRefFromSource } from './repos';
 import { withoutServerDetail } from './viewer-text';
 import type { SecretService } from './secrets';
 import type { LimitService } from './limits';
+import type { SessionStateService } from './session-state';
 
 type SessionRow = {
   id: string;
@@ -69,7 +70,7 @@ export function createSessionService(
   db: Db,
   gateway: () => RunnerGateway,
   broadcast: () => Broadcaster,
-  deps: { policy: PolicyService; secrets: SecretService; limits: LimitService },
+  deps: { policy: PolicyService; secrets: SecretService; limits: LimitService; states: SessionStateService },
 ) {
   async function load(orgId: string, id: string) {
     const s = await db.session.findFirst({ where: { id, orgId }, include: WITH_SUMMARY });
@@ -83,8 +84,9 @@ export function createSessionService(
     return sessionSummary(s);
   }
 
+  /** FAILED through the lifecycle check: a session that already ended keeps its end. */
   async function fail(orgId: string, id: string, reason: string) {
-    await db.session.update({ where: { id }, data: { state: 'FAILED', reason, endedAt: new Date() } });
+    await deps.states.transition(orgId, [id], 'FAILED', reason);
     return publish(orgId, id);
   }
 
@@ -111,6 +113,11 @@ export function createSessionService(
     if (!candidates.length) throw new AppError('NO_RUNNER', 'Every eligible runner is at capacity. Stop a session or add a runner.');
     candidates.sort((a, b) => a.load - b.load || a.active - b.active);
     return candidates[0]!.r;
+  }
+
+  /** Forward a viewer's flow-control ack to the runner that owns the session. */
+  async function terminalAck(runnerId: string | null, sessionId: string, seq: number) {
+    if (runnerId && gateway().isOnline(runnerId)) gateway().notify(runnerId, 'terminal:ack', { session_id: sessionId, seq });
   }
 
   function requireLive(s: { state: string }) {
@@ -312,10 +319,13 @@ export function createSessionService(
       await gateway().command(s.runnerId, 'session:resize', { session_id: id, cols, rows });
     },
 
-    /** Forward a viewer's flow-control ack to the runner that owns the session. */
-    async terminalAck(runnerId: string | null, sessionId: string, seq: number) {
-      if (runnerId && gateway().isOnline(runnerId)) gateway().notify(runnerId, 'terminal:ack', { session_id: sessionId, seq });
+    /** The last viewer left: everything stored counts as consumed, so the runner never waits for acks nobody will send. */
+    async releaseFlowControl(sessionId: string) {
+      const s = await db.session.findUnique({ where: { id: sessionId }, select: { lastSeq: true, runnerId: true } });
+      if (s) await terminalAck(s.runnerId, sessionId, s.lastSeq);
     },
+
+    terminalAck,
   };
 }
 

@@ -8,14 +8,11 @@ import {
   type Period,
   type ProviderId,
   type UsageReport,
-  type UsageTick,
 } from '../../protocol';
 import type { Db } from '../db';
 import { noFormula } from './audit';
 import type { WriterQueue } from './writer-queue';
 
-/** Rows per INSERT: 14 parameters each stays far below SQLite's variable limit. */
-const TICK_ROWS_PER_STATEMENT = 100;
 /**
  * The running total per org and period is kept in memory (the cap is checked on every batch);
  * it is re-read from the ticks this often so another control-plane node's ticks count too.
@@ -42,39 +39,7 @@ export interface StoredTick {
 const minutes = (seconds: number) => Math.round((seconds / 60) * 100) / 100;
 const num = (v: unknown) => (typeof v === 'bigint' ? Number(v) : typeof v === 'number' ? v : Number(v ?? 0));
 
-/**
- * INSERT OR IGNORE of USAGE_TICKs keyed by (session, window): the statements run inside the
- * event writer's transaction, and RETURNING names only the ticks that were new.
- */
-export function tickInsertStatements(db: Db, ticks: Array<{ tick: UsageTick; owner: TickOwner }>, receivedAt: number) {
-  const statements = [];
-  for (let i = 0; i < ticks.length; i += TICK_ROWS_PER_STATEMENT) {
-    const slice = ticks.slice(i, i + TICK_ROWS_PER_STATEMENT);
-    const sql =
-      'INSERT OR IGNORE INTO "UsageTick" ("sessionId","windowStart","orgId","period","kind","provider","repoId","userId",' +
-      '"agentSeconds","terminalKb","filesTouched","invocations","seq","receivedAt") VALUES ' +
-      slice.map(() => '(?,?,?,?,?,?,?,?,?,?,?,?,?,?)').join(',') +
-      ' RETURNING "sessionId","orgId","period","kind","agentSeconds"';
-    const params = slice.flatMap(({ tick: t, owner: o }) => [
-      t.session_id,
-      t.window_start,
-      o.orgId,
-      periodOf(t.window_start),
-      o.kind,
-      t.provider,
-      o.repoId,
-      o.userId,
-      t.units.agent_seconds,
-      t.units.terminal_kb,
-      t.units.files_touched,
-      t.units.provider_invocations,
-      t.seq,
-      receivedAt,
-    ]);
-    statements.push(db.$queryRawUnsafe<StoredTick[]>(sql, ...params));
-  }
-  return statements;
-}
+// Inserting ticks (SQL dialect) lives in repo/usage-ticks.ts.
 
 export function createUsageService(db: Db, serialize: WriterQueue) {
   const totals = new Map<string, { seconds: number; at: number }>();

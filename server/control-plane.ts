@@ -1,0 +1,116 @@
+import type { Server as HttpServer } from 'node:http';
+import { join } from 'node:path';
+import { Server } from 'socket.io';
+import { setServices } from './context';
+import type { Db } from './db';
+import type { ServerEnv } from './env';
+import { allowSocketRequest } from './http-guard';
+import { createOriginPolicy, type OriginPolicy } from './origin-policy';
+import { createRunnerEngine } from './realtime/runner-engine';
+import { attachUiNamespace } from './realtime/ui-namespace';
+import { startPatrolScheduling } from './scheduler';
+import { createServices, type Services } from './services';
+import { createLoginThrottle } from './services/login-throttle';
+import { ensureDefaultOrg } from './services/orgs';
+import { loadSecretKey } from './services/secrets';
+
+/** How often closed billing periods are looked for; an invoice is due 15 minutes after its month. */
+const ROLLOVER_CHECK_MS = 60_000;
+/**
+ * Largest message on the browsers' engine: typed input, a paste, a policy form. Runners' 4 MB
+ * event batches go through their own engine (realtime/runner-engine.ts), so an anonymous browser
+ * socket cannot make the server buffer and parse megabytes.
+ */
+const MAX_UI_MESSAGE_BYTES = 1024 * 1024;
+
+/** PUBLIC_URL, or loopback on the port the server actually listens on (PORT=0 picks one at listen). */
+function portPolicy(httpServer: HttpServer, env: ServerEnv): () => OriginPolicy {
+  let cached: { port: number; policy: OriginPolicy } | null = null;
+  return () => {
+    const address = httpServer.address();
+    const port = typeof address === 'object' && address ? address.port : env.PORT;
+    if (cached?.port !== port) cached = { port, policy: createOriginPolicy({ publicUrl: env.PUBLIC_URL, port, listenHost: env.HOST }) };
+    return cached.policy;
+  };
+}
+
+export interface ControlPlane {
+  services: Services;
+  io: Server;
+  /** The runners' own Socket.IO engine (token checked in the HTTP upgrade). */
+  runnerIo: Server;
+  orgId: string;
+  /** Stops the scheduler, the timers and Socket.IO (which stops the HTTP server accepting too); the database stays the caller's. */
+  close(): Promise<void>;
+}
+
+/**
+ * The control plane on an HTTP server the caller owns (the socket.io examples' factory): the
+ * domain services over `db`, the /ui and /runner namespaces, patrol scheduling and billing
+ * rollover. server/index.ts wraps it in Next.js and `listen`; an integration test can run it
+ * in-process on port 0 just the same (issue 14 item 4).
+ */
+export async function createControlPlane({
+  httpServer,
+  db,
+  env,
+  originPolicy = portPolicy(httpServer, env),
+  requireClientCert = false,
+}: {
+  httpServer: HttpServer;
+  db: Db;
+  env: ServerEnv;
+  /** The Host/Origin rules (known once the port is): browsers' sockets are checked against them. */
+  originPolicy?: () => OriginPolicy;
+  /** With TLS_CLIENT_CA: runners must present a verified client certificate. */
+  requireClientCert?: boolean;
+}): Promise<ControlPlane> {
+  const org = await ensureDefaultOrg(db);
+  const services = createServices(db, org.id, {
+    runnerGraceMs: env.AGENT_VILLAGE_RUNNER_GRACE_MS,
+    secretKey: loadSecretKey(env.AGENT_VILLAGE_SECRET_KEY, join(env.DATA_DIR, 'secret.key')),
+    defaultPlan: env.AGENT_VILLAGE_DEFAULT_PLAN,
+    // Shared by every node through Redis when there is one, so a guesser cannot spread over nodes.
+    loginThrottle: createLoginThrottle({ redisUrl: env.REDIS_URL, prefix: env.AGENT_VILLAGE_QUEUE_PREFIX }),
+    allowPrivateGitHosts: env.AGENT_VILLAGE_ALLOW_PRIVATE_GIT_HOSTS,
+  });
+  setServices(services);
+  await services.plans.ensureDefaults();
+  // Closed periods become invoices (idempotent): at start, then every minute.
+  const rollover = () => void services.billing.rolloverAll().catch((e) => console.error('[server] invoice rollover failed', e));
+  rollover();
+  const rolloverTimer = setInterval(rollover, ROLLOVER_CHECK_MS);
+  rolloverTimer.unref();
+  await services.runners.resetOnline();
+  await services.blueprints.dropAll();
+
+  const io = new Server(httpServer, {
+    maxHttpBufferSize: MAX_UI_MESSAGE_BYTES,
+    serveClient: false,
+    pingInterval: env.AGENT_VILLAGE_PING_INTERVAL_MS,
+    pingTimeout: env.AGENT_VILLAGE_PING_TIMEOUT_MS,
+    allowRequest: (req, cb) => allowSocketRequest(originPolicy())(req, cb),
+  });
+  // Runners have their own engine (path RUNNER_SOCKET_PATH): the token is checked in the handshake.
+  const runnerEngine = createRunnerEngine(httpServer, services, {
+    pingInterval: env.AGENT_VILLAGE_PING_INTERVAL_MS,
+    pingTimeout: env.AGENT_VILLAGE_PING_TIMEOUT_MS,
+    requireClientCert,
+  });
+  services.ports.gateway = runnerEngine.gateway;
+  services.ports.broadcast = attachUiNamespace(io, services, { originPolicy });
+  const scheduler = await startPatrolScheduling(services, env);
+  return {
+    services,
+    io,
+    runnerIo: runnerEngine.io,
+    orgId: org.id,
+    async close() {
+      clearInterval(rolloverTimer);
+      await scheduler.close().catch((err) => console.error('[server] closing the patrol scheduler', err));
+      // Not awaited: the HTTP server's close waits for keep-alive connections to go.
+      void io.close();
+      void runnerEngine.io.close();
+    },
+  };
+}

@@ -1,0 +1,63 @@
+import type { RunnerEvent } from '../../../protocol';
+import type { Db } from '../../db';
+
+/**
+ * SQL of the event store, kept here so a second database only adds a sibling of this file (the
+ * domain code in events.ts never sees a dialect). SQLite today: INSERT OR IGNORE … RETURNING.
+ */
+
+/** A client or an interactive transaction: repository functions run inside either. */
+export type Tx = Pick<Db, '$queryRawUnsafe' | '$executeRawUnsafe' | 'session' | 'sessionEvent' | 'usageTick'>;
+
+/** Rows per INSERT statement: 5 parameters each stays far below SQLite's variable limit. */
+const ROWS_PER_STATEMENT = 200;
+/** Stored seqs read per query while walking the contiguous prefix. */
+const PREFIX_PAGE = 1000;
+
+/** Inserts the events, ignoring any (session, seq) already stored; returns the keys `session:seq` that were new. */
+export async function insertEventsOnce(tx: Tx, events: RunnerEvent[]): Promise<Set<string>> {
+  const inserted = new Set<string>();
+  for (let i = 0; i < events.length; i += ROWS_PER_STATEMENT) {
+    const slice = events.slice(i, i + ROWS_PER_STATEMENT);
+    const sql =
+      'INSERT OR IGNORE INTO "SessionEvent" ("sessionId","seq","type","ts","payload") VALUES ' +
+      slice.map(() => '(?,?,?,?,?)').join(',') +
+      ' RETURNING "sessionId","seq"';
+    const params = slice.flatMap((e) => [e.session_id, e.seq, e.type, e.ts, JSON.stringify(e)]);
+    const rows = await tx.$queryRawUnsafe<{ sessionId: string; seq: number }[]>(sql, ...params);
+    for (const r of rows) inserted.add(`${r.sessionId}:${Number(r.seq)}`);
+  }
+  return inserted;
+}
+
+/**
+ * The highest seq N such that 1…N are all stored, starting from a prefix known to be stored.
+ * What the server may acknowledge: an ack above a hole would make the runner drop the missing
+ * events (issue 11 item 13).
+ */
+export async function contiguousPrefix(tx: Tx, sessionId: string, known: number): Promise<number> {
+  let prefix = known;
+  for (;;) {
+    const rows = await tx.sessionEvent.findMany({
+      where: { sessionId, seq: { gt: prefix } },
+      select: { seq: true },
+      orderBy: { seq: 'asc' },
+      take: PREFIX_PAGE,
+    });
+    for (const r of rows) {
+      if (r.seq !== prefix + 1) return prefix;
+      prefix = r.seq;
+    }
+    if (rows.length < PREFIX_PAGE) return prefix;
+  }
+}
+
+/** The session rows an ingest reads and changes; SQLite's write lock is already held by the inserts. */
+export async function readSessionRows(tx: Tx, ids: string[]) {
+  return tx.session.findMany({ where: { id: { in: ids } }, select: { id: true, state: true, lastSeq: true } });
+}
+
+/** Moves a session's acknowledged prefix (plain SQL: the hot path of every batch, no ORM round trip). */
+export async function setStoredPrefix(tx: Tx, sessionId: string, prefix: number): Promise<void> {
+  await tx.$executeRawUnsafe('UPDATE "Session" SET "lastSeq" = ? WHERE "id" = ?', prefix, sessionId);
+}

@@ -1,0 +1,40 @@
+import { periodOf, type UsageTick } from '../../../protocol';
+import type { StoredTick, TickOwner } from '../usage';
+import type { Tx } from './session-events';
+
+/** Rows per INSERT: 14 parameters each stays far below SQLite's variable limit. */
+const TICK_ROWS_PER_STATEMENT = 100;
+
+/**
+ * INSERT OR IGNORE of USAGE_TICKs keyed by (session, window), inside the event writer's
+ * transaction; RETURNING names only the ticks that were new. (SQLite dialect: see session-events.ts.)
+ */
+export async function insertTicksOnce(tx: Tx, ticks: Array<{ tick: UsageTick; owner: TickOwner }>, receivedAt: number): Promise<StoredTick[]> {
+  const stored: StoredTick[] = [];
+  for (let i = 0; i < ticks.length; i += TICK_ROWS_PER_STATEMENT) {
+    const slice = ticks.slice(i, i + TICK_ROWS_PER_STATEMENT);
+    const sql =
+      'INSERT OR IGNORE INTO "UsageTick" ("sessionId","windowStart","orgId","period","kind","provider","repoId","userId",' +
+      '"agentSeconds","terminalKb","filesTouched","invocations","seq","receivedAt") VALUES ' +
+      slice.map(() => '(?,?,?,?,?,?,?,?,?,?,?,?,?,?)').join(',') +
+      ' RETURNING "sessionId","orgId","period","kind","agentSeconds"';
+    const params = slice.flatMap(({ tick: t, owner: o }) => [
+      t.session_id,
+      t.window_start,
+      o.orgId,
+      periodOf(t.window_start),
+      o.kind,
+      t.provider,
+      o.repoId,
+      o.userId,
+      t.units.agent_seconds,
+      t.units.terminal_kb,
+      t.units.files_touched,
+      t.units.provider_invocations,
+      t.seq,
+      receivedAt,
+    ]);
+    stored.push(...(await tx.$queryRawUnsafe<StoredTick[]>(sql, ...params)));
+  }
+  return stored;
+}
