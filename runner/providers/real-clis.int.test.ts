@@ -1,0 +1,92 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { AGENT_GATE, type ProviderId, type RunnerEvent } from '../../protocol';
+import { createCommand, outputOf, waitFor } from '../testing/fixtures';
+import { eventsOf, makeSessionHarness, type SessionHarness } from '../testing/session-harness';
+import { claudeProvider } from './claude';
+import { binOverrideEnv } from './cli';
+import { codexProvider } from './codex';
+import { geminiProvider } from './gemini';
+import type { ProviderAdapter } from './types';
+
+/**
+ * The real agent CLIs (pinned, installed by scripts/install-agent-clis.sh into .agent-clis/)
+ * started through their adapters in a fresh session home, with an obviously fake API key and no
+ * network: no sign-in, trust or onboarding screen may appear, our hooks must be received, and the
+ * CLI's own "cannot reach the API" message must reach the sprite's reason. The key must never
+ * show in events, spool or logs.
+ */
+
+const CLI_BIN = fileURLToPath(new URL('../../.agent-clis/node_modules/.bin/', import.meta.url));
+/** Gemini retries an unreachable API ten times with backoff before it says so (minutes on a loaded machine). */
+const UNREACHABLE_TIMEOUT_MS: Record<string, number> = { claude: 120_000, codex: 120_000, gemini: 420_000 };
+const START_TIMEOUT_MS = 60_000;
+
+interface Case {
+  id: Exclude<ProviderId, 'shell'>;
+  make: (env: Record<string, string>) => ProviderAdapter;
+  secrets: Record<string, string>;
+}
+
+const FAKE = 'fake-village-key-0000-not-a-real-secret-7f3a9c';
+const CASES: Case[] = [
+  { id: 'claude', make: (env) => claudeProvider(env), secrets: { ANTHROPIC_API_KEY: `sk-ant-api03-${FAKE}` } },
+  { id: 'codex', make: (env) => codexProvider(env), secrets: { OPENAI_API_KEY: `sk-proj-${FAKE}` } },
+  { id: 'gemini', make: (env) => geminiProvider(env), secrets: { GEMINI_API_KEY: `AIzaSy-${FAKE}` } },
+];
+
+const gateDetails = (events: RunnerEvent[], sid: string) => eventsOf(events, sid, 'AGENT_ACTIVITY').map((e) => e.detail);
+
+function filesUnder(dir: string): string[] {
+  const out: string[] = [];
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) out.push(path.join(entry.parentPath, entry.name));
+  }
+  return out;
+}
+
+for (const c of CASES) {
+  const bin = path.join(CLI_BIN, c.id);
+  const installed = fs.existsSync(bin);
+  describe.skipIf(!installed)(`real ${c.id} CLI through its adapter${installed ? '' : ` (skipped: ${bin} is not installed; run scripts/install-agent-clis.sh)`}`, () => {
+    let h: SessionHarness | null = null;
+    afterEach(async () => {
+      await h?.close();
+      h = null;
+    });
+
+    it('starts on its goal with no first-run gate, its hooks are received, and the unreachable API is quoted', { timeout: UNREACHABLE_TIMEOUT_MS[c.id] + START_TIMEOUT_MS }, async () => {
+      const adapter = c.make({ PATH: process.env.PATH ?? '', [binOverrideEnv(c.id)]: bin });
+      h = await makeSessionHarness(`real-${c.id}`, { hooks: true, providers: [adapter] });
+      const cmd = createCommand({ repo_source: h.source, provider: c.id, secrets: c.secrets, cols: 120, rows: 40, task: { title: 'Say hello', goal: 'Reply with one word.' } });
+      const sid = cmd.session_id;
+      expect(h.manager.create(cmd).ok).toBe(true);
+      const harness = h;
+
+      // The goal went in as the first prompt: the prompt hook (UserPromptSubmit / BeforeAgent) fired before any network.
+      await waitFor(() => gateDetails(harness.events, sid).includes('working on a prompt'), `${c.id}: prompt hook`, START_TIMEOUT_MS);
+      // The CLI's own words for the unreachable API, on the sprite.
+      const unreachable = await waitFor(
+        () => gateDetails(harness.events, sid).find((d) => d.startsWith(AGENT_GATE.unreachable)),
+        `${c.id}: cannot reach its API`,
+        UNREACHABLE_TIMEOUT_MS[c.id],
+      );
+      expect(unreachable).toMatch(/ENOTFOUND|lookup address|fetch failed|reach/i);
+
+      const details = gateDetails(harness.events, sid);
+      expect(details.filter((d) => d.startsWith(AGENT_GATE.signIn) || d.startsWith(AGENT_GATE.answer) || d.startsWith(AGENT_GATE.configError))).toEqual([]);
+      const screen = outputOf(harness.events, sid);
+      expect(screen).not.toMatch(/Do you trust|Trust this folder|Sign in with ChatGPT|Select login method|Do you want to use this API key|Error in .*settings\.json|Choose the text style/);
+      expect(screen).toContain('Say hello');
+
+      harness.manager.stop({ session_id: sid });
+      await waitFor(() => eventsOf(harness.events, sid, 'SESSION_STATE_CHANGED').some((e) => e.to === 'COMPLETED' || e.to === 'FAILED'), 'final state');
+      // Nothing the runner keeps or sends holds the key (the session's home, with the CLI's own files, is gone).
+      const key = Object.values(c.secrets)[0];
+      expect(JSON.stringify(harness.events)).not.toContain(key);
+      for (const file of filesUnder(harness.tmp)) expect(fs.readFileSync(file, 'latin1').includes(key), file).toBe(false);
+    });
+  });
+}
