@@ -31,9 +31,9 @@ const OPENAI_BASE_URL = 'https://api.openai.com/v1';
 /** Screens seen in a fresh CODEX_HOME (0.169.0), in the order they are checked. */
 export const CODEX_SCREEN_RULES: readonly ScreenRule[] = [
   { kind: 'signIn', pattern: /Sign in with ChatGPT|Choose how you want to use Codex|Sign in with Device Code|Sign in another way/i },
-  { kind: 'configError', pattern: /Error loading config|error in config\.toml|unknown (field|variant)/i },
-  { kind: 'answer', pattern: /Trust this folder\?|Open restricted|Would you like to (run|make|apply)/i },
-  { kind: 'unreachable', pattern: /Stream disconnected before completion|failed to lookup address|error sending request for url/i },
+  { kind: 'configError', pattern: /Error: loading config\.toml|unknown configuration field|Error loading config/i },
+  { kind: 'answer', pattern: /Trust this folder\?|Open restricted|Hooks need review|Would you like to (run|make|apply)/i },
+  { kind: 'unreachable', pattern: /Stream disconnected before completion|failed to lookup address|Connection failed: |error sending request/i },
 ];
 
 export function codexHome(home: string): string {
