@@ -27,7 +27,8 @@ export interface ScreenGate {
 export function detectGate(provider: string, rules: readonly ScreenRule[], lines: readonly string[]): ScreenGate | null {
   const meaningful = lines.map(meaningfulText).filter((l): l is string => l !== null);
   for (const rule of rules) {
-    const line = meaningful.find((l) => rule.pattern.test(l));
+    // The lowest match: what was asked last (a CLI that does not clear leaves older questions above).
+    const line = meaningful.findLast((l) => rule.pattern.test(l));
     if (line === undefined) continue;
     const detail = rule.kind === 'signIn' ? `${AGENT_GATE.signIn}: ${provider}` : `${AGENT_GATE[rule.kind]}: ${line}`;
     return { kind: rule.kind, detail };
