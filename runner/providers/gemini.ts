@@ -51,7 +51,7 @@ export function repoGeminiConfig(worktree: string, cwd: string): string | null {
 /** The auth type Gemini uses without asking: an API key from the org, or the runner user's Google sign-in. */
 export type GeminiAuth = 'gemini-api-key' | 'oauth-personal' | null;
 
-export function geminiSettings(opts: { hooks: boolean; auth: GeminiAuth }): Record<string, unknown> {
+export function geminiSettings(opts: { hooks: boolean; auth: GeminiAuth; maxChatAttempts?: number }): Record<string, unknown> {
   const command = hookCommand('gemini');
   const hooks: Record<string, unknown[]> = {};
   for (const event of GEMINI_HOOK_EVENTS) {
@@ -60,7 +60,7 @@ export function geminiSettings(opts: { hooks: boolean; auth: GeminiAuth }): Reco
   }
   return {
     // The session's Gemini is the runner's; updates and usage statistics are not the session's business.
-    general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
+    general: { enableAutoUpdate: false, enableAutoUpdateNotification: false, ...(opts.maxChatAttempts ? { maxAttempts: opts.maxChatAttempts } : {}) },
     privacy: { usageStatisticsEnabled: false },
     telemetry: { enabled: false },
     security: { folderTrust: { enabled: true }, ...(opts.auth ? { auth: { selectedType: opts.auth } } : {}) },
@@ -83,7 +83,15 @@ export function geminiTrustedFolders(worktree: string, trusted: boolean): Record
   return Object.fromEntries([...keys].map((k) => [k, trusted ? 'TRUST_FOLDER' : 'DO_NOT_TRUST']));
 }
 
-export function geminiProvider(env: EnvLike = process.env, opts: ProviderAdapterOptions = {}): ProviderAdapter {
+export interface GeminiOptions extends ProviderAdapterOptions {
+  /**
+   * Gemini's `general.maxAttempts` (its default, 10 with backoff, takes minutes to give up on an
+   * unreachable API). Unset in production; the offline integration test sets 1 to see the end sooner.
+   */
+  maxChatAttempts?: number;
+}
+
+export function geminiProvider(env: EnvLike = process.env, opts: GeminiOptions = {}): ProviderAdapter {
   let bin: string | null = null;
   const auth = opts.runnerHome && opts.providerAuth?.includes('gemini') ? new SharedAuthFile('gemini', opts.runnerHome) : null;
   return {
@@ -108,7 +116,7 @@ export function geminiProvider(env: EnvLike = process.env, opts: ProviderAdapter
       let authType: GeminiAuth = Object.keys(creds).length > 0 ? 'gemini-api-key' : null;
       if (!authType && auth && (await auth.copyTo(path.join(ctx.home, '.gemini', 'oauth_creds.json')))) authType = 'oauth-personal';
       const trusted = repoGeminiConfig(ctx.worktree_path, ctx.cwd) === null;
-      await writeSessionFile(geminiSettingsPath(ctx.home), `${JSON.stringify(geminiSettings({ hooks: ctx.hook !== undefined, auth: authType }), null, 2)}\n`);
+      await writeSessionFile(geminiSettingsPath(ctx.home), `${JSON.stringify(geminiSettings({ hooks: ctx.hook !== undefined, auth: authType, maxChatAttempts: opts.maxChatAttempts }), null, 2)}\n`);
       await writeSessionFile(path.join(ctx.home, '.gemini', 'trustedFolders.json'), `${JSON.stringify(geminiTrustedFolders(ctx.worktree_path, trusted), null, 2)}\n`);
     },
     launch(ctx) {
