@@ -20,9 +20,15 @@ import type { ProviderAdapter } from './types';
  */
 
 const CLI_BIN = fileURLToPath(new URL('../../.agent-clis/node_modules/.bin/', import.meta.url));
-/** Gemini retries an unreachable API ten times with backoff before it says so (minutes on a loaded machine). */
-const UNREACHABLE_TIMEOUT_MS: Record<string, number> = { claude: 120_000, codex: 120_000, gemini: 420_000 };
+/** How long each CLI may take to say its API is unreachable (DNS fails at once here; the rest is start-up on a loaded machine). */
+const UNREACHABLE_TIMEOUT_MS: Record<string, number> = { claude: 120_000, codex: 120_000, gemini: 180_000 };
 const START_TIMEOUT_MS = 60_000;
+/**
+ * The control plane acks terminal output for a session nobody watches (server/services/events.ts);
+ * without acks the runner pauses the PTY at its high watermark, and a TUI whose spinner repaints
+ * in true colour (Gemini, ~25 KB/s) would block there after half a minute.
+ */
+const CONTROL_PLANE_ACK_MS = 100;
 
 interface Case {
   id: Exclude<ProviderId, 'shell'>;
@@ -34,7 +40,8 @@ const FAKE = 'fake-village-key-0000-not-a-real-secret-7f3a9c';
 const CASES: Case[] = [
   { id: 'claude', make: (env) => claudeProvider(env), secrets: { ANTHROPIC_API_KEY: `sk-ant-api03-${FAKE}` } },
   { id: 'codex', make: (env) => codexProvider(env), secrets: { OPENAI_API_KEY: `sk-proj-${FAKE}` } },
-  { id: 'gemini', make: (env) => geminiProvider(env), secrets: { GEMINI_API_KEY: `AIzaSy-${FAKE}` } },
+  // Gemini retries ten times with backoff (about six minutes) before it says so; one attempt shows the same end.
+  { id: 'gemini', make: (env) => geminiProvider(env, { maxChatAttempts: 1 }), secrets: { GEMINI_API_KEY: `AIzaSy-${FAKE}` } },
 ];
 
 const gateDetails = (events: RunnerEvent[], sid: string) => eventsOf(events, sid, 'AGENT_ACTIVITY').map((e) => e.detail);
@@ -64,29 +71,39 @@ for (const c of CASES) {
       const sid = cmd.session_id;
       expect(h.manager.create(cmd).ok).toBe(true);
       const harness = h;
+      const acker = setInterval(() => {
+        const last = harness.events.findLast((e) => e.session_id === sid);
+        if (last) harness.manager.terminalAck({ session_id: sid, seq: last.seq });
+      }, CONTROL_PLANE_ACK_MS);
+      try {
+        // The goal went in as the first prompt: the prompt hook (UserPromptSubmit / BeforeAgent) fired before any network.
+        await waitFor(() => gateDetails(harness.events, sid).includes('working on a prompt'), `${c.id}: prompt hook`, START_TIMEOUT_MS);
+        // The CLI's own words for the unreachable API, on the sprite.
+        const unreachable = await waitFor(
+          () => gateDetails(harness.events, sid).find((d) => d.startsWith(AGENT_GATE.unreachable)),
+          `${c.id}: cannot reach its API`,
+          UNREACHABLE_TIMEOUT_MS[c.id],
+        ).catch((err: unknown) => {
+          // What the sprite said and what the screen showed, to see which gate or message was missed.
+          throw new Error(`${String(err)}\nactivity: ${JSON.stringify(gateDetails(harness.events, sid))}\nscreen tail: ${JSON.stringify(outputOf(harness.events, sid).slice(-3000))}`);
+        });
+        expect(unreachable).toMatch(/ENOTFOUND|lookup address|fetch failed|reach/i);
 
-      // The goal went in as the first prompt: the prompt hook (UserPromptSubmit / BeforeAgent) fired before any network.
-      await waitFor(() => gateDetails(harness.events, sid).includes('working on a prompt'), `${c.id}: prompt hook`, START_TIMEOUT_MS);
-      // The CLI's own words for the unreachable API, on the sprite.
-      const unreachable = await waitFor(
-        () => gateDetails(harness.events, sid).find((d) => d.startsWith(AGENT_GATE.unreachable)),
-        `${c.id}: cannot reach its API`,
-        UNREACHABLE_TIMEOUT_MS[c.id],
-      );
-      expect(unreachable).toMatch(/ENOTFOUND|lookup address|fetch failed|reach/i);
+        const details = gateDetails(harness.events, sid);
+        expect(details.filter((d) => d.startsWith(AGENT_GATE.signIn) || d.startsWith(AGENT_GATE.answer) || d.startsWith(AGENT_GATE.configError))).toEqual([]);
+        const screen = outputOf(harness.events, sid);
+        expect(screen).not.toMatch(/Do you trust|Trust this folder|Sign in with ChatGPT|Select login method|Do you want to use this API key|Error in .*settings\.json|Choose the text style/);
+        expect(screen).toContain('Say hello');
 
-      const details = gateDetails(harness.events, sid);
-      expect(details.filter((d) => d.startsWith(AGENT_GATE.signIn) || d.startsWith(AGENT_GATE.answer) || d.startsWith(AGENT_GATE.configError))).toEqual([]);
-      const screen = outputOf(harness.events, sid);
-      expect(screen).not.toMatch(/Do you trust|Trust this folder|Sign in with ChatGPT|Select login method|Do you want to use this API key|Error in .*settings\.json|Choose the text style/);
-      expect(screen).toContain('Say hello');
-
-      harness.manager.stop({ session_id: sid });
-      await waitFor(() => eventsOf(harness.events, sid, 'SESSION_STATE_CHANGED').some((e) => e.to === 'COMPLETED' || e.to === 'FAILED'), 'final state');
-      // Nothing the runner keeps or sends holds the key (the session's home, with the CLI's own files, is gone).
-      const key = Object.values(c.secrets)[0];
-      expect(JSON.stringify(harness.events)).not.toContain(key);
-      for (const file of filesUnder(harness.tmp)) expect(fs.readFileSync(file, 'latin1').includes(key), file).toBe(false);
+        harness.manager.stop({ session_id: sid });
+        await waitFor(() => eventsOf(harness.events, sid, 'SESSION_STATE_CHANGED').some((e) => e.to === 'COMPLETED' || e.to === 'FAILED'), 'final state');
+        // Nothing the runner keeps or sends holds the key (the session's home, with the CLI's own files, is gone).
+        const key = Object.values(c.secrets)[0];
+        expect(JSON.stringify(harness.events)).not.toContain(key);
+        for (const file of filesUnder(harness.tmp)) expect(fs.readFileSync(file, 'latin1').includes(key), file).toBe(false);
+      } finally {
+        clearInterval(acker);
+      }
     });
   });
 }
