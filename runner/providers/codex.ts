@@ -33,7 +33,7 @@ export const CODEX_SCREEN_RULES: readonly ScreenRule[] = [
   { kind: 'signIn', pattern: /Sign in with ChatGPT|Choose how you want to use Codex|Sign in with Device Code|Sign in another way/i },
   { kind: 'configError', pattern: /Error: loading config\.toml|unknown configuration field|Error loading config/i },
   { kind: 'answer', pattern: /Trust this folder\?|Open restricted|Hooks need review|Would you like to (run|make|apply)/i },
-  { kind: 'unreachable', pattern: /Stream disconnected before completion|failed to lookup address|Connection failed: |error sending request/i },
+  { kind: 'unreachable', pattern: /Stream disconnected before completion|Connection failed: error sending request|failed to lookup address information/i },
 ];
 
 export function codexHome(home: string): string {

@@ -27,7 +27,8 @@ export const GEMINI_SCREEN_RULES: readonly ScreenRule[] = [
   { kind: 'signIn', pattern: /How would you like to authenticate|Login with Google|Sign in with Google|Waiting for auth|Enter Gemini API Key/i },
   { kind: 'configError', pattern: /^Error in .*settings\.json|Please fix the configuration file/i },
   { kind: 'answer', pattern: /Do you trust the files in this folder\?|Allow execution of|Apply this change\?|Do you want to proceed\?/i },
-  { kind: 'unreachable', pattern: /fetch failed|ENOTFOUND|EAI_AGAIN|getaddrinfo|Failed to connect|network error/i },
+  // Only Gemini's own error line: a tool's output on screen (curl, npm) may mention DNS errors too.
+  { kind: 'unreachable', pattern: /\[API Error:.*(fetch failed|ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|getaddrinfo)/i },
 ];
 
 export function geminiSettingsPath(home: string): string {
