@@ -107,3 +107,36 @@ for (const c of CASES) {
     });
   });
 }
+
+const claudeBin = path.join(CLI_BIN, 'claude');
+describe.skipIf(!fs.existsSync(claudeBin))('real claude CLI exiting early', () => {
+  let h: SessionHarness | null = null;
+  afterEach(async () => {
+    await h?.close();
+    h = null;
+  });
+
+  it('without its first-run answers it checks the network, exits 1, and the session reason quotes why', { timeout: UNREACHABLE_TIMEOUT_MS.claude + START_TIMEOUT_MS }, async () => {
+    // The adapter minus ~/.claude.json: what the issue saw ("exited with code 1" and nothing else).
+    const real = claudeProvider({ PATH: process.env.PATH ?? '', [binOverrideEnv('claude')]: claudeBin });
+    const unseeded: ProviderAdapter = {
+      ...real,
+      async prepare(ctx) {
+        await real.prepare?.(ctx);
+        fs.rmSync(path.join(ctx.home, '.claude.json'));
+      },
+    };
+    h = await makeSessionHarness('real-claude-exit', { hooks: true, providers: [unseeded] });
+    const cmd = createCommand({ repo_source: h.source, provider: 'claude', secrets: CASES[0].secrets, cols: 120, rows: 40, task: { title: 'Say hello' } });
+    const sid = cmd.session_id;
+    expect(h.manager.create(cmd).ok).toBe(true);
+    const harness = h;
+    const end = await waitFor(
+      () => eventsOf(harness.events, sid, 'SESSION_STATE_CHANGED').find((e) => e.to === 'COMPLETED' || e.to === 'FAILED'),
+      'claude exits',
+      UNREACHABLE_TIMEOUT_MS.claude,
+    );
+    expect(end.to).toBe('FAILED');
+    expect(end.reason).toBe('exited with code 1: Failed to connect to api.anthropic.com: ENOTFOUND');
+  });
+});
