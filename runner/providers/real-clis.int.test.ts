@@ -100,6 +100,8 @@ for (const c of CASES) {
         // Nothing the runner keeps or sends holds the key (the session's home, with the CLI's own files, is gone).
         const key = Object.values(c.secrets)[0];
         expect(JSON.stringify(harness.events)).not.toContain(key);
+        expect(harness.logLines.join('\n')).not.toContain(key);
+        expect(harness.logLines.some((l) => l.includes(`session ${sid}`))).toBe(true);
         for (const file of filesUnder(harness.tmp)) expect(fs.readFileSync(file, 'latin1').includes(key), file).toBe(false);
       } finally {
         clearInterval(acker);
