@@ -11,3 +11,4 @@ export * from './period';
 export * from './usage';
 export * from './patrols';
 export * from './deterministic';
+export * from './agent-gates';

@@ -40,6 +40,12 @@ export const RUNNER_NAMESPACE = '/runner';
 export const ProviderInfoSchema = z.object({
   id: ProviderIdSchema,
   version: z.string().max(200).nullable(),
+  /** The CLI versions (semver range) the runner's adapter was written for; null: any. */
+  version_range: z.string().max(100).nullable().optional(),
+  /** Whether `version` is inside that range (null: the version could not be read). */
+  version_supported: z.boolean().nullable().optional(),
+  /** The runner user's sign-in file for this CLI is shared, read-only, with sessions (--provider-auth). */
+  shares_auth_file: z.boolean().optional(),
 });
 export type ProviderInfo = z.infer<typeof ProviderInfoSchema>;
 

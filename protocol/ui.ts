@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ProviderInfoSchema } from './runner';
 import type { ApprovalSummary } from './approvals';
 import type { SpawnSessionBodySchema } from './api';
 import type { AlertSummary, PatrolRunSummary, PatrolSummary, RepoHealth } from './patrols';
@@ -63,6 +64,8 @@ export const RunnerSummarySchema = z.object({
   capacity: z.number().int(),
   providers: z.array(ProviderIdSchema),
   provider_versions: z.record(z.string(), z.string().nullable()),
+  /** Per provider: version, the range its adapter was written for, whether the runner shares its sign-in file. */
+  provider_info: z.array(ProviderInfoSchema).default([]),
   labels: z.array(z.string()),
   repo_access: z.array(z.string()),
   active_sessions: z.number().int(),

@@ -9,7 +9,7 @@ describe('loadConfig', () => {
     const r = loadConfig(['--server', 'http://localhost:3000/', '--token', 't0k'], {});
     expect(r).toEqual({
       ok: true,
-      config: { server: 'http://localhost:3000', token: 't0k', name: expect.any(String), data_dir: path.join(os.homedir(), '.agent-runner'), capacity: DEFAULT_CAPACITY, labels: [], repo_access: [], listen: null, insecure: false },
+      config: { server: 'http://localhost:3000', token: 't0k', name: expect.any(String), data_dir: path.join(os.homedir(), '.agent-runner'), capacity: DEFAULT_CAPACITY, labels: [], repo_access: [], provider_auth: [], listen: null, insecure: false },
     });
     const env = loadConfig([], {
       AGENT_RUNNER_SERVER: 'https://cp.example.com',
@@ -20,11 +20,21 @@ describe('loadConfig', () => {
     });
     expect(env).toEqual({
       ok: true,
-      config: { server: 'https://cp.example.com', token: 'envtoken', name: 'box-1', data_dir: '/tmp/runner-data', capacity: 3, labels: [], repo_access: [], listen: null, insecure: false },
+      config: { server: 'https://cp.example.com', token: 'envtoken', name: 'box-1', data_dir: '/tmp/runner-data', capacity: 3, labels: [], repo_access: [], provider_auth: [], listen: null, insecure: false },
     });
     // A flag wins over the environment.
     const both = loadConfig(['--capacity', '5'], { AGENT_RUNNER_SERVER: 'http://localhost', AGENT_RUNNER_TOKEN: 't', AGENT_RUNNER_CAPACITY: '3' });
     expect(both.ok && both.config.capacity).toBe(5);
+  });
+
+  it('reads which providers share the runner user\'s sign-in file; an unknown name is refused in words', () => {
+    const base = { AGENT_RUNNER_SERVER: 'http://a', AGENT_RUNNER_TOKEN: 't' };
+    const flag = loadConfig(['--provider-auth', 'claude, codex,claude'], { ...base, AGENT_RUNNER_PROVIDER_AUTH: 'gemini' });
+    expect(flag.ok && flag.config.provider_auth).toEqual(['claude', 'codex']);
+    const env = loadConfig([], { ...base, AGENT_RUNNER_PROVIDER_AUTH: 'gemini' });
+    expect(env.ok && env.config.provider_auth).toEqual(['gemini']);
+    const bad = loadConfig(['--provider-auth', 'claude,shell'], base);
+    expect(!bad.ok && bad.message).toMatch(/provider_auth.*claude, codex or gemini/);
   });
 
   it('reads labels, repo access patterns and the listen port (flags win over the environment)', () => {

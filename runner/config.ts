@@ -64,6 +64,12 @@ export const RunnerConfigSchema = z.object({
   labels: csv(z.string().max(50, 'a label is at most 50 characters'), 50),
   // Commas inside braces belong to a pattern (one matcher with the control plane: common/repo-access.ts).
   repo_access: z.string().default('').transform(splitPatternList).pipe(z.array(z.string().max(500, 'a pattern is at most 500 characters')).max(200)),
+  /** Providers whose sign-in file the runner user shares read-only with sessions (README, "Using real agents"). */
+  provider_auth: z
+    .string()
+    .default('')
+    .transform((v) => [...new Set(v.split(',').map((x) => x.trim()).filter((x) => x.length > 0))])
+    .pipe(z.array(z.enum(['claude', 'codex', 'gemini'], { error: 'names claude, codex or gemini' }))),
   /**
    * Deterministic agents: `*.json` blueprints, read at start and whenever the folder changes.
    * Default: `<data-dir>/blueprints` (so `~/.agent-runner/blueprints` with the default data dir).
@@ -114,11 +120,12 @@ export type RunnerConfigInput = z.input<typeof RunnerConfigSchema>;
 export type ConfigResult = { ok: true; config: RunnerConfig } | { ok: false; message: string; help?: boolean };
 
 export const USAGE = `usage: node --import tsx runner/index.ts --server URL --token TOKEN [--name NAME] [--data-dir DIR] [--capacity N]
-       [--labels a,b] [--repo-access PATTERN[,PATTERN]] [--listen PORT] [--blueprints-dir DIR]
+       [--labels a,b] [--repo-access PATTERN[,PATTERN]] [--listen PORT] [--blueprints-dir DIR] [--provider-auth claude,codex,gemini]
        [--ca FILE] [--cert FILE --key FILE] [--insecure]
   env fallbacks: AGENT_RUNNER_SERVER, AGENT_RUNNER_TOKEN, AGENT_RUNNER_NAME, AGENT_RUNNER_DATA_DIR (default ~/.agent-runner), AGENT_RUNNER_CAPACITY (default ${DEFAULT_CAPACITY}),
   AGENT_RUNNER_LABELS, AGENT_RUNNER_REPO_ACCESS (globs over the repository source; empty or * = any), AGENT_RUNNER_LISTEN (HTTP on 127.0.0.1, Bearer = the runner token),
   AGENT_RUNNER_BLUEPRINTS_DIR (deterministic agents' *.json blueprints; default <data-dir>/blueprints),
+  AGENT_RUNNER_PROVIDER_AUTH (share your own sign-in file of these CLIs, read-only, with sessions),
   AGENT_RUNNER_CA (PEM CAs to trust for https://), AGENT_RUNNER_CERT + AGENT_RUNNER_KEY (client certificate for mutual TLS),
   AGENT_RUNNER_INSECURE=1 (allow plain http:// to a control plane that is not on this machine)`;
 
@@ -142,6 +149,7 @@ export function loadConfig(argv: string[], env: Record<string, string | undefine
         cert: { type: 'string' },
         key: { type: 'string' },
         insecure: { type: 'boolean' },
+        'provider-auth': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -171,6 +179,7 @@ export function loadConfig(argv: string[], env: Record<string, string | undefine
     ca: pick('ca', 'AGENT_RUNNER_CA'),
     cert: pick('cert', 'AGENT_RUNNER_CERT'),
     key: pick('key', 'AGENT_RUNNER_KEY'),
+    provider_auth: pick('provider-auth', 'AGENT_RUNNER_PROVIDER_AUTH'),
   });
   if (!parsed.success) return { ok: false, message: `invalid runner configuration: ${describeZodError(parsed.error)}\n${USAGE}` };
   const config: RunnerConfig = parsed.data;

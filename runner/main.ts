@@ -38,8 +38,8 @@ export interface StartRunnerOptions {
 }
 
 /** What startRunner needs; the newer options may be left out by callers that build a config by hand. */
-export type StartRunnerConfig = Omit<RunnerConfig, 'labels' | 'repo_access' | 'listen' | 'blueprints_dir' | 'insecure' | 'ca' | 'cert' | 'key'> &
-  Partial<Pick<RunnerConfig, 'labels' | 'repo_access' | 'listen' | 'blueprints_dir' | 'insecure' | 'ca' | 'cert' | 'key'>>;
+export type StartRunnerConfig = Omit<RunnerConfig, 'labels' | 'repo_access' | 'listen' | 'blueprints_dir' | 'provider_auth' | 'insecure' | 'ca' | 'cert' | 'key'> &
+  Partial<Pick<RunnerConfig, 'labels' | 'repo_access' | 'listen' | 'blueprints_dir' | 'provider_auth' | 'insecure' | 'ca' | 'cert' | 'key'>>;
 
 export interface RunnerHandle {
   /** Stops every session (process groups), flushes the spool, closes the socket. Idempotent. */
@@ -74,7 +74,7 @@ export async function startRunner(config: StartRunnerConfig, options: StartRunne
   const workspaces = new WorkspaceManager(dataDir, log);
   await workspaces.init();
   await workspaces.cleanupOrphans();
-  const { providers, info: providerInfo } = await detectAll(options.providers ?? defaultProviders(), log);
+  const { providers, info: providerInfo } = await detectAll(options.providers ?? defaultProviders({ providerAuth: config.provider_auth ?? [], runnerHome: os.homedir() }), log);
   // One local endpoint for every session's hook calls; each session gets its own token.
   const hooks = await HookServer.start(log);
   const readOnly = options.readOnlyPrevention !== undefined ? { available: options.readOnlyPrevention, why: 'set by the caller' } : await probeReadOnlyPrevention();

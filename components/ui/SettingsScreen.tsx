@@ -8,6 +8,7 @@ import MembersSection from './MembersSection';
 import { STRINGS } from './strings';
 import { useRequireLogin } from './use-auth-redirect';
 import { useWorld, WORLD_KEY } from './use-world';
+import { RunnerProviders } from './RunnerProviders';
 
 type TokenRow = { id: string; name: string; created_at: string; revoked: boolean };
 
@@ -105,7 +106,7 @@ export default function SettingsScreen() {
             {world.data.runners.map((r) => (
               <li key={r.id}>
                 <strong>{r.name}</strong> on {r.hostname} · {r.online ? 'online' : 'offline'} · capacity {r.capacity} · providers{' '}
-                {r.providers.join(', ') || 'none'}
+                <RunnerProviders providers={r.providers} info={r.provider_info ?? []} />
               </li>
             ))}
           </ul>

@@ -137,6 +137,7 @@ interface Actor {
   reason: string;
   activity: SessionSummary['activity'];
   activitySince: number | null;
+  activityDetail: string;
   failedAt: number | null;
   leaving: boolean;
   fade: number; // 0..1 while appearing, then 1; decreases when gone
@@ -761,6 +762,7 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
       reason: s.reason,
       activity: s.activity,
       activitySince: s.activity_since,
+      activityDetail: s.activity_detail,
       failedAt: null,
       leaving: false,
       fade: 0,
@@ -842,6 +844,7 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
         a.reason = s.reason;
         a.activity = s.activity;
         a.activitySince = s.activity_since;
+        a.activityDetail = s.activity_detail;
         leave(a);
         actors.delete(s.id);
         leavingActors.add(a);
@@ -860,6 +863,7 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
       a.reason = s.reason;
       a.activity = s.activity;
       a.activitySince = s.activity_since;
+      a.activityDetail = s.activity_detail;
       if (s.state === 'FAILED' && a.failedAt === null) a.failedAt = now;
       const idx = inRoom.get(`${room.repoId}|${room.path}`)!.indexOf(s.id);
       const spotKey = `${room.repoId}|${room.path}|${idx}`;

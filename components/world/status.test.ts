@@ -20,6 +20,12 @@ describe('sprite status', () => {
     expect(statusText({ state: 'RUNNING', reason: 'editing' })).toBe('working');
   });
 
+  it('names the gate an agent CLI waits at, instead of a plain "waiting for input"', () => {
+    expect(statusText({ state: 'RUNNING', reason: '', activity: 'waiting_for_input', activityDetail: 'needs sign-in: codex' })).toBe('needs sign-in: codex');
+    expect(statusText({ state: 'RUNNING', reason: '', activity: 'waiting_for_input', activityDetail: 'waiting for your answer: Trust this folder?' })).toBe('waiting for your answer: Trust this folder?');
+    expect(statusText({ state: 'RUNNING', reason: '', activity: 'waiting_for_input', activityDetail: 'turn ended: done' })).toBe('waiting for input');
+  });
+
   it('never walks ended sessions in', () => {
     expect(spawnsSprite({ state: 'RUNNING' })).toBe(true);
     expect(spawnsSprite({ state: 'COMPLETED' })).toBe(false);

@@ -1,10 +1,16 @@
 /** Pure helpers that turn a session's state and reason into what the village shows. */
+import { agentGateText } from '../../protocol/agent-gates';
 import type { SessionSummary } from '../../protocol/ui';
 
 /** Icon over a sprite: "…" waiting for input, a hand for approval, "zz" paused / idle, a red cross for failed. */
 export type BubbleKind = 'input' | 'approval' | 'idle' | 'failed' | 'starting';
 
-type Status = Pick<SessionSummary, 'state' | 'reason'> & { activity?: SessionSummary['activity']; activitySince?: number | null };
+type Status = Pick<SessionSummary, 'state' | 'reason'> & {
+  activity?: SessionSummary['activity'];
+  activitySince?: number | null;
+  /** The activity's detail: a gate ("needs sign-in: codex", "waiting for your answer: …") is shown as is. */
+  activityDetail?: string | null;
+};
 
 export function bubbleFor(s: Status): BubbleKind | null {
   switch (s.state) {
@@ -34,7 +40,7 @@ export function statusText(s: Status, now = Date.now()): string {
     case 'approval':
       return 'waiting for approval';
     case 'input':
-      return 'waiting for input';
+      return agentGateText(s.activityDetail) ?? 'waiting for input';
     case 'idle': {
       if (s.state === 'PAUSED_BY_HUMAN') return 'paused';
       const minutes = s.activitySince ? Math.floor((now - s.activitySince) / 60_000) : 0;

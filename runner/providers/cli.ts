@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import semver from 'semver';
 import type { CreateSessionCommand, ProviderId } from '../../protocol';
 import { AV_HOOK_PATH, hookEnv } from '../hooks';
 import { bashQuote } from '../pty/clean-env';
@@ -78,9 +79,29 @@ export function hookCommand(...args: string[]): string {
 /**
  * The launch environment: the org's secrets, then the clean env, the hook channel and the
  * adapter's own settings on top, so a secret can add API keys but never replace PATH or HOME.
+ * The provider's credentials come last: they are the one part of the org's secrets the
+ * provider process gets by design (ProviderLaunch.providerCredentials).
  */
-export function launchEnv(ctx: ProviderLaunchContext, own: Record<string, string> = {}): Record<string, string> {
-  return { ...(ctx.secrets ?? {}), ...ctx.env, ...(ctx.hook ? hookEnv(ctx.hook) : {}), ...own };
+export function launchEnv(ctx: ProviderLaunchContext, own: Record<string, string> = {}, credentials: Record<string, string> = {}): Record<string, string> {
+  return { ...(ctx.secrets ?? {}), ...ctx.env, ...(ctx.hook ? hookEnv(ctx.hook) : {}), ...own, ...credentials };
+}
+
+/** The org secrets named like the provider's credential variables (first name that is set wins the order). */
+export function pickCredentials(ctx: ProviderLaunchContext, names: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of names) {
+    const v = ctx.secrets?.[name];
+    if (v) out[name] = v;
+  }
+  return out;
+}
+
+/** The version a CLI reported is inside the range its adapter was written for (null: cannot tell). */
+export function versionSupported(version: string | null | undefined, range: string | null): boolean | null {
+  if (!range) return true;
+  const v = version ? semver.coerce(version, { includePrerelease: true }) : null;
+  if (!v) return null;
+  return semver.satisfies(v, range, { includePrerelease: true });
 }
 
 export async function writeSessionFile(file: string, content: string): Promise<void> {

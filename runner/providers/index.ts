@@ -4,17 +4,20 @@ import { claudeProvider } from './claude';
 import { codexProvider } from './codex';
 import { geminiProvider } from './gemini';
 import { shellProvider } from './shell';
-import type { ProviderAdapter } from './types';
+import { versionSupported } from './cli';
+import type { ProviderAdapter, ProviderAdapterOptions } from './types';
 
-export type { ProviderAdapter, ProviderCapabilities, ProviderDetection, ProviderLaunch, ProviderLaunchContext } from './types';
+export type { ProviderAdapter, ProviderAdapterOptions, ProviderCapabilities, ProviderDetection, ProviderLaunch, ProviderLaunchContext } from './types';
+export { AUTH_PROVIDERS, isAuthProvider } from './auth-files';
+export { ScreenWatch, type ScreenGate } from './screen-watch';
 export { shellProvider } from './shell';
 export { claudeProvider } from './claude';
 export { codexProvider } from './codex';
 export { geminiProvider } from './gemini';
 
 /** Adapters this runner knows about; each is offered only if its CLI is found. */
-export function defaultProviders(): ProviderAdapter[] {
-  return [shellProvider(), claudeProvider(), codexProvider(), geminiProvider()];
+export function defaultProviders(opts: ProviderAdapterOptions = {}): ProviderAdapter[] {
+  return [shellProvider(), claudeProvider(process.env, opts), codexProvider(process.env, opts), geminiProvider(process.env, opts)];
 }
 
 export interface DetectedProviders {
@@ -27,15 +30,18 @@ export interface DetectedProviders {
 /** Detects every adapter; a detection that throws counts as "not found". */
 export async function detectAll(adapters: ProviderAdapter[], log: Logger): Promise<DetectedProviders> {
   const providers = new Map<ProviderId, ProviderAdapter>();
-  const versions = new Map<ProviderId, string | null>();
+  const infos = new Map<ProviderId, ProviderInfo>();
   await Promise.all(
     adapters.map(async (a) => {
       try {
         const d = await a.detect();
         if (d.available) {
           providers.set(a.id, a);
-          versions.set(a.id, d.version ?? null);
+          const version = d.version ?? null;
+          const supported = versionSupported(version, a.versionRange);
+          infos.set(a.id, { id: a.id, version, version_range: a.versionRange, version_supported: supported, ...(a.sharesAuthFile ? { shares_auth_file: true } : {}) });
           log.info(`provider ${a.id} available${d.version ? ` (${d.version})` : ''}${d.path ? ` at ${d.path}` : ''}`);
+          if (supported === false) log.warn(`provider ${a.id} ${version} is outside the versions its adapter was written for (${a.versionRange}); flags and hook formats may have changed`);
         } else {
           log.info(`provider ${a.id} not found`);
         }
@@ -44,7 +50,7 @@ export async function detectAll(adapters: ProviderAdapter[], log: Logger): Promi
       }
     }),
   );
-  const info = [...versions].map(([id, version]) => ({ id, version })).sort((a, b) => a.id.localeCompare(b.id));
+  const info = [...infos.values()].sort((a, b) => a.id.localeCompare(b.id));
   return { providers, info };
 }
 

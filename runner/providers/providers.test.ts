@@ -44,14 +44,20 @@ describe('provider adapters: exact argv, env and files', () => {
     expect(renderTaskPrompt({ title: '' })).toBe('');
   });
 
-  it('claude: `claude --settings <home>/.agent-village/claude-settings.json -- <prompt>` with hooks for every event', async () => {
+  it('claude: `claude <isolation> --settings <home>/.agent-village/claude-settings.json -- <prompt>` with hooks for every event', async () => {
     const p = claudeProvider({ PATH: '' });
     await p.prepare?.(ctx);
     const launch = p.launch(ctx);
     const settingsFile = path.join(home, '.agent-village', 'claude-settings.json');
     expect(launch.file).toBe('claude');
-    expect(launch.args).toEqual(['--settings', settingsFile, '--', PROMPT]);
-    expect(launch.env).toEqual({ ...BASE_ENV, HOME: home, ANTHROPIC_API_KEY: 'sk-test', ...hookEnv, DISABLE_AUTOUPDATER: '1' });
+    expect(launch.args).toEqual(['--setting-sources', 'user', '--strict-mcp-config', '--disable-slash-commands', '--settings', settingsFile, '--', PROMPT]);
+    const quiet = { DISABLE_AUTOUPDATER: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_TELEMETRY: '1', DISABLE_ERROR_REPORTING: '1' };
+    expect(launch.env).toEqual({ ...BASE_ENV, HOME: home, ANTHROPIC_API_KEY: 'sk-test', ...hookEnv, ...quiet });
+    expect(launch.providerCredentials).toEqual({ ANTHROPIC_API_KEY: 'sk-test' });
+    // First run answered: onboarding, theme, the worktree trusted (its MCP servers not enabled), the key approved.
+    const state = JSON.parse(fs.readFileSync(path.join(home, '.claude.json'), 'utf8'));
+    expect(state).toMatchObject({ hasCompletedOnboarding: true, theme: 'dark', customApiKeyResponses: { approved: ['sk-test'], rejected: [] } });
+    for (const dir of [ctx.worktree_path, ctx.cwd]) expect(state.projects[dir]).toMatchObject({ hasTrustDialogAccepted: true, enableAllProjectMcpServers: false });
     expect(fs.statSync(settingsFile).mode & 0o777).toBe(0o600);
     const command = hookCmd('claude');
     const report = (matcher?: string) => [{ ...(matcher ? { matcher } : {}), hooks: [{ type: 'command', command, timeout: 10 }] }];
@@ -76,15 +82,50 @@ describe('provider adapters: exact argv, env and files', () => {
     const launch = p.launch(ctx);
     const codexHome = path.join(home, '.codex');
     expect(launch.file).toBe('codex');
-    expect(launch.args).toEqual(['--dangerously-bypass-hook-trust', '--', PROMPT]);
+    expect(launch.args).toEqual(['--no-daemon', '--dangerously-bypass-hook-trust', '--', PROMPT]);
     expect(launch.env).toEqual({ ...BASE_ENV, HOME: home, ANTHROPIC_API_KEY: 'sk-test', ...hookEnv, CODEX_HOME: codexHome });
+    expect(launch.providerCredentials).toEqual({});
     const command = hookCmd('codex');
     expect(JSON.parse(fs.readFileSync(path.join(codexHome, 'hooks.json'), 'utf8'))).toEqual({
       hooks: Object.fromEntries(['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'Stop'].map((e) => [e, [{ hooks: [{ type: 'command', command }] }]])),
     });
     expect(fs.readFileSync(path.join(codexHome, 'config.toml'), 'utf8')).toBe(
-      `# Written by agent-runner for this session; removed with it.\nnotify = [${JSON.stringify(process.execPath)}, ${JSON.stringify(AV_HOOK_PATH)}, "codex-notify"]\n`,
+      [
+        '# Written by agent-runner for this session; removed with it.',
+        `notify = [${JSON.stringify(process.execPath)}, ${JSON.stringify(AV_HOOK_PATH)}, "codex-notify"]`,
+        'check_for_update_on_startup = false',
+        '',
+        '[analytics]',
+        'enabled = false',
+        '',
+        `[projects.${JSON.stringify(ctx.worktree_path)}]`,
+        'trust_level = "trusted"',
+        '',
+      ].join('\n'),
     );
+  });
+
+  it('codex: an OpenAI key from the org goes to a model provider that reads it from the environment, never into a file', async () => {
+    const withKey = { ...ctx, secrets: { OPENAI_API_KEY: 'sk-proj-xyz' } };
+    const p = codexProvider({ PATH: '' });
+    await p.prepare?.(withKey);
+    const launch = p.launch(withKey);
+    expect(launch.providerCredentials).toEqual({ OPENAI_API_KEY: 'sk-proj-xyz' });
+    expect(launch.env.OPENAI_API_KEY).toBe('sk-proj-xyz');
+    const toml = fs.readFileSync(path.join(home, '.codex', 'config.toml'), 'utf8');
+    expect(toml).toContain('model_provider = "agent-village-openai"');
+    expect(toml).toContain('env_key = "OPENAI_API_KEY"');
+    expect(toml).not.toContain('sk-proj-xyz');
+    expect(fs.existsSync(path.join(home, '.codex', 'auth.json'))).toBe(false);
+  });
+
+  it('a repository that brings its own .codex/ or .gemini/ is not trusted, so its hooks, MCP servers and commands stay off', async () => {
+    fs.mkdirSync(path.join(ctx.worktree_path, '.codex'), { recursive: true });
+    fs.mkdirSync(path.join(ctx.cwd, '.gemini'), { recursive: true });
+    await codexProvider({ PATH: '' }).prepare?.(ctx);
+    await geminiProvider({ PATH: '' }).prepare?.(ctx);
+    expect(fs.readFileSync(path.join(home, '.codex', 'config.toml'), 'utf8')).toContain('trust_level = "untrusted"');
+    expect(JSON.parse(fs.readFileSync(path.join(home, '.gemini', 'trustedFolders.json'), 'utf8'))).toEqual({ [ctx.worktree_path]: 'DO_NOT_TRUST' });
   });
 
   it('gemini: GEMINI_CLI_HOME = the session home, hooks in <home>/.gemini/settings.json, --prompt-interactive=<prompt>', async () => {
@@ -94,9 +135,14 @@ describe('provider adapters: exact argv, env and files', () => {
     expect(launch.file).toBe('gemini');
     expect(launch.args).toEqual([`--prompt-interactive=${PROMPT}`]);
     expect(launch.env).toEqual({ ...BASE_ENV, HOME: home, ANTHROPIC_API_KEY: 'sk-test', ...hookEnv, GEMINI_CLI_HOME: home });
+    expect(JSON.parse(fs.readFileSync(path.join(home, '.gemini', 'trustedFolders.json'), 'utf8'))).toEqual({ [ctx.worktree_path]: 'TRUST_FOLDER' });
     const command = hookCmd('gemini');
     const h = (event: string, timeout: number, matcher?: string) => [{ ...(matcher ? { matcher } : {}), hooks: [{ name: `agent-village-${event}`, type: 'command', command, timeout }] }];
     expect(JSON.parse(fs.readFileSync(path.join(home, '.gemini', 'settings.json'), 'utf8'))).toEqual({
+      general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
+      privacy: { usageStatisticsEnabled: false },
+      telemetry: { enabled: false },
+      security: { folderTrust: { enabled: true } },
       hooksConfig: { enabled: true },
       hooks: {
         SessionStart: h('SessionStart', 10_000),
@@ -110,15 +156,17 @@ describe('provider adapters: exact argv, env and files', () => {
     });
   });
 
-  it('without a hook channel no files are written and no hook flags are passed', async () => {
+  it('without a hook channel no hook files are written and no hook flags are passed; first-run answers still are', async () => {
     const noHook = { ...ctx, hook: undefined, command: createCommand({ repo_source: '/x', task: { title: '' } }) };
-    for (const p of [claudeProvider({ PATH: '' }), codexProvider({ PATH: '' }), geminiProvider({ PATH: '' })]) {
+    const args = [claudeProvider({ PATH: '' }), codexProvider({ PATH: '' }), geminiProvider({ PATH: '' })].map(async (p) => {
       await p.prepare?.(noHook);
-      expect(p.launch(noHook).args).toEqual([]);
-    }
-    // Only the empty CODEX_HOME, which Codex needs to exist.
-    expect(fs.readdirSync(home).sort()).toEqual(['.bashrc', '.codex']);
-    expect(fs.readdirSync(path.join(home, '.codex'))).toEqual([]);
+      return p.launch(noHook).args;
+    });
+    expect(await Promise.all(args)).toEqual([['--setting-sources', 'user', '--strict-mcp-config', '--disable-slash-commands'], ['--no-daemon'], []]);
+    expect(fs.readdirSync(home).sort()).toEqual(['.bashrc', '.claude.json', '.codex', '.gemini']);
+    expect(fs.readdirSync(path.join(home, '.codex'))).toEqual(['config.toml']);
+    expect(fs.readFileSync(path.join(home, '.codex', 'config.toml'), 'utf8')).not.toContain('notify');
+    expect(JSON.parse(fs.readFileSync(path.join(home, '.gemini', 'settings.json'), 'utf8')).hooks).toBeUndefined();
   });
 
   it('shell: bash with the session .bashrc, which gains a preexec/precmd pair that keeps the token unexported', async () => {
@@ -129,6 +177,7 @@ describe('provider adapters: exact argv, env and files', () => {
       file: '/bin/bash',
       args: ['--noprofile', '--rcfile', path.join(home, '.bashrc'), '-i'],
       env: { ...BASE_ENV, HOME: home, ANTHROPIC_API_KEY: 'sk-test', SHELL: '/bin/bash' },
+      providerCredentials: {},
     });
     const rc = fs.readFileSync(path.join(home, '.bashrc'), 'utf8');
     expect(rc.startsWith('# base\n')).toBe(true);
@@ -155,7 +204,9 @@ describe('detection', () => {
     const found = await detectAll([shellProvider(), claudeProvider(env), codexProvider(env), geminiProvider({ PATH: '/nonexistent' })], captureLogger());
     expect([...found.providers.keys()].sort()).toEqual(['claude', 'shell']);
     expect(found.info.map((i) => i.id)).toEqual(['claude', 'shell']);
-    expect(found.info[0]).toEqual({ id: 'claude', version: '0.0.0-fake' });
+    // The fake agent's version is outside the range the real adapter was written for: flagged.
+    expect(found.info[0]).toEqual({ id: 'claude', version: '0.0.0-fake', version_range: '>=2.1.300 <2.2.0', version_supported: false });
+    expect(found.info[1]).toMatchObject({ id: 'shell', version_range: null, version_supported: true });
     const claude = found.providers.get('claude');
     expect(claude?.launch({ session_id: 's', home: '/h', cwd: '/w', worktree_path: '/w', env: {}, command: createCommand({ repo_source: '/x', task: { title: '' } }) }).file).toBe(FAKE_CLAUDE);
   });

@@ -56,6 +56,8 @@ export function renderBashHooks(endpoint: HookEndpoint, nodePath = process.execP
 export function shellProvider(bashPath = BASH_PATH): ProviderAdapter {
   return {
     id: 'shell',
+    // Any bash will do: the hooks use only the DEBUG trap and PROMPT_COMMAND.
+    versionRange: null,
     capabilities: { hooks: true, initial_prompt: false, transcript: false, signals: ['tests_run'] },
     detect(): Promise<ProviderDetection> {
       return new Promise((resolve) => {
@@ -81,6 +83,7 @@ export function shellProvider(bashPath = BASH_PATH): ProviderAdapter {
         file: bashPath,
         args: ['--noprofile', '--rcfile', path.join(ctx.home, '.bashrc'), '-i'],
         env: { ...(ctx.secrets ?? {}), ...ctx.env, SHELL: bashPath },
+        providerCredentials: {},
       };
     },
   };

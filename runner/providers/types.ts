@@ -1,5 +1,6 @@
 import type { CreateSessionCommand, ProviderId } from '../../protocol';
 import type { HookEndpoint } from '../hooks/hook-server';
+import type { ScreenRule } from './screen-watch';
 
 export interface ProviderDetection {
   available: boolean;
@@ -38,10 +39,25 @@ export interface ProviderLaunchContext {
   secrets?: Record<string, string>;
 }
 
+/** How defaultProviders() builds the adapters from the runner's configuration. */
+export interface ProviderAdapterOptions {
+  /** Providers whose auth file the runner user shares with sessions (--provider-auth). */
+  providerAuth?: readonly ProviderId[];
+  /** The runner user's home, where those files are. */
+  runnerHome?: string;
+}
+
 export interface ProviderLaunch {
   file: string;
   args: string[];
+  /** The whole environment of the process, providerCredentials included. */
   env: Record<string, string>;
+  /**
+   * The provider's sign-in, by the variable name the CLI expects (ANTHROPIC_API_KEY, OPENAI_API_KEY,
+   * GEMINI_API_KEY), taken from the org's secrets. Named apart so that a session environment
+   * without org secrets can still carry exactly these to the provider process.
+   */
+  providerCredentials: Record<string, string>;
 }
 
 /**
@@ -52,6 +68,14 @@ export interface ProviderLaunch {
 export interface ProviderAdapter {
   id: ProviderId;
   capabilities: ProviderCapabilities;
+  /** The CLI versions (semver range) this adapter was written and tested for; null: any. */
+  versionRange: string | null;
+  /** Screens that mean the CLI waits at a gate (sign-in, trust, a question); see screen-watch.ts. */
+  screenRules?: readonly ScreenRule[];
+  /** The runner user's auth file is shared with sessions (opted in with --provider-auth). */
+  sharesAuthFile?: boolean;
+  /** Credential values read from that file: masked like org secrets wherever they might show. */
+  secretValues?(): string[];
   detect(): Promise<ProviderDetection>;
   /** Writes settings/hook files into ctx.home (or the worktree) before launch. */
   prepare?(ctx: ProviderLaunchContext): Promise<void>;

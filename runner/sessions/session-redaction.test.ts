@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { REDACTED } from '../../protocol/redact';
 import { createCommand, outputOf, waitFor } from '../testing/fixtures';
+import { shellProvider } from '../providers';
 import { eventsOf, makeSessionHarness, type SessionHarness } from '../testing/session-harness';
 
 /** A value no program prints by chance; its base64 form is checked too. */
@@ -48,5 +49,26 @@ describe('a session masks secrets before anything leaves it', () => {
       .map((d) => fs.readFileSync(path.join(d.parentPath, d.name), 'utf8'))
       .join('\n');
     for (const leaked of [SECRET, GITHUB_TOKEN]) expect(onDisk).not.toContain(leaked);
+  });
+});
+
+describe('a shared provider sign-in (--provider-auth) is masked like an org secret', () => {
+  const TOKEN = 'shared-oauth-refresh-token-4c1d2e';
+  let h: SessionHarness;
+  beforeEach(async () => {
+    // A shell adapter standing in for a CLI whose runner-user auth file holds TOKEN.
+    const sharing = { ...shellProvider(), id: 'claude' as const, sharesAuthFile: true, secretValues: () => [TOKEN] };
+    h = await makeSessionHarness('redaction-auth-file', { providers: [sharing] });
+  });
+  afterEach(() => h.close());
+
+  it('a token from the shared file never reaches the stream or the spool', async () => {
+    const cmd = createCommand({ repo_source: h.source, provider: 'claude' });
+    const sid = cmd.session_id;
+    expect(h.manager.create(cmd).ok).toBe(true);
+    await waitFor(() => /[#$] /.test(outputOf(h.events, sid)), 'prompt');
+    h.manager.input({ session_id: sid, data: `echo "auth:${TOKEN.slice(0, 10)}""${TOKEN.slice(10)}:"; echo DONE-AUTH`, mode: 'line' });
+    await waitFor(() => outputOf(h.events, sid).includes(`auth:${REDACTED}:`), 'the masked token');
+    expect(JSON.stringify(h.events)).not.toContain(TOKEN);
   });
 });

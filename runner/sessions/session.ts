@@ -17,7 +17,7 @@ import {
 } from '../../protocol';
 import { SessionHooks, type HookServer } from '../hooks';
 import { errorMessage, type Logger } from '../log';
-import type { ProviderAdapter } from '../providers';
+import { ScreenWatch, type ProviderAdapter, type ScreenGate } from '../providers';
 import { buildSessionEnv, createSessionHome, inboxDir } from '../pty/clean-env';
 import { FlowControl } from '../pty/flow-control';
 import { OutputBatcher } from '../pty/output-batcher';
@@ -160,6 +160,10 @@ export class Session {
   private idleTimer: NodeJS.Timeout | null = null;
 
   private watcher: WorktreeWatcher | null = null;
+  /** The agent CLI's screen: gates its hooks cannot report, and the line to quote when it exits early. */
+  private screen: ScreenWatch | null = null;
+  /** The gate the screen showed last (its detail is the current activity's). */
+  private screenGate: ScreenGate | null = null;
   private hookChannel: SessionHooks | null = null;
   /** `reason\0path` → when it was last reported. */
   private readonly touched = new Map<string, number>();
@@ -192,7 +196,9 @@ export class Session {
     this.id = cmd.session_id;
     this.base = { session_id: cmd.session_id, org_id: cmd.org_id, repo_id: cmd.repo_id, repo_ref: cmd.repo };
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
-    const secretValues = Object.values(cmd.secrets ?? {});
+    // The runner user's shared sign-in (--provider-auth) is masked like the org's secrets.
+    const providerSecrets = cmd.patrol ? [] : (deps.providers.get(cmd.provider)?.secretValues?.() ?? []);
+    const secretValues = [...Object.values(cmd.secrets ?? {}), ...providerSecrets];
     logRedaction.remember(secretValues);
     this.streamRedactor = createStreamRedactor(secretValues);
     this.redactor = createRedactor(secretValues);
@@ -383,6 +389,7 @@ export class Session {
   resize(cols: number, rows: number): Result<null> {
     if (!this.alive || !this.pty) return fail('CONFLICT', `session ${this.id} is not running (${this.state})`);
     this.pty.resize(cols, rows);
+    this.screen?.resize(cols, rows);
     return ok(null);
   }
 
@@ -498,7 +505,9 @@ export class Session {
       const pty = spawnLed(exec.file, exec.args, { name: 'xterm-256color', cols: cmd.cols, rows: cmd.rows, cwd, env: launch.env });
       this.pty = pty;
       this.pid = pty.pid;
+      if (!cmd.patrol && provider.screenRules) this.screen = new ScreenWatch(provider.id, provider.screenRules, cmd, (gate) => this.onScreenGate(gate));
       pty.onData((data) => {
+        this.screen?.push(data);
         this.batcher.push(data);
         this.patrolOutput?.append(data);
         this.hookChannel?.observeOutput(data);
@@ -566,8 +575,11 @@ export class Session {
       reason = how;
     } else {
       to = 'FAILED';
-      reason = how;
+      // "exited with code 1: Failed to connect to api.anthropic.com: ENOTFOUND" says what to fix.
+      const last = await this.screen?.lastLine().catch(() => null);
+      reason = last ? `${how}: ${last}` : how;
     }
+    this.screen?.close();
     this.deps.log.info(`session ${this.id} ${how}`);
     if (this.cmd.patrol && this.worktree) {
       const events = await patrolResultEvents(
@@ -584,6 +596,22 @@ export class Session {
     }
     await this.cleanup();
     this.finish(to, reason, signalName ? null : exitCode);
+  }
+
+  /**
+   * The screen shows a gate (sign-in, a question, an unreachable API) or moved past one: the
+   * sprite says so in words. A gate's detail replaces whatever activity was reported before.
+   */
+  private onScreenGate(gate: ScreenGate | null): void {
+    if (this.finished || this.exited) return;
+    const previous = this.screenGate;
+    this.screenGate = gate;
+    if (gate) {
+      if (this.activity === 'waiting_for_input') this.activity = null;
+      this.setActivity('waiting_for_input', gate.detail);
+    } else if (previous && this.activity === 'waiting_for_input') {
+      this.setActivity('working', `past "${previous.detail}"`);
+    }
   }
 
   /** Hook calls become events through the same paths the watcher and idle detection use. */
@@ -621,6 +649,7 @@ export class Session {
     this.hookChannel?.close();
     this.stopUsageTimer();
     this.clearIdleTimer();
+    this.screen?.close();
     // The final DIFF_SUMMARY needs the worktree, so it comes before the removal.
     await this.finalDiff().catch((err) => this.deps.log.error(`final diff of ${this.id} failed`, err));
     const { workspaces, log } = this.deps;

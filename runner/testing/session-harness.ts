@@ -25,6 +25,8 @@ export interface SessionHarness {
   sender: EventSender;
   hooks: HookServer | null;
   events: RunnerEvent[];
+  /** Everything the runner side logged. */
+  logLines: string[];
   close(): Promise<void>;
 }
 
@@ -78,6 +80,7 @@ export async function makeSessionHarness(name: string, opts: SessionHarnessOptio
     sender,
     hooks,
     events,
+    logLines: log.lines,
     async close() {
       await manager.stopAll('test over');
       sender.dispose();

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { ProviderId, RunnerRegister, RunnerSummary } from '../../protocol';
+import type { ProviderId, ProviderInfo, RunnerRegister, RunnerSummary } from '../../protocol';
 import type { Db } from '../db';
 import { runnerActor, SYSTEM_ACTOR, type AuditActor, type AuditService } from './audit';
 import { sha256 } from './auth';
@@ -47,7 +47,7 @@ export function createRunnerService(
   const graceTimers = new Map<string, NodeJS.Timeout>();
 
   function summary(r: RunnerRow): RunnerSummary {
-    const info = JSON.parse(r.providerInfo) as Array<{ id: string; version: string | null }>;
+    const info = JSON.parse(r.providerInfo) as ProviderInfo[];
     return {
       id: r.id,
       name: r.name,
@@ -56,6 +56,7 @@ export function createRunnerService(
       capacity: r.capacity,
       providers: JSON.parse(r.providers) as ProviderId[],
       provider_versions: Object.fromEntries(info.map((p) => [p.id, p.version])),
+      provider_info: info,
       labels: JSON.parse(r.labels) as string[],
       repo_access: JSON.parse(r.repoAccess) as string[],
       active_sessions: gateway().activeSessions(r.id),
