@@ -28,7 +28,7 @@ describe('loadConfig', () => {
   });
 
   it('reads which providers share the runner user\'s sign-in file; an unknown name is refused in words', () => {
-    const base = { AGENT_RUNNER_SERVER: 'http://a', AGENT_RUNNER_TOKEN: 't' };
+    const base = { AGENT_RUNNER_SERVER: 'http://localhost', AGENT_RUNNER_TOKEN: 't' };
     const flag = loadConfig(['--provider-auth', 'claude, codex,claude'], { ...base, AGENT_RUNNER_PROVIDER_AUTH: 'gemini' });
     expect(flag.ok && flag.config.provider_auth).toEqual(['claude', 'codex']);
     const env = loadConfig([], { ...base, AGENT_RUNNER_PROVIDER_AUTH: 'gemini' });
