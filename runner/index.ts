@@ -71,7 +71,9 @@ if (parentPid > 0) {
   setInterval(() => {
     try {
       process.kill(parentPid, 0);
-    } catch {
+    } catch (err) {
+      // EPERM: it is there, but runs as another user (a root `npm start` runs its runner unprivileged).
+      if ((err as NodeJS.ErrnoException).code === 'EPERM') return;
       void shutdown(0, `the control plane (pid ${parentPid}) is gone`);
     }
   }, PARENT_CHECK_MS).unref();

@@ -38,6 +38,8 @@ export interface EffectivePolicy {
   forbiddenPaths: string[];
   allowedPaths: string[];
   network: 'restricted' | 'open';
+  /** Hosts a restricted session may reach through the egress proxy. */
+  allowHosts: string[];
 }
 
 export function words(s: string): string[] {
@@ -56,6 +58,7 @@ export function effectivePolicy(p: Policy = {}): EffectivePolicy {
     forbiddenPaths: p.forbidden_paths ?? [],
     allowedPaths: p.allowed_paths ?? [],
     network: p.network?.mode ?? 'open',
+    allowHosts: p.network?.allow_hosts ?? [],
   };
 }
 

@@ -1,3 +1,4 @@
+import { bwrapArgs, egressEnv, type SandboxSupport } from '../sandbox';
 import { sandboxLaunch, SCRATCH_DIRS, type ShimPlan } from '../shims';
 import { readOnlyLaunch } from '../workspace/read-only';
 
@@ -14,7 +15,9 @@ export type Isolation =
   /** As root without a sandbox: a private mount namespace with the worktree read-only (workspace/read-only.ts). */
   | 'read_only_mount'
   /** As root without a sandbox: the guard namespace of shims/index.ts (binds, read-only machine, loopback-only network). */
-  | 'guard_namespace';
+  | 'guard_namespace'
+  /** bubblewrap (runner/sandbox): own mount, PID, IPC, UTS (and network) namespaces, seccomp, hidden runner data. */
+  | 'sandbox';
 
 export interface LaunchCommand {
   file: string;
@@ -41,9 +44,23 @@ export interface LaunchPlan {
     readOnly: string[];
     /** Scratch space programs expect to write to. */
     scratch: string[];
+    /** Paths the session must not see (sandbox only): covered by empty read-only mounts. */
+    hidden: string[];
+    /** Directories of Unix sockets the session calls back on (the hook channel), bound in read-only. */
+    sockets: string[];
   };
-  network: { mode: 'restricted' | 'open' };
+  /**
+   * restricted: own network namespace; with an egress socket, allowed hosts are reached through
+   * the runner's filtering proxy (HTTP(S)_PROXY points at the in-sandbox forwarder).
+   */
+  network: { mode: 'restricted' | 'open'; allowHosts: string[]; egressSocket: string | null };
+  /** An interactive program keeps its controlling terminal; a patrol does not need one. */
+  interactive: boolean;
   isolation: Isolation;
+  /** How the sandbox is started (isolation 'sandbox' only). */
+  sandbox: Pick<SandboxSupport, 'bwrap' | 'seccompFile' | 'root'> | null;
+  /** The node that runs the in-sandbox helpers (the runner's own). */
+  nodePath: string;
 }
 
 export interface LaunchPlanInput {
@@ -59,21 +76,32 @@ export interface LaunchPlanInput {
   shims: ShimPlan | null;
   forbidden: string[];
   network: 'restricted' | 'open';
+  /** Hosts the egress proxy lets through (restricted network). */
+  allowHosts?: string[];
+  /** The running egress proxy's socket, when there is one for this session. */
+  egressSocket?: string | null;
+  /** Unix socket directories the session needs (hook channel). */
+  sockets?: string[];
+  interactive?: boolean;
   /** What this runner can do (runner/main.ts probes it once). */
-  can: { readOnlyMount: boolean; guardNamespace: boolean };
+  can: { readOnlyMount: boolean; guardNamespace: boolean; sandbox?: SandboxSupport | null };
+  nodePath?: string;
 }
 
 /** Pure: what to spawn for this session, decided from the inputs alone. */
 export function planLaunch(input: LaunchPlanInput): LaunchPlan {
-  const readOnly = input.mode === 'read_only' && input.can.readOnlyMount;
-  const namespace = input.can.guardNamespace;
+  const sandbox = input.can.sandbox?.available ? input.can.sandbox : null;
+  const readOnly = input.mode === 'read_only' && (input.can.readOnlyMount || sandbox !== null);
+  const namespace = input.can.guardNamespace || sandbox !== null;
   const guarded = namespace && (input.shims !== null || input.forbidden.length > 0 || input.network === 'restricted' || readOnly);
-  const isolation: Isolation = guarded ? 'guard_namespace' : readOnly ? 'read_only_mount' : 'none';
+  const isolation: Isolation = sandbox ? 'sandbox' : guarded ? 'guard_namespace' : readOnly ? 'read_only_mount' : 'none';
+  const egressSocket = sandbox && input.network === 'restricted' ? (input.egressSocket ?? null) : null;
   return {
     sessionId: input.sessionId,
     mode: input.mode,
     command: input.command,
-    env: input.env,
+    // The proxy variables come last: a provider cannot point them elsewhere by accident.
+    env: egressSocket ? { ...input.env, ...egressEnv() } : input.env,
     cwd: input.cwd,
     size: input.size,
     mounts: {
@@ -84,9 +112,14 @@ export function planLaunch(input: LaunchPlanInput): LaunchPlan {
       binds: namespace ? (input.shims?.binds ?? []) : [],
       readOnly: namespace ? input.forbidden : [],
       scratch: SCRATCH_DIRS,
+      hidden: sandbox ? sandbox.hidden : [],
+      sockets: sandbox ? (input.sockets ?? []) : [],
     },
-    network: { mode: input.network },
+    network: { mode: input.network, allowHosts: egressSocket ? (input.allowHosts ?? []) : [], egressSocket },
+    interactive: input.interactive ?? true,
     isolation,
+    sandbox: sandbox ? { bwrap: sandbox.bwrap, seccompFile: sandbox.seccompFile, root: sandbox.root } : null,
+    nodePath: input.nodePath ?? process.execPath,
   };
 }
 
@@ -96,6 +129,25 @@ export function spawnOf(plan: LaunchPlan): LaunchCommand {
   switch (plan.isolation) {
     case 'none':
       return command;
+    case 'sandbox':
+      return bwrapArgs({
+        bwrap: plan.sandbox!.bwrap,
+        seccompFile: plan.sandbox!.seccompFile,
+        root: plan.sandbox!.root,
+        interactive: plan.interactive,
+        sessionId: plan.sessionId,
+        command,
+        cwd: plan.cwd,
+        worktree: mounts.worktree,
+        clone: mounts.clone,
+        home: mounts.home,
+        binds: mounts.binds,
+        readOnly: mounts.readOnly,
+        hidden: mounts.hidden,
+        sockets: mounts.sockets,
+        network: { mode: plan.network.mode, egressSocket: plan.network.egressSocket },
+        nodePath: plan.nodePath,
+      });
     case 'read_only_mount':
       return readOnlyLaunch(mounts.worktree.path, plan.cwd, command.file, command.args);
     case 'guard_namespace': {

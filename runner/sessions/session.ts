@@ -35,6 +35,7 @@ import { planLaunch, spawnOf, type LaunchPlan } from './launch-plan';
 import { ProcessControl, signalName, STOP_GRACE_MS } from './process-control';
 import { runResultEvent, runResultNotice, writeRunResult } from './run-inbox';
 import { UsageTicker } from './usage-ticker';
+import { CLONE_WRITABLE, EgressProxy, type EgressBlocked, type SandboxSupport } from '../sandbox';
 
 export { STOP_GRACE_MS } from './process-control';
 export { IDLE_AFTER_MS, type ActivityKind } from './activity-tracker';
@@ -69,6 +70,12 @@ export interface SessionDeps {
   guardNamespace?: boolean;
   /** Pending approvals on disk, so a restart can report them denied (runner/approvals/journal.ts). */
   approvalJournal?: ApprovalJournal;
+  /**
+   * bubblewrap is usable here (runner/sandbox, probed once at start): every session runs in its
+   * own namespaces with the runner's data hidden and egress through the filtering proxy. Takes
+   * precedence over guardNamespace / readOnlyPrevention.
+   */
+  sandbox?: SandboxSupport;
 }
 
 /** A tail the stream redactor holds back is released after this long without more output. */
@@ -120,6 +127,8 @@ export class Session {
   private readonly activity: ActivityTracker;
   private readonly files: DiffReporter;
   private hookChannel: SessionHooks | null = null;
+  /** The session's only way out under restricted network (sandbox only). */
+  private egress: EgressProxy | null = null;
 
   /** Set for a patrol (cmd.patrol): its output is kept and read for findings when it ends. */
   private readonly patrolOutput: PatrolOutput | null;
@@ -390,9 +399,13 @@ export class Session {
     const env = buildSessionEnv({ session_id: cmd.session_id, home });
     // A patrol is the runner's own command: no agent hooks, shims or policy prompts.
     this.hookChannel = cmd.patrol ? null : this.openHooks(provider.id, worktree.path);
-    const namespace = deps.guardNamespace === true;
-    if (this.policy.network === 'restricted' && !namespace) {
-      throw new Error('network mode "restricted" needs a network namespace, which this runner cannot create (it must run as root on Linux); refusing to start');
+    const sandbox = deps.sandbox?.available ? deps.sandbox : null;
+    const namespace = deps.guardNamespace === true || sandbox !== null;
+    if (this.policy.network === 'restricted' && !namespace) this.warnUnsandboxed();
+    // A read-only patrol checks what is there; it gets no way out (README, "Threat model").
+    const allowHosts = cmd.patrol && cmd.mode === 'read_only' ? [] : this.policy.allowHosts;
+    if (sandbox && this.policy.network === 'restricted' && allowHosts.length > 0) {
+      this.egress = await EgressProxy.start({ allow: allowHosts, log: deps.log, onBlocked: (b) => this.onEgressBlocked(b) });
     }
     // The guard shims go first on PATH (and over the real binaries in the namespace).
     const shims = this.hookChannel ? await writeShims({ home, endpoint: this.hookChannel.endpoint, policy: this.policy, pathDirs: env.PATH.split(':'), namespace }) : null;
@@ -414,6 +427,11 @@ export class Session {
       launch = provider.launch(launchCtx);
     }
     const forbidden = namespace && this.paths.active && cmd.mode === 'write' ? await this.forbiddenFiles(worktree.path) : [];
+    const clone = deps.workspaces.barePath(cmd.repo_id);
+    if (sandbox && cmd.mode === 'write') {
+      // The clone is read-only in the sandbox except what a commit writes; those must exist to be bound.
+      for (const part of CLONE_WRITABLE) await fs.promises.mkdir(path.join(clone, part), { recursive: true });
+    }
     return planLaunch({
       sessionId: cmd.session_id,
       command: { file: launch.file, args: launch.args },
@@ -422,12 +440,44 @@ export class Session {
       size: { cols: cmd.cols, rows: cmd.rows },
       mode: cmd.mode,
       worktree: worktree.path,
-      clone: deps.workspaces.barePath(cmd.repo_id),
+      clone,
       home,
       shims,
       forbidden,
       network: this.policy.network,
-      can: { readOnlyMount: deps.readOnlyPrevention === true, guardNamespace: namespace },
+      allowHosts,
+      egressSocket: this.egress?.socket ?? null,
+      sockets: this.hookChannel?.endpoint.socket ? [path.dirname(this.hookChannel.endpoint.socket)] : [],
+      interactive: !cmd.patrol,
+      can: { readOnlyMount: deps.readOnlyPrevention === true, guardNamespace: deps.guardNamespace === true, sandbox },
+    });
+  }
+
+  /**
+   * Restricted network asked for, but this runner can make no network namespace (no bubblewrap,
+   * user namespaces disabled, not root): the session runs with the runner's network, and says so
+   * loudly in its terminal and as an alert (README, "Threat model").
+   */
+  private warnUnsandboxed(): void {
+    const msg = 'this runner cannot sandbox sessions (no usable bubblewrap / user namespaces): network egress is NOT restricted for this session';
+    this.deps.log.warn(`session ${this.id}: ${msg}`);
+    this.emit({ type: 'ALERT_RAISED', severity: 'warning', message: msg });
+    this.batcher.push(`\x1b[1;33magent-village: ${msg}\x1b[0m\r\n`);
+  }
+
+  /** A connection the egress proxy refused: a line in the terminal and POLICY_BLOCKED with the host (audited). */
+  private onEgressBlocked(b: EgressBlocked): void {
+    if (!b.report || this.finished) return;
+    const target = `${b.host}:${b.port}`;
+    this.deps.log.info(`session ${this.id}: egress to ${target} refused`);
+    this.batcher.push(`\r\n\x1b[1;31magent-village: network: blocked ${target} (not on this session's allowlist)\x1b[0m\r\n`);
+    this.emit({
+      type: 'POLICY_BLOCKED',
+      command: `CONNECT ${target}`.slice(0, 8000),
+      host: b.host.slice(0, 300),
+      rule: `network allow_hosts does not include ${b.host}`.slice(0, 500),
+      detail: `a connection to ${target} was refused by the session's egress proxy`.slice(0, 2000),
+      outcome: 'prevented',
     });
   }
 
@@ -507,6 +557,8 @@ export class Session {
     this.broker.closeAll('session_ended');
     // The token dies with the process: a late hook call gets 401, never an event after the end.
     this.hookChannel?.close();
+    await this.egress?.close().catch((err) => this.deps.log.error(`could not close the egress proxy of ${this.id}`, err));
+    this.egress = null;
     this.usage.stopTimer();
     this.activity.clear();
     // The final DIFF_SUMMARY needs the worktree, so it comes before the removal.
