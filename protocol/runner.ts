@@ -155,6 +155,11 @@ export const CreateSessionCommandSchema = z.object({
    * everything the runner streams or stores. Never logged.
    */
   secrets: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string().max(10_000)).default({}),
+  /**
+   * Names of `secrets` an admin marked "inject into sessions": only these go into the session's
+   * environment. The others are for masking and for an approved `av-secret NAME -- cmd`.
+   */
+  inject_secrets: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/)).max(500).optional(),
   billing: z
     .object({ plan: z.enum(['free', 'team', 'enterprise']), limits: z.object({ max_concurrency: z.number().int().positive() }) })
     .optional(),

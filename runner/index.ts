@@ -1,6 +1,7 @@
 import { loadConfig } from './config';
 import { createStderrLogger } from './log';
 import { startRunner, type RunnerHandle } from './main';
+import { SandboxUnavailableError } from './sandbox/settings';
 
 /**
  * CLI entry: node --import tsx runner/index.ts --server URL --token TOKEN [--name NAME]
@@ -11,6 +12,8 @@ import { startRunner, type RunnerHandle } from './main';
 const EXIT_START_FAILED = 1;
 const EXIT_BAD_CONFIG = 2;
 const EXIT_UNAUTHORIZED = 3;
+/** AGENT_RUNNER_SANDBOX=required and no sandbox here (server/attached-runner.ts stops restarting on it). */
+const EXIT_SANDBOX_UNAVAILABLE = 4;
 
 const log = createStderrLogger();
 
@@ -58,7 +61,7 @@ try {
   });
 } catch (err) {
   log.error('could not start', err);
-  process.exit(EXIT_START_FAILED);
+  process.exit(err instanceof SandboxUnavailableError ? EXIT_SANDBOX_UNAVAILABLE : EXIT_START_FAILED);
 }
 
 /** How often an attached runner checks that the control plane that started it is still there. */

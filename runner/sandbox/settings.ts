@@ -12,6 +12,9 @@ import { hiddenPaths, NO_SANDBOX, probeSandbox, type SandboxSupport } from './in
  * - AGENT_RUNNER_PRIVATE_PATHS: more paths no session may see, comma-separated (the attached
  *   runner gets the control plane's DATA_DIR here).
  */
+/** The sandbox is required (AGENT_RUNNER_SANDBOX=required) and unavailable: the runner does not start. */
+export class SandboxUnavailableError extends Error {}
+
 export const SandboxEnvSchema = z.object({
   AGENT_RUNNER_SANDBOX: z.enum(['auto', 'required', 'off'], { error: 'must be auto, required or off' }).default('auto'),
   AGENT_RUNNER_PRIVATE_PATHS: z
@@ -47,7 +50,7 @@ export async function setUpSandbox(opts: { dataDir: string; env: SandboxEnv; log
     if (!support.seccompFile) log.warn('sandbox: running WITHOUT a seccomp filter (see above)');
     return support;
   }
-  if (env.AGENT_RUNNER_SANDBOX === 'required') throw new Error(`sandbox required (AGENT_RUNNER_SANDBOX=required) but unavailable: ${support.why}`);
+  if (env.AGENT_RUNNER_SANDBOX === 'required') throw new SandboxUnavailableError(`sandbox required (AGENT_RUNNER_SANDBOX=required) but unavailable: ${support.why}`);
   log.error(
     `sandbox: UNAVAILABLE — ${support.why}. Sessions run WITHOUT a sandbox: they can read what this runner's OS user can read, ` +
       'see its processes, and reach the network. Enable user namespaces or install bubblewrap (README, "Threat model").',

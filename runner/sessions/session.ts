@@ -416,7 +416,10 @@ export class Session {
       // Every non-interactive bash the session starts (bash -c, scripts, agents' tools) sources it too.
       env.BASH_ENV = policyBash;
     }
-    const launchCtx = { session_id: cmd.session_id, home, cwd, worktree_path: worktree.path, env, command: cmd, hook: this.hookChannel?.endpoint, secrets: cmd.secrets };
+    // Org secrets stay out of the environment unless an admin marked them "inject into sessions";
+    // the rest reach a process only through an approved `av-secret NAME -- cmd` (the gate has them all).
+    const injected = Object.fromEntries(Object.entries(cmd.secrets ?? {}).filter(([name]) => cmd.inject_secrets?.includes(name)));
+    const launchCtx = { session_id: cmd.session_id, home, cwd, worktree_path: worktree.path, env, command: cmd, hook: this.hookChannel?.endpoint, secrets: injected };
     let launch;
     if (cmd.patrol) {
       launch = await preparePatrolLaunch(cmd.patrol, home, env);
