@@ -86,20 +86,23 @@ export async function startRunner(config: StartRunnerConfig, options: StartRunne
   // Every session in its own bubblewrap sandbox where this machine allows it (README, "Threat model").
   const sandbox = options.sandbox ?? (await setUpSandbox({ dataDir, env: parseSandboxEnv(options.env ?? process.env), log }));
   const readOnly = options.readOnlyPrevention !== undefined ? { available: options.readOnlyPrevention, why: 'set by the caller' } : await probeReadOnlyPrevention();
-  log.info(
-    readOnly.available
-      ? `read-only sessions: worktree mounted read-only (${readOnly.why})`
-      : `read-only sessions: writes are detected and reverted, not prevented (${readOnly.why})`,
-  );
+  if (sandbox.available) log.info('read-only sessions: worktree mounted read-only in the sandbox');
+  else
+    log.info(
+      readOnly.available
+        ? `read-only sessions: worktree mounted read-only (${readOnly.why})`
+        : `read-only sessions: writes are detected and reverted, not prevented (${readOnly.why})`,
+    );
   const labels = config.labels ?? [];
   const repoAccess = config.repo_access ?? [];
   // The same probe says whether sessions can get their own namespaces for the guard shims,
   // read-only forbidden files and restricted network (README, "Approvals and policy").
   const guardNamespace = options.guardNamespace ?? readOnly.available;
-  log.info(
+  if (sandbox.available) log.info('approvals and policy: guard wrappers bound over the real binaries in every session\'s sandbox');
+  else log.info(
     guardNamespace
       ? 'approvals and policy: guard wrappers bind-mounted over the real binaries in a per-session mount namespace'
-      : 'approvals and policy: PATH shims only (no mount namespace); restricted-network sessions will refuse to start',
+      : 'approvals and policy: PATH shims only (no mount namespace); restricted network is NOT enforced (each such session says so)',
   );
   const sessions = new SessionManager({
     spool,

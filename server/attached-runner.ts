@@ -88,11 +88,20 @@ export function attachedRunnerIdentity(opts: { dataDir: string; runnerDataDir: s
   fs.chmodSync(opts.dataDir, 0o711);
   for (const f of fs.readdirSync(opts.dataDir)) {
     // Database, its journals, the key, and the old runner folder: the owner's only.
-    if (/^village\.db/.test(f) || f === 'secret.key' || f === 'runner') fs.chmodSync(join(opts.dataDir, f), f === 'runner' ? 0o700 : 0o600);
+    if (/^village\.db/.test(f) || f === 'secret.key') fs.chmodSync(join(opts.dataDir, f), 0o600);
   }
-  const dataDir = join(user.home, 'runner');
+  // The runner's folder stays inside DATA_DIR (one per control plane) but belongs to the runner user alone.
+  const dataDir = opts.runnerDataDir;
   fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  fs.chownSync(dataDir, user.uid, user.gid);
+  execFileSync('chown', ['-R', `${user.uid}:${user.gid}`, dataDir]);
+  fs.chmodSync(dataDir, 0o700);
+  // Repositories registered by admins belong to other users; git refuses those unless told (only
+  // a global config counts). Sessions have their own HOME, so this never reaches them.
+  const gitconfig = join(user.home, '.gitconfig');
+  if (!fs.existsSync(gitconfig)) {
+    fs.writeFileSync(gitconfig, '# Written by Agent Village: the runner clones repositories owned by other users.\n[safe]\n\tdirectory = *\n', { mode: 0o644 });
+    fs.chownSync(gitconfig, user.uid, user.gid);
+  }
   return { uid: user.uid, gid: user.gid, home: user.home, dataDir, sandbox: 'auto', notes };
 }
 

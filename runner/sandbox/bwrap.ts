@@ -88,7 +88,11 @@ export function bwrapArgs(input: BwrapInput): { file: string; args: string[] } {
   if (input.root) a.push('--cap-drop', 'ALL');
   a.push('--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--tmpfs', '/var/tmp');
   const hiddenDirs: string[] = [];
-  for (const h of input.hidden) {
+  // A path inside another hidden one is covered already (and a second mount under the first
+  // tmpfs would be buried by it, then fail to remount).
+  const hidden = [...new Set(input.hidden.map((h) => path.resolve(h)))];
+  const outermost = hidden.filter((h) => !hidden.some((o) => o !== h && h.startsWith(o + path.sep)));
+  for (const h of outermost) {
     if (!exists(h)) continue;
     if (isDir(h)) {
       a.push('--tmpfs', h);

@@ -35,7 +35,7 @@ function probe(as: { uid: number; gid: number } | null): Promise<ReachReport> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH, HOME: '/tmp', LANG: 'C.UTF-8', AGENT_RUNNER_TOKEN: token },
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/tmp', LANG: 'C.UTF-8', NODE_ENV: 'test', AGENT_RUNNER_TOKEN: token },
       stdio: ['ignore', 'pipe', 'pipe'],
       ...(as ? { uid: as.uid, gid: as.gid } : {}),
     });

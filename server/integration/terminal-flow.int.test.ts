@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FLOW_CONTROL, type SessionSummary } from '../../protocol';
@@ -45,7 +46,10 @@ describe('terminal flow control (browser acks → server → runner pauses the P
   });
 
   it('a 50 MB cat arrives complete (checksum), in order, without duplicates', async () => {
-    const file = join(stack.dataDir, 'big.txt');
+    // Not in the control plane's DATA_DIR: sessions cannot see that folder (README, "Threat model").
+    const dir = mkdtempSync(join(tmpdir(), 'av-big-'));
+    chmodSync(dir, 0o755);
+    const file = join(dir, 'big.txt');
     const line = (i: number) => `${String(i).padStart(9, '0')} ${'the quick brown fox jumps over the lazy dog '.repeat(2)}\n`;
     const lines: string[] = [];
     let size = 0;
@@ -75,5 +79,6 @@ describe('terminal flow control (browser acks → server → runner pauses the P
     expect(createHash('sha256').update(got).digest('hex')).toBe(expected);
     const seqs = watcher.events.slice(from).map((e) => e.seq);
     for (let i = 1; i < seqs.length; i++) expect(seqs[i]).toBe(seqs[i - 1]! + 1);
+    rmSync(dir, { recursive: true, force: true });
   }, 300_000);
 });
