@@ -47,7 +47,7 @@ function lookupUser(name: string): { uid: number; gid: number; home: string } | 
  *   runner is told to refuse to start without one, unless AGENT_VILLAGE_ALLOW_EXPOSED_DATA=1.
  * Throws AttachedRunnerRefused with a message a person can act on.
  */
-export function attachedRunnerIdentity(opts: { dataDir: string; runnerDataDir: string; env?: NodeJS.ProcessEnv; isRoot?: boolean }): RunnerIdentity {
+export function attachedRunnerIdentity(opts: { dataDir: string; runnerDataDir: string; env?: Record<string, string | undefined>; isRoot?: boolean }): RunnerIdentity {
   const env = opts.env ?? process.env;
   const isRoot = opts.isRoot ?? process.getuid?.() === 0;
   const exposedOk = env.AGENT_VILLAGE_ALLOW_EXPOSED_DATA === '1';

@@ -50,7 +50,14 @@ export class ProcessControl {
     return this.pty !== null && !this.exitedFlag;
   }
 
-  spawn(exec: LaunchCommand, opts: { cwd: string; env: Record<string, string>; cols: number; rows: number }, on: ProcessHandlers): number {
+  /**
+   * The leader is bubblewrap (runner/sandbox): a stop signals what runs inside it, gives it the
+   * grace period, then kills bubblewrap, and with it the whole PID namespace.
+   */
+  private sandboxed = false;
+
+  spawn(exec: LaunchCommand, opts: { cwd: string; env: Record<string, string>; cols: number; rows: number; sandboxed?: boolean }, on: ProcessHandlers): number {
+    this.sandboxed = opts.sandboxed === true;
     const pty = spawn(exec.file, exec.args, { name: 'xterm-256color', cols: opts.cols, rows: opts.rows, cwd: opts.cwd, env: opts.env });
     this.pty = pty;
     this.pidValue = pty.pid;
@@ -103,6 +110,12 @@ export class ProcessControl {
   terminate(wasPaused: boolean): void {
     const pid = this.pid;
     if (!this.alive || pid === null) return;
+    if (this.sandboxed) {
+      signalSessionTree(pid, 'SIGTERM', { spareLeader: true });
+      signalSessionTree(pid, 'SIGHUP', { spareLeader: true });
+      if (wasPaused) signalSessionTree(pid, 'SIGCONT', { leaderLast: true });
+      return this.killAfterGrace(pid);
+    }
     signalSessionTree(pid, 'SIGTERM');
     // An interactive bash ignores SIGTERM by design; SIGHUP is what a closed terminal sends,
     // and it makes the shell exit and hang up its jobs.
@@ -113,6 +126,10 @@ export class ProcessControl {
     }
     // Stopped processes only act on SIGTERM/SIGHUP once continued (the signals stay pending).
     if (wasPaused) signalSessionTree(pid, 'SIGCONT', { leaderLast: true });
+    this.killAfterGrace(pid);
+  }
+
+  private killAfterGrace(pid: number): void {
     const grace = this.stopGraceMs;
     this.killTimer = setTimeout(() => {
       this.killTimer = null;

@@ -78,6 +78,11 @@ export interface SessionDeps {
   sandbox?: SandboxSupport;
 }
 
+/** Exit codes above this mean "killed by signal (code - 128)" when they come from bubblewrap's init. */
+const SHELL_SIGNAL_BASE = 128;
+/** Highest Linux signal number (SIGRTMAX). */
+const MAX_SIGNAL = 64;
+
 /** A tail the stream redactor holds back is released after this long without more output. */
 export const REDACT_QUIET_FLUSH_MS = 10;
 /** Event fields that are identifiers or enums, never free text: not passed through the redactor. */
@@ -346,7 +351,7 @@ export class Session {
       this.launchPlan = plan;
       // Watching starts before the process, so not even its first write goes unseen.
       this.files.startWatching();
-      const pid = this.proc.spawn(spawnOf(plan), { cwd: plan.cwd, env: plan.env, ...plan.size }, {
+      const pid = this.proc.spawn(spawnOf(plan), { cwd: plan.cwd, env: plan.env, ...plan.size, sandboxed: plan.isolation === 'sandbox' }, {
         data: (data) => {
           this.batcher.push(data);
           this.patrolOutput?.append(data);
@@ -491,6 +496,9 @@ export class Session {
     this.usage.finish();
     // Jobs the program left behind must not outlive the worktree they run in.
     this.proc.killAll();
+    // bubblewrap's init reports a program killed by signal N as exit code 128 + N (a shell's
+    // convention); turn it back into the signal so "killed by SIGKILL" reads the same sandboxed.
+    if (this.launchPlan?.isolation === 'sandbox' && !signal && exitCode > SHELL_SIGNAL_BASE && exitCode <= SHELL_SIGNAL_BASE + MAX_SIGNAL) signal = exitCode - SHELL_SIGNAL_BASE;
     const sig = signalName(signal);
     const how = sig ? `killed by ${sig}` : `exited with code ${exitCode}`;
     let to: SessionState;
