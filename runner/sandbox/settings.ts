@@ -35,7 +35,7 @@ export function parseSandboxEnv(env: Record<string, string | undefined>): Sandbo
 }
 
 /** Probes once and logs what holds; throws when the sandbox is required and missing. */
-export async function setUpSandbox(opts: { dataDir: string; env: SandboxEnv; log: Logger }): Promise<SandboxSupport> {
+export async function setUpSandbox(opts: { dataDir: string; env: SandboxEnv; log: Logger; bwrap?: string }): Promise<SandboxSupport> {
   const { env, log } = opts;
   if (env.AGENT_RUNNER_SANDBOX === 'off') {
     log.warn('sandbox: OFF (AGENT_RUNNER_SANDBOX=off): sessions see this machine as the runner does, egress is open');
@@ -44,7 +44,7 @@ export async function setUpSandbox(opts: { dataDir: string; env: SandboxEnv; log
   const hidden = hiddenPaths(opts.dataDir, env.AGENT_RUNNER_PRIVATE_PATHS);
   // The filter file lives in a private directory of its own (not the data dir, which sessions cannot see).
   const dir = path.join(os.tmpdir(), `av-sandbox-${process.getuid?.() ?? 'u'}-${process.pid}`);
-  const support = await probeSandbox({ dir, hidden });
+  const support = await probeSandbox({ dir, hidden, bwrap: opts.bwrap });
   if (support.available) {
     log.info(`sandbox: ${support.why}; hidden from sessions: ${hidden.filter((h) => !h.startsWith(os.homedir() + path.sep)).join(', ')} and the runner user's credential files`);
     if (!support.seccompFile) log.warn('sandbox: running WITHOUT a seccomp filter (see above)');
