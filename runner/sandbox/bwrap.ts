@@ -101,7 +101,7 @@ export function bwrapArgs(input: BwrapInput): { file: string; args: string[] } {
   }
   const wt = input.worktree;
   a.push(wt.writable ? '--bind' : '--ro-bind', wt.path, wt.path);
-  if (exists(input.clone.path)) {
+  if (input.clone.path && exists(input.clone.path)) {
     a.push('--ro-bind', input.clone.path, input.clone.path);
     if (input.clone.writable) {
       for (const part of [...CLONE_WRITABLE, path.join('worktrees', input.sessionId)]) {

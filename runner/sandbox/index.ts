@@ -33,6 +33,37 @@ export interface SandboxSupport {
 
 export const NO_SANDBOX: SandboxSupport = { available: false, why: 'disabled', bwrap: BWRAP_PATH, seccompFile: null, root: false, hidden: [] };
 
+/**
+ * The same sandbox around a non-interactive command that is not a session (a DTA run, a work
+ * item, a verifier): one working folder (read-write or read-only), a throwaway HOME, the runner's
+ * hidden paths, its own PID namespace, and no network unless an egress socket is given. Spawn the
+ * result with child_process like the command itself.
+ */
+export function sandboxCommand(
+  support: SandboxSupport,
+  input: { command: { file: string; args: string[] }; cwd: string; workdir: { path: string; writable: boolean }; home: string; egressSocket?: string | null; sockets?: string[] },
+): { file: string; args: string[] } {
+  if (!support.available) return input.command;
+  return bwrapArgs({
+    bwrap: support.bwrap,
+    seccompFile: support.seccompFile,
+    root: support.root,
+    interactive: false,
+    sessionId: '',
+    command: input.command,
+    cwd: input.cwd,
+    worktree: input.workdir,
+    clone: { path: '', writable: false },
+    home: input.home,
+    binds: [],
+    readOnly: [],
+    hidden: support.hidden,
+    sockets: input.sockets ?? [],
+    network: { mode: 'restricted', egressSocket: input.egressSocket ?? null },
+    nodePath: process.execPath,
+  });
+}
+
 /** Everything a session must not see, as absolute paths. */
 export function hiddenPaths(dataDir: string, privatePaths: string[], home = os.homedir()): string[] {
   const out = new Set<string>([path.resolve(dataDir), ...privatePaths.map((p) => path.resolve(p))]);
