@@ -56,4 +56,22 @@ describe('planLaunch (pure: inputs → what to spawn)', () => {
     expect(plan.mounts.binds).toEqual([]);
     expect(plan.mounts.readOnly).toEqual([]);
   });
+
+  it('with a sandbox: every session is sandboxed, read-only sessions read-only, and restricted egress gets the proxy variables', () => {
+    const sandbox = { available: true, why: '', bwrap: '/usr/bin/bwrap', seccompFile: null, root: false, hidden: ['/data/runner', '/srv/control-plane'] };
+    const plan = planLaunch({ ...base, network: 'restricted', allowHosts: ['registry.npmjs.org'], egressSocket: '/tmp/e/egress.sock', sockets: ['/tmp/hooks'], can: { readOnlyMount: false, guardNamespace: false, sandbox } });
+    expect(plan.isolation).toBe('sandbox');
+    expect(plan.mounts.hidden).toEqual(sandbox.hidden);
+    expect(plan.mounts.sockets).toEqual(['/tmp/hooks']);
+    expect(plan.network).toEqual({ mode: 'restricted', allowHosts: ['registry.npmjs.org'], egressSocket: '/tmp/e/egress.sock' });
+    expect(plan.env).toMatchObject({ PATH: '/usr/bin', HTTPS_PROXY: 'http://127.0.0.1:3128', NO_PROXY: 'localhost,127.0.0.1,::1' });
+    expect(spawnOf(plan).args).toContain('--unshare-pid');
+    const ro = planLaunch({ ...base, mode: 'read_only', can: { readOnlyMount: false, guardNamespace: false, sandbox } });
+    expect(ro.mounts.worktree.writable).toBe(false);
+    expect(ro.mounts.clone.writable).toBe(false);
+    // Open network: no proxy, no proxy variables.
+    const open = planLaunch({ ...base, egressSocket: '/tmp/e/egress.sock', can: { readOnlyMount: false, guardNamespace: false, sandbox } });
+    expect(open.network.egressSocket).toBeNull();
+    expect(open.env).toEqual(base.env);
+  });
 });
