@@ -163,6 +163,13 @@ describe.each(['sandbox', 'root namespace'] as const)('approvals and policy in r
     expect(JSON.stringify(sreq)).not.toContain('k-123');
     h.manager.approve({ session_id: sid, approval_id: sreq.approval_id, command_hash: sreq.context.command_hash, decision: 'allow', decided_by: 'ann' });
     await waitFor(() => /got:k-123/.test(outputOf(h.events, sid)), 'secret printed');
+    // `av-secret NAME -- cmd`: after its own approval the value is in that command's environment only.
+    h.manager.input({ session_id: sid, data: `av-secret DEPLOY_KEY -- sh -c 'test "$DEPLOY_KEY" = k-123 && echo env-ok-$((6*7))'`, mode: 'line' });
+    const ereq = await waitFor(() => of(h.events, sid, 'APPROVAL_REQUESTED')[2], 'secret-for-a-command request');
+    expect(ereq.summary).toMatch(/^run sh -c .* with the org secret DEPLOY_KEY$/);
+    h.manager.approve({ session_id: sid, approval_id: ereq.approval_id, command_hash: ereq.context.command_hash, decision: 'allow', decided_by: 'ann' });
+    await waitFor(() => /env-ok-42/.test(outputOf(h.events, sid)), 'the command saw the secret');
+    expect(await run(h, sid, 'printenv DEPLOY_KEY', 'E1')).toBe('1');
   });
 
   it('a denylisted command never runs (typed, bash -c, and with the namespace sh -c / absolute path) and is reported', async () => {
