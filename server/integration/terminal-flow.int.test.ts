@@ -6,6 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FLOW_CONTROL, type SessionSummary } from '../../protocol';
 import { Api, startStack, TerminalWatcher, uiSocket, waitFor, type Stack } from './harness';
 
+/** Output that did not grow over this long counts as stopped (a paused PTY sends nothing at all). */
+const PAUSE_SETTLE_MS = 500;
+
 describe('terminal flow control (browser acks → server → runner pauses the PTY)', () => {
   let stack: Stack;
   let api: Api;
@@ -29,8 +32,21 @@ describe('terminal flow control (browser acks → server → runner pauses the P
     const before = watcher.text().length;
     await watcher.type('yes\r');
     await watcher.waitText(/(y\r\n){1000}/, 'yes output');
-    // Let it run well past the watermark; output must stop growing once it is paused.
-    await new Promise((r) => setTimeout(r, 1500));
+    // Wait on conditions, not a clock (a loaded machine is slow): output reaches the watermark,
+    // then stops growing once the runner has paused the PTY.
+    await waitFor(() => watcher.text().length - before > FLOW_CONTROL.HIGH_WATERMARK_CHARS / 2, 'output up to the watermark', 60_000);
+    let last = -1;
+    await waitFor(
+      async () => {
+        const now = watcher.text().length;
+        const still = now === last;
+        last = now;
+        if (!still) await new Promise((r) => setTimeout(r, PAUSE_SETTLE_MS));
+        return still;
+      },
+      'output to stop growing (PTY paused)',
+      60_000,
+    );
     const held = watcher.text().length - before;
     expect(held).toBeGreaterThan(FLOW_CONTROL.HIGH_WATERMARK_CHARS / 2);
     expect(held).toBeLessThan(FLOW_CONTROL.HIGH_WATERMARK_CHARS * 4);
