@@ -407,9 +407,10 @@ export class Session {
     const sandbox = deps.sandbox?.available ? deps.sandbox : null;
     const namespace = deps.guardNamespace === true || sandbox !== null;
     if (this.policy.network === 'restricted' && !namespace) this.warnUnsandboxed();
-    // A read-only patrol checks what is there; it gets no way out (README, "Threat model").
+    // A read-only patrol checks what is there; it gets no way out (README, "Threat model"). The
+    // proxy runs even with nothing allowed, so every refused host is shown and audited.
     const allowHosts = cmd.patrol && cmd.mode === 'read_only' ? [] : this.policy.allowHosts;
-    if (sandbox && this.policy.network === 'restricted' && allowHosts.length > 0) {
+    if (sandbox && this.policy.network === 'restricted') {
       this.egress = await EgressProxy.start({ allow: allowHosts, log: deps.log, onBlocked: (b) => this.onEgressBlocked(b) });
     }
     // The guard shims go first on PATH (and over the real binaries in the namespace).
