@@ -1,10 +1,9 @@
 import { createHash } from 'node:crypto';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FLOW_CONTROL, type SessionSummary } from '../../protocol';
-import { Api, startStack, TerminalWatcher, uiSocket, waitFor, type Stack } from './harness';
+import { Api, ROOT, startStack, TerminalWatcher, uiSocket, waitFor, type Stack } from './harness';
 
 /** Output that did not grow over this long counts as stopped (a paused PTY sends nothing at all). */
 const PAUSE_SETTLE_MS = 500;
@@ -62,8 +61,10 @@ describe('terminal flow control (browser acks → server → runner pauses the P
   });
 
   it('a 50 MB cat arrives complete (checksum), in order, without duplicates', async () => {
-    // Not in the control plane's DATA_DIR: sessions cannot see that folder (README, "Threat model").
-    const dir = mkdtempSync(join(tmpdir(), 'av-big-'));
+    // Not in the control plane's DATA_DIR nor /tmp: a session sees neither (its sandbox has a
+    // private /tmp; README, "Threat model"). test-results/ is ignored by git.
+    mkdirSync(join(ROOT, 'test-results'), { recursive: true });
+    const dir = mkdtempSync(join(ROOT, 'test-results', 'av-big-'));
     chmodSync(dir, 0o755);
     const file = join(dir, 'big.txt');
     const line = (i: number) => `${String(i).padStart(9, '0')} ${'the quick brown fox jumps over the lazy dog '.repeat(2)}\n`;
