@@ -30,3 +30,9 @@ export const DecideApprovalBodySchema = z.object({
 
 /** PUT /api/secrets/:name */
 export const SecretBodySchema = z.object({ value: z.string().min(1, 'the value is empty').max(10_000) });
+
+/**
+ * PATCH /api/secrets/:name — put the secret into every new session's environment (the agent can
+ * then read it; off: only an approved `av-secret NAME -- cmd` reaches it).
+ */
+export const SecretInjectBodySchema = z.object({ inject_into_sessions: z.boolean() });

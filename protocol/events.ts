@@ -129,6 +129,8 @@ export const PolicyBlockedSchema = z.object({
   /** The command that was refused, or the path whose write was refused/reverted. */
   command: z.string().max(8000).optional(),
   path: z.string().max(4096).optional(),
+  /** The host a refused network connection was for (egress allowlist). */
+  host: z.string().max(300).optional(),
   rule: z.string().max(500),
   detail: z.string().max(2000),
   /** prevented: it never ran; reverted: it ran and was undone (path guards where prevention is impossible). */

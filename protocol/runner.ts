@@ -127,7 +127,19 @@ export const PolicySchema = z.object({
   forbidden_paths: z.array(z.string().min(1).max(500)).max(500).optional(),
   /** When non-empty, writes only here (globs relative to the worktree). */
   allowed_paths: z.array(z.string().min(1).max(500)).max(500).optional(),
-  network: z.object({ mode: z.enum(['restricted', 'open']) }).optional(),
+  /**
+   * restricted: the session has its own network namespace and reaches only `allow_hosts`, through
+   * the runner's filtering proxy (entries: `host`, `host:port`, `*.domain`); open: the runner's network.
+   */
+  network: z
+    .object({
+      mode: z.enum(['restricted', 'open']),
+      allow_hosts: z
+        .array(z.string().trim().toLowerCase().regex(/^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*(:\d{1,5})?$|^\[[0-9a-f:.]+\](:\d{1,5})?$/, 'must be a host name, host:port or *.domain'))
+        .max(200)
+        .optional(),
+    })
+    .optional(),
   requires_approval_for: z.array(z.enum(['merge', 'secrets', 'deploy', 'deps_add'])).optional(),
   /** Merging into or pushing to these branches is a "merge" that needs approval. */
   protected_branches: z.array(z.string().min(1).max(200)).max(100).optional(),
@@ -164,6 +176,11 @@ export const CreateSessionCommandSchema = z.object({
    * everything the runner streams or stores. Never logged.
    */
   secrets: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string().max(10_000)).default({}),
+  /**
+   * Names of `secrets` an admin marked "inject into sessions": only these go into the session's
+   * environment. The others are for masking and for an approved `av-secret NAME -- cmd`.
+   */
+  inject_secrets: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/)).max(500).optional(),
   billing: z
     .object({ plan: z.enum(['free', 'team', 'enterprise']), limits: z.object({ max_concurrency: z.number().int().positive() }) })
     .optional(),

@@ -1,6 +1,7 @@
 import { loadConfig } from './config';
 import { createStderrLogger } from './log';
 import { startRunner, type RunnerHandle } from './main';
+import { SandboxUnavailableError } from './sandbox/settings';
 
 /**
  * CLI entry: node --import tsx runner/index.ts --server URL --token TOKEN [--name NAME]
@@ -13,6 +14,8 @@ import { startRunner, type RunnerHandle } from './main';
 const EXIT_START_FAILED = 1;
 const EXIT_BAD_CONFIG = 2;
 const EXIT_UNAUTHORIZED = 3;
+/** AGENT_RUNNER_SANDBOX=required and no sandbox here (server/attached-runner.ts stops restarting on it). */
+const EXIT_SANDBOX_UNAVAILABLE = 4;
 
 const log = createStderrLogger();
 
@@ -60,7 +63,7 @@ try {
   });
 } catch (err) {
   log.error('could not start', err);
-  process.exit(EXIT_START_FAILED);
+  process.exit(err instanceof SandboxUnavailableError ? EXIT_SANDBOX_UNAVAILABLE : EXIT_START_FAILED);
 }
 
 /** How often an attached runner checks that the control plane that started it is still there. */
@@ -73,7 +76,9 @@ if (parentPid > 0) {
   setInterval(() => {
     try {
       process.kill(parentPid, 0);
-    } catch {
+    } catch (err) {
+      // EPERM: it is there, but runs as another user (a root `npm start` runs its runner unprivileged).
+      if ((err as NodeJS.ErrnoException).code === 'EPERM') return;
       void shutdown(0, `the control plane (pid ${parentPid}) is gone`);
     }
   }, PARENT_CHECK_MS).unref();

@@ -19,6 +19,8 @@ import { createRepoAccess } from '../common/repo-access';
 import { WorkspaceManager } from './workspace/workspace-manager';
 import { BlueprintCatalog } from './blueprints/catalog';
 import { RunManager } from './runs/run-manager';
+import { parseSandboxEnv, setUpSandbox } from './sandbox/settings';
+import type { SandboxSupport } from './sandbox';
 
 /** On shutdown, give the final state changes this long to reach the server; the spool keeps the rest. */
 export const SHUTDOWN_DRAIN_MS = 2_000;
@@ -35,6 +37,10 @@ export interface StartRunnerOptions {
   readOnlyPrevention?: boolean;
   /** Tests: force the guard namespace on or off (defaults to what the read-only probe found). */
   guardNamespace?: boolean;
+  /** Tests: a sandbox found already (or NO_SANDBOX) instead of probing; production probes (runner/sandbox/settings.ts). */
+  sandbox?: SandboxSupport;
+  /** The environment the sandbox settings are read from (default process.env). */
+  env?: Record<string, string | undefined>;
 }
 
 /** What startRunner needs; the newer options may be left out by callers that build a config by hand. */
@@ -77,21 +83,26 @@ export async function startRunner(config: StartRunnerConfig, options: StartRunne
   const { providers, info: providerInfo } = await detectAll(options.providers ?? defaultProviders({ providerAuth: config.provider_auth ?? [], runnerHome: os.homedir() }), log);
   // One local endpoint for every session's hook calls; each session gets its own token.
   const hooks = await HookServer.start(log);
+  // Every session in its own bubblewrap sandbox where this machine allows it (README, "Threat model").
+  const sandbox = options.sandbox ?? (await setUpSandbox({ dataDir, env: parseSandboxEnv(options.env ?? process.env), log }));
   const readOnly = options.readOnlyPrevention !== undefined ? { available: options.readOnlyPrevention, why: 'set by the caller' } : await probeReadOnlyPrevention();
-  log.info(
-    readOnly.available
-      ? `read-only sessions: worktree mounted read-only (${readOnly.why})`
-      : `read-only sessions: writes are detected and reverted, not prevented (${readOnly.why})`,
-  );
+  if (sandbox.available) log.info('read-only sessions: worktree mounted read-only in the sandbox');
+  else
+    log.info(
+      readOnly.available
+        ? `read-only sessions: worktree mounted read-only (${readOnly.why})`
+        : `read-only sessions: writes are detected and reverted, not prevented (${readOnly.why})`,
+    );
   const labels = config.labels ?? [];
   const repoAccess = config.repo_access ?? [];
   // The same probe says whether sessions can get their own namespaces for the guard shims,
   // read-only forbidden files and restricted network (README, "Approvals and policy").
   const guardNamespace = options.guardNamespace ?? readOnly.available;
-  log.info(
+  if (sandbox.available) log.info('approvals and policy: guard wrappers bound over the real binaries in every session\'s sandbox');
+  else log.info(
     guardNamespace
       ? 'approvals and policy: guard wrappers bind-mounted over the real binaries in a per-session mount namespace'
-      : 'approvals and policy: PATH shims only (no mount namespace); restricted-network sessions will refuse to start',
+      : 'approvals and policy: PATH shims only (no mount namespace); restricted network is NOT enforced (each such session says so)',
   );
   const sessions = new SessionManager({
     spool,
@@ -104,6 +115,7 @@ export async function startRunner(config: StartRunnerConfig, options: StartRunne
     hooks,
     guardNamespace,
     approvalJournal,
+    sandbox,
   });
   // Deterministic agents: blueprints from their folder (reloaded when it changes), runs journalled.
   let connection: RunnerConnection | null = null;

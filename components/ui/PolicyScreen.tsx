@@ -27,7 +27,7 @@ export default function PolicyScreen() {
   const qc = useQueryClient();
   const isAdmin = me.data?.role === 'admin';
   const policy = useQuery({ queryKey: ['policy'], queryFn: () => api<{ policy: Policy; defaults: Policy }>('/api/policy'), enabled: me.isSuccess });
-  const secrets = useQuery({ queryKey: ['secrets'], queryFn: () => api<Array<{ name: string; updated_at: string }>>('/api/secrets'), enabled: isAdmin });
+  const secrets = useQuery({ queryKey: ['secrets'], queryFn: () => api<Array<{ name: string; updated_at: string; inject_into_sessions: boolean }>>('/api/secrets'), enabled: isAdmin });
   const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
   const [repoId, setRepoId] = useState('');
   const [repoJson, setRepoJson] = useState('{}');
@@ -61,10 +61,16 @@ export default function PolicyScreen() {
   const saveSecret = useMutation({
     mutationFn: ({ name, value }: { name: string; value: string }) => api(`/api/secrets/${encodeURIComponent(name)}`, { method: 'PUT', body: { value } }),
     onSuccess: () => {
-      setMessage({ ok: true, text: 'Secret saved. It is injected into new sessions and masked in their output.' });
+      setMessage({ ok: true, text: 'Secret saved. It is masked in every output; sessions reach it through an approved av-secret.' });
       void qc.invalidateQueries({ queryKey: ['secrets'] });
     },
     onError: fail,
+  });
+  const injectSecret = useMutation({
+    mutationFn: ({ name, inject }: { name: string; inject: boolean }) =>
+      api(`/api/secrets/${encodeURIComponent(name)}`, { method: 'PATCH', body: { inject_into_sessions: inject } }),
+    onSuccess: () => void qc.invalidateQueries({ queryKey: ['secrets'] }),
+    onError: (err: Error) => setMessage({ ok: false, text: err.message }),
   });
   const deleteSecret = useMutation({
     mutationFn: (name: string) => api(`/api/secrets/${encodeURIComponent(name)}`, { method: 'DELETE' }),
@@ -87,7 +93,7 @@ export default function PolicyScreen() {
       protected_branches: lines(String(f.get('protected') ?? '')),
       deploy_patterns: lines(String(f.get('deploy') ?? '')),
       requires_approval_for: CATEGORIES.map(([c]) => c).filter((c) => f.get(`cat-${c}`) === 'on'),
-      network: { mode: f.get('network') === 'restricted' ? 'restricted' : 'open' },
+      network: { mode: f.get('network') === 'restricted' ? 'restricted' : 'open', allow_hosts: lines(String(f.get('allow_hosts') ?? '')) },
       auto_merge: f.get('auto_merge') === 'on',
       approver_must_differ: f.get('four_eyes') === 'on',
       approval_timeout_ms: Math.round((Number.isFinite(minutes) ? minutes : 10) * 60_000),
@@ -145,8 +151,12 @@ export default function PolicyScreen() {
                 Network{' '}
                 <select name="network" defaultValue={p.network?.mode ?? 'open'}>
                   <option value="open">open</option>
-                  <option value="restricted">restricted (no network)</option>
+                  <option value="restricted">restricted (allowed hosts only)</option>
                 </select>
+              </label>
+              <label>
+                Allowed hosts when restricted (host, host:port or *.domain; repositories can add theirs)
+                <textarea name="allow_hosts" rows={3} defaultValue={(p.network?.allow_hosts ?? []).join('\n')} />
               </label>
               <label>
                 Unanswered approvals are denied after (minutes){' '}
@@ -215,11 +225,29 @@ export default function PolicyScreen() {
         {isAdmin && (
           <section className="card" aria-labelledby="secrets-title">
             <h2 id="secrets-title">Secrets</h2>
-            <p className="muted">Encrypted at rest, injected into this organisation&apos;s sessions as environment variables, masked in every output. A saved value is never shown again.</p>
+            <p className="muted">
+              Encrypted at rest and masked in every output. A session reaches a secret only through an approved <code>av-secret NAME -- command</code>, unless you
+              inject it. A saved value is never shown again.
+            </p>
             <ul className="plain-list">
               {secrets.data?.map((s) => (
                 <li key={s.name}>
                   <code>{s.name}</code> <span className="muted small">updated {new Date(s.updated_at).toLocaleString()}</span>{' '}
+                  <label className="check">
+                    <input
+                      type="checkbox"
+                      checked={s.inject_into_sessions}
+                      onChange={(e) => injectSecret.mutate({ name: s.name, inject: e.target.checked })}
+                      aria-label={`Inject ${s.name} into sessions`}
+                    />{' '}
+                    inject into sessions
+                  </label>
+                  {s.inject_into_sessions && (
+                    <span className="error-line small" role="note">
+                      {' '}
+                      Every agent can read this value from its environment and send it anywhere its network allows; masking cannot stop a transformed copy.
+                    </span>
+                  )}{' '}
                   <button type="button" className="btn btn-small btn-danger" onClick={() => deleteSecret.mutate(s.name)} aria-label={`Delete secret ${s.name}`}>
                     Delete
                   </button>

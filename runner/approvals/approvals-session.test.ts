@@ -8,6 +8,7 @@ import { captureLogger, createCommand, gitIn, outputOf, waitFor } from '../testi
 import { eventsOf, makeSessionHarness, type SessionHarness } from '../testing/session-harness';
 import { Spool } from '../spool/spool';
 import { probeReadOnlyPrevention } from '../workspace/read-only';
+import { probeSandbox, type SandboxSupport } from '../sandbox';
 import { ApprovalJournal } from './journal';
 
 /**
@@ -15,15 +16,29 @@ import { ApprovalJournal } from './journal';
  * channel and guard shims; with root, the per-session mount/network namespace.
  */
 
+/**
+ * Each test runs twice: in the bubblewrap sandbox (runner/sandbox, what every runner uses where
+ * user namespaces work) and in the older root-only guard namespace (the fallback without bwrap).
+ * `namespace` says whether the run has namespaces at all.
+ */
 let namespace = false;
+let sandbox: SandboxSupport | undefined;
+let isolation: 'sandbox' | 'root namespace' = 'sandbox';
+let rootNamespace = false;
 beforeAll(async () => {
-  namespace = (await probeReadOnlyPrevention()).available;
+  rootNamespace = (await probeReadOnlyPrevention()).available;
+  const probed = await probeSandbox({ dir: path.join('/tmp', `av-approvals-sbx-${process.pid}`), hidden: [] });
+  sandbox = probed.available ? probed : undefined;
 });
+const useIsolation = (kind: typeof isolation) => {
+  isolation = kind;
+  namespace = kind === 'sandbox' ? sandbox !== undefined : rootNamespace;
+};
 
 const makeHarness = () =>
   makeSessionHarness('approvals', {
     hooks: true,
-    deps: (dataDir) => ({ guardNamespace: namespace, approvalJournal: new ApprovalJournal(path.join(dataDir, 'approvals'), captureLogger()), watchDebounceMs: 30 }),
+    deps: (dataDir) => ({ guardNamespace: isolation === 'root namespace' && namespace, sandbox: isolation === 'sandbox' ? sandbox : undefined, approvalJournal: new ApprovalJournal(path.join(dataDir, 'approvals'), captureLogger()), watchDebounceMs: 30 }),
   });
 const of = eventsOf;
 const states = (events: RunnerEvent[], sid: string) => of(events, sid, 'SESSION_STATE_CHANGED').map((e) => e.to);
@@ -48,7 +63,8 @@ async function run(h: SessionHarness, sid: string, line: string, marker: string)
 
 const mainOf = (bare: string) => gitIn(bare, ['rev-parse', 'refs/heads/main']).trim();
 
-describe('approvals and policy in real sessions', () => {
+describe.each(['sandbox', 'root namespace'] as const)('approvals and policy in real sessions (%s)', (kind) => {
+  beforeAll(() => useIsolation(kind));
   let h: SessionHarness;
   afterEach(() => h.close());
 
@@ -147,6 +163,13 @@ describe('approvals and policy in real sessions', () => {
     expect(JSON.stringify(sreq)).not.toContain('k-123');
     h.manager.approve({ session_id: sid, approval_id: sreq.approval_id, command_hash: sreq.context.command_hash, decision: 'allow', decided_by: 'ann' });
     await waitFor(() => /got:k-123/.test(outputOf(h.events, sid)), 'secret printed');
+    // `av-secret NAME -- cmd`: after its own approval the value is in that command's environment only.
+    h.manager.input({ session_id: sid, data: `av-secret DEPLOY_KEY -- sh -c 'test "$DEPLOY_KEY" = k-123 && echo env-ok-$((6*7))'`, mode: 'line' });
+    const ereq = await waitFor(() => of(h.events, sid, 'APPROVAL_REQUESTED')[2], 'secret-for-a-command request');
+    expect(ereq.summary).toMatch(/^run sh -c .* with the org secret DEPLOY_KEY$/);
+    h.manager.approve({ session_id: sid, approval_id: ereq.approval_id, command_hash: ereq.context.command_hash, decision: 'allow', decided_by: 'ann' });
+    await waitFor(() => /env-ok-42/.test(outputOf(h.events, sid)), 'the command saw the secret');
+    expect(await run(h, sid, 'printenv DEPLOY_KEY', 'E1')).toBe('1');
   });
 
   it('a denylisted command never runs (typed, bash -c, and with the namespace sh -c / absolute path) and is reported', async () => {

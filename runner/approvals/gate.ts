@@ -112,6 +112,9 @@ export class PolicyGate {
       const d = await this.ask(c, argv, cwd, displayCommand(argv), 'shim', null);
       if (d.decision !== 'allow') return reply({ action: 'deny', message: refusal(c, d) });
     }
+    // `av-secret NAME -- cmd args`: the value goes only into that command's environment (the
+    // approval named the command); without `--` it is printed, as before.
+    if (argv[2] === '--' && argv.length > 3) return reply({ action: 'exec_with_env', name, value: this.deps.secrets[name], argv: argv.slice(3) });
     return reply({ action: 'print', text: `${this.deps.secrets[name]}\n` });
   }
 

@@ -38,6 +38,8 @@ export interface EffectivePolicy {
   forbiddenPaths: string[];
   allowedPaths: string[];
   network: 'restricted' | 'open';
+  /** Hosts a restricted session may reach through the egress proxy. */
+  allowHosts: string[];
 }
 
 export function words(s: string): string[] {
@@ -56,6 +58,7 @@ export function effectivePolicy(p: Policy = {}): EffectivePolicy {
     forbiddenPaths: p.forbidden_paths ?? [],
     allowedPaths: p.allowed_paths ?? [],
     network: p.network?.mode ?? 'open',
+    allowHosts: p.network?.allow_hosts ?? [],
   };
 }
 
@@ -213,6 +216,9 @@ export function classifyArgv(argv: string[], policy: EffectivePolicy, current: s
   }
   if (program === 'git') return classifyGit(args, policy, current);
   if (program === SECRET_HELPER && args[0]) {
+    if (args[1] === '--' && args.length > 2) {
+      return { category: 'secrets', rule: `secret ${args[0]} requested`, summary: `run ${args.slice(2).join(' ').slice(0, 200)} with the org secret ${args[0]}`, risk: 'high' };
+    }
     return { category: 'secrets', rule: `secret ${args[0]} requested`, summary: `read the org secret ${args[0]}`, risk: 'high' };
   }
   // `python -m pip install x`

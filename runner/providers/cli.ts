@@ -90,7 +90,7 @@ export function launchEnv(ctx: ProviderLaunchContext, own: Record<string, string
 export function pickCredentials(ctx: ProviderLaunchContext, names: readonly string[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (const name of names) {
-    const v = ctx.secrets?.[name];
+    const v = ctx.credentialSource?.[name] ?? ctx.secrets?.[name];
     if (v) out[name] = v;
   }
   return out;

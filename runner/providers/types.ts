@@ -35,8 +35,13 @@ export interface ProviderLaunchContext {
   command: CreateSessionCommand;
   /** The session's hook channel, when the runner has one; adapters wire their CLI's hooks to it. */
   hook?: HookEndpoint;
-  /** Secrets the org injects into this session's environment (API keys); values are never logged. */
+  /** Secrets an admin marked "inject into sessions": the whole session environment gets them; values are never logged. */
   secrets?: Record<string, string>;
+  /**
+   * Every org secret of the session, read only by name for the provider's own credential
+   * variables (ANTHROPIC_API_KEY…): those go to the provider process and nowhere else.
+   */
+  credentialSource?: Record<string, string>;
 }
 
 /** How defaultProviders() builds the adapters from the runner's configuration. */

@@ -69,7 +69,7 @@ function trySignal(target: number, signal: NodeJS.Signals): boolean {
  * default (SIGSTOP: the shell stops before it can see its job stop and take the terminal back),
  * and last with `leaderLast` (SIGCONT: the jobs run again before the shell looks at them).
  */
-export function signalSessionTree(leaderPid: number, signal: NodeJS.Signals, opts: { leaderLast?: boolean } = {}): number {
+export function signalSessionTree(leaderPid: number, signal: NodeJS.Signals, opts: { leaderLast?: boolean; spareLeader?: boolean } = {}): number {
   const groups = new Set<number>([leaderPid]);
   const pids = new Set<number>();
   const procs = listProcs();
@@ -105,6 +105,13 @@ export function signalSessionTree(leaderPid: number, signal: NodeJS.Signals, opt
   const leaderGroup = groups.delete(leaderPid) && leaderPid > 1;
   // The leader is in its own group; signalling it once keeps the order above.
   if (leaderGroup) pids.delete(leaderPid);
+  // spareLeader (a sandbox): everything but the leader itself (bubblewrap, whose death would end
+  // the whole namespace at once), one process at a time — its group holds the leader too.
+  if (opts.spareLeader) {
+    pids.delete(leaderPid);
+    for (const p of pids) if (p > 1 && trySignal(p, signal)) n++;
+    return n;
+  }
   if (leaderGroup && !opts.leaderLast && trySignal(-leaderPid, signal)) n++;
   for (const g of groups) if (g > 1 && trySignal(-g, signal)) n++;
   for (const p of pids) if (p > 1 && trySignal(p, signal)) n++;

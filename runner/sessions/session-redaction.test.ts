@@ -19,7 +19,8 @@ describe('a session masks secrets before anything leaves it', () => {
   afterEach(() => h.close());
 
   it('the injected secret, its base64 form and known tokens never reach the stream, the spool or other events', async () => {
-    const cmd = createCommand({ repo_source: h.source, secrets: { API_TOKEN: SECRET }, policy: { shell_denylist: ['curl'] } });
+    // Marked "inject into sessions" by an admin: in the environment, so the shell can print it.
+    const cmd = createCommand({ repo_source: h.source, secrets: { API_TOKEN: SECRET }, inject_secrets: ['API_TOKEN'], policy: { shell_denylist: ['curl'] } });
     const sid = cmd.session_id;
     expect(h.manager.create(cmd).ok).toBe(true);
     await waitFor(() => /[#$] /.test(outputOf(h.events, sid)), 'prompt');

@@ -56,6 +56,17 @@ async function main() {
     process.stdout.write(reply.text);
     return 0;
   }
+  if (reply.action === 'exec_with_env' && typeof reply.name === 'string' && typeof reply.value === 'string' && Array.isArray(reply.argv) && reply.argv.length > 0) {
+    // av-secret NAME -- cmd: the secret reaches only this command (and what it starts), never stdout.
+    const [file, ...cmdArgs] = reply.argv.map(String);
+    const r = spawnSync(file, cmdArgs, { stdio: 'inherit', env: { ...process.env, [reply.name]: reply.value } });
+    if (r.error) return refuse(`agent-village: could not run ${file}: ${r.error.message}`);
+    if (r.signal) {
+      process.kill(process.pid, r.signal);
+      return 128;
+    }
+    return r.status ?? 1;
+  }
   if (reply.action !== 'run') return refuse(typeof reply.message === 'string' ? reply.message : `agent-village: ${program} refused`);
   const real = config.real?.[program];
   if (typeof real !== 'string') return refuse(`agent-village: no real ${program} is known to the guard; refused`);

@@ -1,9 +1,12 @@
 import { createHash } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FLOW_CONTROL, type SessionSummary } from '../../protocol';
-import { Api, startStack, TerminalWatcher, uiSocket, waitFor, type Stack } from './harness';
+import { Api, ROOT, startStack, TerminalWatcher, uiSocket, waitFor, type Stack } from './harness';
+
+/** Output that did not grow over this long counts as stopped (a paused PTY sends nothing at all). */
+const PAUSE_SETTLE_MS = 500;
 
 describe('terminal flow control (browser acks → server → runner pauses the PTY)', () => {
   let stack: Stack;
@@ -28,8 +31,21 @@ describe('terminal flow control (browser acks → server → runner pauses the P
     const before = watcher.text().length;
     await watcher.type('yes\r');
     await watcher.waitText(/(y\r\n){1000}/, 'yes output');
-    // Let it run well past the watermark; output must stop growing once it is paused.
-    await new Promise((r) => setTimeout(r, 1500));
+    // Wait on conditions, not a clock (a loaded machine is slow): output reaches the watermark,
+    // then stops growing once the runner has paused the PTY.
+    await waitFor(() => watcher.text().length - before > FLOW_CONTROL.HIGH_WATERMARK_CHARS / 2, 'output up to the watermark', 60_000);
+    let last = -1;
+    await waitFor(
+      async () => {
+        const now = watcher.text().length;
+        const still = now === last;
+        last = now;
+        if (!still) await new Promise((r) => setTimeout(r, PAUSE_SETTLE_MS));
+        return still;
+      },
+      'output to stop growing (PTY paused)',
+      60_000,
+    );
     const held = watcher.text().length - before;
     expect(held).toBeGreaterThan(FLOW_CONTROL.HIGH_WATERMARK_CHARS / 2);
     expect(held).toBeLessThan(FLOW_CONTROL.HIGH_WATERMARK_CHARS * 4);
@@ -45,7 +61,12 @@ describe('terminal flow control (browser acks → server → runner pauses the P
   });
 
   it('a 50 MB cat arrives complete (checksum), in order, without duplicates', async () => {
-    const file = join(stack.dataDir, 'big.txt');
+    // Not in the control plane's DATA_DIR nor /tmp: a session sees neither (its sandbox has a
+    // private /tmp; README, "Threat model"). test-results/ is ignored by git.
+    mkdirSync(join(ROOT, 'test-results'), { recursive: true });
+    const dir = mkdtempSync(join(ROOT, 'test-results', 'av-big-'));
+    chmodSync(dir, 0o755);
+    const file = join(dir, 'big.txt');
     const line = (i: number) => `${String(i).padStart(9, '0')} ${'the quick brown fox jumps over the lazy dog '.repeat(2)}\n`;
     const lines: string[] = [];
     let size = 0;
@@ -75,5 +96,6 @@ describe('terminal flow control (browser acks → server → runner pauses the P
     expect(createHash('sha256').update(got).digest('hex')).toBe(expected);
     const seqs = watcher.events.slice(from).map((e) => e.seq);
     for (let i = 1; i < seqs.length; i++) expect(seqs[i]).toBe(seqs[i - 1]! + 1);
+    rmSync(dir, { recursive: true, force: true });
   }, 300_000);
 });

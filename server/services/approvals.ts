@@ -97,7 +97,7 @@ export function createApprovalService(
             await publish(orgId, e.approval_id);
           }
         } else if (e.type === 'POLICY_BLOCKED') {
-          await audit()({ orgId, actor: `runner:${runnerName}`, action: 'policy.blocked', target: e.session_id, detail: { command: e.command, path: e.path, rule: e.rule, outcome: e.outcome } });
+          await audit()({ orgId, actor: `runner:${runnerName}`, action: 'policy.blocked', target: e.session_id, detail: { command: e.command, path: e.path, host: e.host, rule: e.rule, outcome: e.outcome } });
         }
       }
     },

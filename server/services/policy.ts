@@ -4,6 +4,23 @@ import type { Db } from '../db';
 import { requireRole, type Principal } from './auth';
 import { AppError, notFound } from './errors';
 
+/** Hosts a session reaches when nobody said otherwise: registries, the git hosts, the providers' APIs. */
+export const DEFAULT_ALLOW_HOSTS = [
+  'registry.npmjs.org',
+  'registry.yarnpkg.com',
+  'pypi.org',
+  'files.pythonhosted.org',
+  'github.com',
+  'codeload.github.com',
+  'objects.githubusercontent.com',
+  'gitlab.com',
+  'api.anthropic.com',
+  'api.openai.com',
+  'chatgpt.com',
+  'generativelanguage.googleapis.com',
+  'oauth2.googleapis.com',
+];
+
 /**
  * What a session gets when its org and repository say nothing: every risky category asks,
  * main/master are protected, nothing auto-merges, an unanswered approval is denied in 10 min.
@@ -16,7 +33,8 @@ export const DEFAULT_POLICY: Required<Pick<Policy, 'requires_approval_for' | 'pr
   deploy_patterns: ['kubectl apply', 'terraform apply', 'npm publish', 'helm upgrade'],
   auto_merge: false,
   approval_timeout_ms: 10 * 60_000,
-  network: { mode: 'open' },
+  // Egress closed by default: the package registries and the agent CLIs' APIs only (README, "Threat model").
+  network: { mode: 'restricted', allow_hosts: DEFAULT_ALLOW_HOSTS },
 };
 
 /** Extra checks zod cannot express, with messages a person can act on. */
@@ -44,6 +62,17 @@ export function mergePolicies(...layers: Policy[]): Policy {
   return Object.assign({}, ...layers.map((l) => Object.fromEntries(Object.entries(l).filter(([, v]) => v !== undefined))));
 }
 
+/**
+ * The repository's network settings replace the org's like any field, except that when both name
+ * allowed hosts the repository adds to the org's list (an org-wide registry plus this repo's host).
+ */
+export function withAllowHostsUnion(merged: Policy, org: Policy, repo: Policy): Policy {
+  const a = org.network?.allow_hosts;
+  const b = repo.network?.allow_hosts;
+  if (!a || !b || !merged.network) return merged;
+  return { ...merged, network: { ...merged.network, allow_hosts: [...new Set([...a, ...b])] } };
+}
+
 export function createPolicyService(db: Db, record: (r: { orgId: string; actor: string; action: string; target?: string; detail?: Record<string, unknown> }) => Promise<void>) {
   return {
     async getOrg(orgId: string): Promise<Policy> {
@@ -60,7 +89,9 @@ export function createPolicyService(db: Db, record: (r: { orgId: string; actor: 
 
     /** The policy a new session in this repository runs under. */
     async effective(orgId: string, repoId: string): Promise<Policy> {
-      return mergePolicies(DEFAULT_POLICY, await this.getOrg(orgId), await this.getRepo(orgId, repoId));
+      const org = await this.getOrg(orgId);
+      const repo = await this.getRepo(orgId, repoId);
+      return withAllowHostsUnion(mergePolicies(DEFAULT_POLICY, org, repo), org, repo);
     },
 
     async setOrg(p: Principal, input: unknown): Promise<Policy> {

@@ -57,7 +57,7 @@ export function createSecretService(
     async list(p: Principal) {
       requireRole(p, 'admin');
       const rows = await db.secret.findMany({ where: { orgId: p.orgId }, orderBy: { name: 'asc' } });
-      return rows.map((r) => ({ name: r.name, updated_at: r.updatedAt.toISOString() }));
+      return rows.map((r) => ({ name: r.name, updated_at: r.updatedAt.toISOString(), inject_into_sessions: r.injectIntoSessions }));
     },
 
     async set(p: Principal, name: string, value: string) {
@@ -72,6 +72,20 @@ export function createSecretService(
         update: { ciphertext },
       });
       await record({ orgId: p.orgId, actor: p.email, action: 'secret.saved', target: name });
+    },
+
+    /** Knowingly put a secret into every new session's environment (or take it out again); audited. */
+    async setInjection(p: Principal, name: string, inject: boolean) {
+      requireRole(p, 'admin');
+      const res = await db.secret.updateMany({ where: { orgId: p.orgId, name }, data: { injectIntoSessions: inject } });
+      if (res.count === 0) throw notFound('That secret');
+      await record({ orgId: p.orgId, actor: p.email, action: inject ? 'secret.injection_on' : 'secret.injection_off', target: name });
+    },
+
+    /** Names an admin marked "inject into sessions" (CreateSessionCommand.inject_secrets). */
+    async injectedNames(orgId: string): Promise<string[]> {
+      const rows = await db.secret.findMany({ where: { orgId, injectIntoSessions: true }, select: { name: true }, orderBy: { name: 'asc' } });
+      return rows.map((r) => r.name);
     },
 
     async remove(p: Principal, name: string) {

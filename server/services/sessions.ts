@@ -202,6 +202,8 @@ export function createSessionService(
         policy: await deps.policy.effective(p.orgId, repo.id),
         // Decrypted only here, for this org's session; the runner injects and masks them.
         secrets: await deps.secrets.forSession(p.orgId),
+        // Only the secrets an admin marked for it reach the environment (issue 11 item 3).
+        inject_secrets: await deps.secrets.injectedNames(p.orgId),
         mode,
         cols: body.cols ?? 120,
         rows: body.rows ?? 32,
