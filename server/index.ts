@@ -13,7 +13,7 @@ import { startPatrolScheduling } from './scheduler';
 import { createServices } from './services';
 import { ensureDefaultOrg } from './services/orgs';
 import { loadSecretKey } from './services/secrets';
-import { logRedaction } from '../protocol/log-redaction';
+import { logRedaction } from '../common/log-redaction';
 
 /** How often closed billing periods are looked for; an invoice is due 15 minutes after its month. */
 const ROLLOVER_CHECK_MS = 60_000;

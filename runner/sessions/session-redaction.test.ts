@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { REDACTED } from '../../protocol/redact';
+import { REDACTED } from '../../common/redact';
 import { createCommand, outputOf, waitFor } from '../testing/fixtures';
 import { eventsOf, makeSessionHarness, type SessionHarness } from '../testing/session-harness';
 

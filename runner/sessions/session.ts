@@ -35,8 +35,8 @@ import { effectivePolicy, type EffectivePolicy } from '../policy/classify';
 import { pathGuard, type PathGuard } from '../policy/paths';
 import { protectedFiles, renderPolicyBash, sandboxLaunch, SCRATCH_DIRS, writeShims } from '../shims';
 import { git } from '../workspace/git';
-import { logRedaction } from '../../protocol/log-redaction';
-import { createRedactor, createStreamRedactor, redactStrings, type Redactor, type StreamRedactor } from '../../protocol/redact';
+import { logRedaction } from '../../common/log-redaction';
+import { createRedactor, createStreamRedactor, redactStrings, type Redactor, type StreamRedactor } from '../../common/redact';
 import { PatrolOutput, patrolErrorEvent, patrolResultEvents, preparePatrolLaunch } from '../patrols/patrol-run';
 
 /** Time a stopping process gets to clean up after SIGTERM before the whole group gets SIGKILL. */

@@ -1,4 +1,4 @@
-import { findSecrets, REDACTED } from '../../../protocol';
+import { findSecrets, REDACTED } from '../../../common/redact';
 import type { CheckFinding } from './types';
 
 /**

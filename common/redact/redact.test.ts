@@ -11,7 +11,7 @@ import {
   redactStrings,
   secretForms,
   TOKEN_RULE_NAMES,
-} from './redact';
+} from './index';
 
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
 const b64url = (s: string) => Buffer.from(s, 'utf8').toString('base64url');

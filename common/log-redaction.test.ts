@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { LogRedaction } from './log-redaction';
-import { REDACTED } from './redact';
+import { REDACTED } from './redact/index';
 
 describe('log redaction', () => {
   it('masks known token formats always and remembered secret values from then on', () => {
