@@ -1,0 +1,85 @@
+import { lit, MORE, NEED, YES } from './chars';
+import type { Found, Rule } from './rule';
+import { compileForms, type NamedForm, type SecretInput } from './secrets';
+
+/** The rules and secret forms of one redactor, indexed by the character a match starts with. */
+export interface Compiled {
+  byFirst: Rule[][];
+  literals: Map<number, NamedForm[]>;
+}
+
+export function compile(rules: readonly Rule[], secrets: SecretInput | undefined): Compiled {
+  const byFirst: Rule[][] = Array.from({ length: 128 }, () => []);
+  for (const rule of rules) for (const ch of new Set(rule.first)) byFirst[ch.charCodeAt(0)].push(rule);
+  return { byFirst, literals: compileForms(secrets) };
+}
+
+/** One stretch to mask, and why (a rule name, or the name of an org secret). */
+export interface Mask {
+  start: number;
+  end: number;
+  rule: string;
+  secret?: string;
+}
+
+export interface ScanResult {
+  masks: Mask[];
+  /** The lowest index a still-undecided match could mask (s.length when none). */
+  hold: number;
+}
+
+/**
+ * Asks every rule and secret form at every position of s from `from` on. With final=false a match
+ * that needs more text reports where it would start masking (`hold`); with final=true every
+ * answer is given as if the text ended here. `isBreak(i)`: an escape sequence stood before s[i],
+ * so s[i] starts a word whatever came before it. `literalHoldMin`: a secret form counts as
+ * undecided only once this many of its characters are there.
+ */
+export function scan(s: string, from: number, final: boolean, c: Compiled, isBreak: (i: number) => boolean, literalHoldMin = 0): ScanResult {
+  const n = s.length;
+  const f: Found = { start: 0, end: 0, holdFrom: 0 };
+  const masks: Mask[] = [];
+  let hold = n;
+  for (let i = from; i < n; i++) {
+    const code = s.charCodeAt(i);
+    if (code < 128) {
+      const rules = c.byFirst[code];
+      if (rules.length > 0) {
+        const prev = i === 0 || isBreak(i) ? -1 : s.charCodeAt(i - 1);
+        for (const rule of rules) {
+          if (rule.notAfter !== null && rule.notAfter.has(prev)) continue;
+          const a = rule.match(s, i, final, f);
+          if (a === YES) {
+            if (f.end > f.start) masks.push({ start: f.start, end: f.end, rule: rule.name });
+          } else if (a === MORE && f.holdFrom < hold) hold = f.holdFrom;
+        }
+      }
+    }
+    const forms = c.literals.get(code);
+    if (forms !== undefined) {
+      for (const { form, name } of forms) {
+        const e = lit(s, i, form, final);
+        if (e === NEED) {
+          if (i < hold && n - i >= literalHoldMin) hold = i;
+        } else if (e > i) {
+          masks.push({ start: i, end: e, rule: 'org-secret', secret: name });
+          break; // longest first: a shorter form of the same place adds nothing
+        }
+      }
+    }
+  }
+  return { masks, hold };
+}
+
+/** Maximal masked runs [start, end) of the masks, clipped to [from, ∞), in order. */
+export function mergeRuns(masks: readonly Mask[], from: number): Array<[number, number]> {
+  const spans = masks.filter((m) => m.end > from).map((m): [number, number] => [Math.max(m.start, from), m.end]);
+  spans.sort((a, b) => a[0] - b[0]);
+  const runs: Array<[number, number]> = [];
+  for (const [a, b] of spans) {
+    const last = runs.at(-1);
+    if (last && a <= last[1]) last[1] = Math.max(last[1], b);
+    else runs.push([a, b]);
+  }
+  return runs;
+}
