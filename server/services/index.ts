@@ -23,6 +23,7 @@ import { createPatrolService } from './patrols';
 import { createWebhookService } from './webhooks';
 import { createBlueprintService } from './blueprints';
 import { createRunService } from './runs';
+import { createRedactionService, redactingIngest } from './redaction';
 
 export interface Ports {
   gateway: RunnerGateway;
@@ -73,6 +74,8 @@ export function createServices(
   webhooks = createWebhookService(db, opts.secretKey, { patrols: () => patrols, repos, audit });
   const blueprints = createBlueprintService(db, gateway, broadcast);
   const runs = createRunService(db, gateway, broadcast, { blueprints, audit });
+  // The control plane redacts every runner event again before storing or broadcasting it (issue 10).
+  const redaction = createRedactionService(db, (o) => secrets.forSession(o), audit);
   return {
     db,
     /** The installation's org (one per installation until orgs can be created). */
@@ -97,7 +100,8 @@ export function createServices(
     blueprints,
     runs,
     sessions,
-    events: createEventService(
+    redaction,
+    events: redactingIngest(createEventService(
       db,
       () => sessions,
       gateway,
@@ -106,7 +110,7 @@ export function createServices(
       { stored: (ticks) => usage.noteStored(ticks), after: (orgId, ticks) => limits.afterTicks(orgId, ticks) },
       writer,
       () => patrols,
-    ),
+    ), redaction),
     /** Plans as data (installation admin edits terms; org admins pick one from the next period). */
     plans,
     /** Figures from the stored USAGE_TICKs. */
