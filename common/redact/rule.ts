@@ -1,4 +1,8 @@
-import { ALNUM, FAIL, lit, MORE, NEED, NO, peek, run, YES, chars, type Answer, type CharSet } from './chars';
+import * as C from './chars';
+import { type Answer, type CharSet } from './chars';
+// Bound once: under a CommonJS transform (tsx) every use of an imported name is a getter call,
+// which in these per-character loops cost more than the matching itself.
+const { ALNUM, FAIL, lit, MORE, NEED, NO, peek, run, YES, chars } = C;
 
 /**
  * A rule is data (ARCHITECTURE.md §7, issue 10): the provider's documented format, where it is

@@ -1,4 +1,7 @@
-import { lit, MORE, NEED, YES } from './chars';
+import * as C from './chars';
+// Bound once: under a CommonJS transform (tsx) every use of an imported name is a getter call,
+// which in these per-character loops cost more than the matching itself.
+const { lit, MORE, NEED, YES } = C;
 import type { Found, Rule } from './rule';
 import { compileForms, type NamedForm, type SecretInput } from './secrets';
 
@@ -6,12 +9,16 @@ import { compileForms, type NamedForm, type SecretInput } from './secrets';
 export interface Compiled {
   byFirst: Rule[][];
   literals: Map<number, NamedForm[]>;
+  /** literals for char codes < 128, as an array: a Map lookup per character was the scan's cost. */
+  asciiLiterals: Array<NamedForm[] | undefined>;
 }
 
 export function compile(rules: readonly Rule[], secrets: SecretInput | undefined): Compiled {
   const byFirst: Rule[][] = Array.from({ length: 128 }, () => []);
   for (const rule of rules) for (const ch of new Set(rule.first)) byFirst[ch.charCodeAt(0)].push(rule);
-  return { byFirst, literals: compileForms(secrets) };
+  const literals = compileForms(secrets);
+  const asciiLiterals = Array.from({ length: 128 }, (_, code) => literals.get(code));
+  return { byFirst, literals, asciiLiterals };
 }
 
 /** One stretch to mask, and why (a rule name, or the name of an org secret). */
@@ -55,7 +62,7 @@ export function scan(s: string, from: number, final: boolean, c: Compiled, isBre
         }
       }
     }
-    const forms = c.literals.get(code);
+    const forms = code < 128 ? c.asciiLiterals[code] : c.literals.size > 0 ? c.literals.get(code) : undefined;
     if (forms !== undefined) {
       for (const { form, name } of forms) {
         const e = lit(s, i, form, final);

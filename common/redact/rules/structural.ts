@@ -1,26 +1,8 @@
-import {
-  ALNUM,
-  B64URL,
-  chars,
-  DIGIT,
-  EQUALS,
-  FAIL,
-  IDENT,
-  isDigit,
-  isLetter,
-  LETTER,
-  lit,
-  MORE,
-  NEED,
-  NO,
-  peek,
-  run,
-  some,
-  SPACE,
-  YES,
-  CONTROL,
-  type Answer,
-} from '../chars';
+import * as C from '../chars';
+import { type Answer } from '../chars';
+// Bound once: under a CommonJS transform (tsx) every use of an imported name is a getter call,
+// which in these per-character loops cost more than the matching itself.
+const { ALNUM, B64URL, chars, DIGIT, EQUALS, FAIL, IDENT, isDigit, isLetter, LETTER, lit, MORE, NEED, NO, peek, run, some, SPACE, YES, CONTROL } = C;
 import type { Found, Rand, Rule } from '../rule';
 
 /**
@@ -230,7 +212,11 @@ const NOT_SECRET_VALUES = new Set(['true', 'false', 'null', 'none', 'nil', 'unde
 /** An unquoted value starting so is a reference or shell syntax, not a secret (`TOKEN=$GH_TOKEN`, `--token <file`). */
 const NOT_A_VALUE_START = new Set([36, 45, 60, 62, 124, 40, 123, 91, 42]); // $ - < > | ( { [ *
 
+/** The last letters of the keys above: most words end otherwise and are turned away at once. */
+const KEY_ENDINGS = new Set([...ASSIGNMENT_KEYS, ...QUOTED_EXACT_KEYS].map((k) => k.charCodeAt(k.length - 1)));
+
 function keyKind(s: string, from: number, to: number, quoted: boolean): boolean {
+  if (to <= from || !KEY_ENDINGS.has(s.charCodeAt(to - 1) | 32)) return false;
   for (const k of ASSIGNMENT_KEYS) {
     if (to - from >= k.length && lit(s, to - k.length, k, true, true) === to) return true;
   }
