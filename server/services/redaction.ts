@@ -25,7 +25,7 @@ import { notFound } from './errors';
 /** Event fields that are identifiers or enums, never free text: redacting them could only break them. */
 const KEPT_FIELDS = new Set([
   'type', 'session_id', 'org_id', 'repo_id', 'approval_id', 'command_hash', 'provider', 'category', 'risk', 'decision',
-  'from', 'to', 'outcome', 'source', 'activity', 'severity', 'run_id', 'rule', 'secret_name',
+  'from', 'to', 'outcome', 'source', 'activity', 'severity', 'run_id',
 ]);
 const keep = (key: string) => KEPT_FIELDS.has(key);
 /** Sessions whose stream state is kept at once; beyond it the least recently used is dropped (its next chunk starts afresh). */
