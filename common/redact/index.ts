@@ -72,7 +72,7 @@ export interface SecretMatch {
 export function findSecrets(text: string, secrets: SecretInput = {}): SecretMatch[] {
   if (typeof text !== 'string') throw new TypeError('findSecrets: text must be a string');
   if (text.length === 0) return [];
-  return scan(text, 0, true, compile(DEFAULT_RULES, secrets), () => false).masks.map((m) => ({ rule: m.rule, start: m.start, end: m.end }));
+  return scan(text, 0, true, compile(DEFAULT_RULES, secrets), []).masks.map((m) => ({ rule: m.rule, start: m.start, end: m.end }));
 }
 
 /**

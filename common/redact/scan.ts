@@ -11,6 +11,11 @@ export interface Compiled {
   literals: Map<number, NamedForm[]>;
   /** literals for char codes < 128, as an array: a Map lookup per character was the scan's cost. */
   asciiLiterals: Array<NamedForm[] | undefined>;
+  /**
+   * startAllowed[code * 128 + prev]: some rule starting with `code` may start after `prev`. Inside
+   * a word almost no rule may start, and this one lookup says so without asking each rule.
+   */
+  startAllowed: Uint8Array;
 }
 
 export function compile(rules: readonly Rule[], secrets: SecretInput | undefined): Compiled {
@@ -18,7 +23,13 @@ export function compile(rules: readonly Rule[], secrets: SecretInput | undefined
   for (const rule of rules) for (const ch of new Set(rule.first)) byFirst[ch.charCodeAt(0)].push(rule);
   const literals = compileForms(secrets);
   const asciiLiterals = Array.from({ length: 128 }, (_, code) => literals.get(code));
-  return { byFirst, literals, asciiLiterals };
+  const startAllowed = new Uint8Array(128 * 128);
+  for (let code = 0; code < 128; code++) {
+    for (let prev = 0; prev < 128; prev++) {
+      if (byFirst[code].some((r) => r.notAfter === null || !r.notAfter.has(prev))) startAllowed[code * 128 + prev] = 1;
+    }
+  }
+  return { byFirst, literals, asciiLiterals, startAllowed };
 }
 
 /** One stretch to mask, and why (a rule name, or the name of an org secret). */
@@ -38,22 +49,27 @@ export interface ScanResult {
 /**
  * Asks every rule and secret form at every position of s from `from` on. With final=false a match
  * that needs more text reports where it would start masking (`hold`); with final=true every
- * answer is given as if the text ended here. `isBreak(i)`: an escape sequence stood before s[i],
- * so s[i] starts a word whatever came before it. `literalHoldMin`: a secret form counts as
+ * answer is given as if the text ended here. `breaks` (ascending): positions an escape sequence
+ * stood before, so s[i] starts a word whatever came before it. `literalHoldMin`: a secret form counts as
  * undecided only once this many of its characters are there.
  */
-export function scan(s: string, from: number, final: boolean, c: Compiled, isBreak: (i: number) => boolean, literalHoldMin = 0): ScanResult {
+export function scan(s: string, from: number, final: boolean, c: Compiled, breaks: readonly number[], literalHoldMin = 0): ScanResult {
   const n = s.length;
   const f: Found = { start: 0, end: 0, holdFrom: 0 };
   const masks: Mask[] = [];
   let hold = n;
+  const { byFirst, startAllowed, asciiLiterals, literals } = c;
+  const highLiterals = literals.size > 0;
+  let b = 0;
   for (let i = from; i < n; i++) {
     const code = s.charCodeAt(i);
     if (code < 128) {
-      const rules = c.byFirst[code];
+      const rules = byFirst[code];
       if (rules.length > 0) {
-        const prev = i === 0 || isBreak(i) ? -1 : s.charCodeAt(i - 1);
-        for (const rule of rules) {
+        while (b < breaks.length && breaks[b] < i) b++;
+        const prev = i === 0 || (b < breaks.length && breaks[b] === i) ? -1 : s.charCodeAt(i - 1);
+        const someMayStart = prev < 0 || prev >= 128 || startAllowed[code * 128 + prev] === 1;
+        if (someMayStart) for (const rule of rules) {
           if (rule.notAfter !== null && rule.notAfter.has(prev)) continue;
           const a = rule.match(s, i, final, f);
           if (a === YES) {
@@ -62,7 +78,7 @@ export function scan(s: string, from: number, final: boolean, c: Compiled, isBre
         }
       }
     }
-    const forms = code < 128 ? c.asciiLiterals[code] : c.literals.size > 0 ? c.literals.get(code) : undefined;
+    const forms = code < 128 ? asciiLiterals[code] : highLiterals ? literals.get(code) : undefined;
     if (forms !== undefined) {
       for (const { form, name } of forms) {
         const e = lit(s, i, form, final);

@@ -62,8 +62,8 @@ class Window {
   /** Context was cut at the front: vis[0] is only there as the character before vis[1]. */
   trimmed = false;
   escs: Esc[] = [];
-  /** Positions right after an escape sequence (a word can start there). */
-  breaks = new Set<number>();
+  /** Positions right after an escape sequence (a word can start there), ascending. */
+  breaks: number[] = [];
 
   release(cut: number): void {
     this.escs = this.escs.filter((e) => e.at > cut);
@@ -72,9 +72,7 @@ class Window {
       this.vis = this.vis.slice(drop);
       this.trimmed = true;
       for (const e of this.escs) e.at -= drop;
-      const breaks = new Set<number>();
-      for (const b of this.breaks) if (b - drop >= 1) breaks.add(b - drop);
-      this.breaks = breaks;
+      this.breaks = this.breaks.filter((b) => b - drop >= 1).map((b) => b - drop);
     }
     this.off = cut - drop;
   }
@@ -111,7 +109,7 @@ function render(vis: string, from: number, to: number, runs: ReadonlyArray<[numb
 function redactPayload(raw: string, payload: [number, number] | undefined, c: Compiled): string {
   if (!payload || payload[1] <= payload[0]) return raw;
   const text = raw.slice(payload[0], payload[1]);
-  const { masks } = scan(text, 0, true, c, () => false);
+  const { masks } = scan(text, 0, true, c, []);
   if (masks.length === 0) return raw;
   return raw.slice(0, payload[0]) + render(text, 0, text.length, mergeRuns(masks, 0), []) + raw.slice(payload[1]);
 }
@@ -131,9 +129,8 @@ export function createStreamRedactorFrom(c: Compiled, opts: StreamRedactorOption
   };
   const onEscape = (raw: string, payload?: [number, number]) => {
     w.escs.push({ at: w.vis.length, raw: redactPayload(raw, payload, c) });
-    w.breaks.add(w.vis.length);
+    if (w.breaks.at(-1) !== w.vis.length) w.breaks.push(w.vis.length);
   };
-  const isBreak = (i: number) => w.breaks.has(i);
   const from = () => (w.trimmed ? 1 : 0);
 
   /** Releases vis[off, cut) masked, keeps the rest held. */
@@ -156,7 +153,7 @@ export function createStreamRedactorFrom(c: Compiled, opts: StreamRedactorOption
         opts.onMask?.({ rule: 'hold-limit' });
         return emit(n, [{ start: w.off, end: n, rule: 'hold-limit' }]);
       }
-      const { masks, hold } = scan(w.vis, from(), false, c, isBreak);
+      const { masks, hold } = scan(w.vis, from(), false, c, w.breaks);
       let cut = Math.max(w.off, Math.min(hold, n));
       // Never cut inside or right after a masked run: the run may still grow, and two runs that
       // touch must come out as one marker whatever the chunking.
@@ -172,8 +169,8 @@ export function createStreamRedactorFrom(c: Compiled, opts: StreamRedactorOption
       if (n > w.off || w.escs.length > 0) {
         // What is still undecided could be the start of a secret: mask it rather than guess (an org
         // secret's form only once END_LITERAL_MIN of it is there: one letter is everybody's).
-        const { hold } = scan(w.vis, from(), false, c, isBreak, END_LITERAL_MIN);
-        const { masks } = scan(w.vis, from(), true, c, isBreak);
+        const { hold } = scan(w.vis, from(), false, c, w.breaks, END_LITERAL_MIN);
+        const { masks } = scan(w.vis, from(), true, c, w.breaks);
         if (hold < n) masks.push({ start: Math.max(hold, w.off), end: n, rule: 'held-at-end' });
         out = emit(n, masks);
       }
@@ -200,11 +197,11 @@ export function redactWhole(text: string, c: Compiled, onMask?: (m: MaskEvent) =
     (t) => (w.vis += t),
     (raw, payload) => {
       w.escs.push({ at: w.vis.length, raw: redactPayload(raw, payload, c) });
-      w.breaks.add(w.vis.length);
+      if (w.breaks.at(-1) !== w.vis.length) w.breaks.push(w.vis.length);
     },
   );
   const tail = parser.inSequence ? parser.takeOpen() : '';
-  const { masks } = scan(w.vis, 0, true, c, (i) => w.breaks.has(i));
+  const { masks } = scan(w.vis, 0, true, c, w.breaks);
   if (masks.length === 0 && w.escs.length === 0) return text;
   report(masks, 0, w.vis.length, onMask);
   return render(w.vis, 0, w.vis.length, mergeRuns(masks, 0), w.escs) + tail;
