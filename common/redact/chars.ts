@@ -16,9 +16,9 @@ export const FAIL = -1;
 
 export class CharSet {
   constructor(
-    private readonly table: Uint8Array,
+    readonly table: Uint8Array,
     /** Whether non-ASCII characters belong to the set. */
-    private readonly high: boolean,
+    readonly high: boolean,
   ) {}
   has(c: number): boolean {
     return c < 0 ? false : c < 128 ? this.table[c] === 1 : this.high;
@@ -75,9 +75,12 @@ export function lit(s: string, j: number, word: string, final: boolean, ci = fal
 export function run(s: string, j: number, set: CharSet, max: number, final: boolean): number {
   const limit = j + max;
   const n = s.length;
+  const table = set.table;
+  const high = set.high;
   while (j < limit) {
     if (j >= n) return final ? j : NEED;
-    if (!set.has(s.charCodeAt(j))) return j;
+    const c = s.charCodeAt(j);
+    if (c < 128 ? table[c] === 0 : !high) return j;
     j++;
   }
   return j;

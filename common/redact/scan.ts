@@ -69,7 +69,8 @@ export function scan(s: string, from: number, final: boolean, c: Compiled, break
         while (b < breaks.length && breaks[b] < i) b++;
         const prev = i === 0 || (b < breaks.length && breaks[b] === i) ? -1 : s.charCodeAt(i - 1);
         const someMayStart = prev < 0 || prev >= 128 || startAllowed[code * 128 + prev] === 1;
-        if (someMayStart) for (const rule of rules) {
+        if (someMayStart) for (let k = 0; k < rules.length; k++) {
+          const rule = rules[k];
           if (rule.notAfter !== null && rule.notAfter.has(prev)) continue;
           const a = rule.match(s, i, final, f);
           if (a === YES) {
