@@ -207,6 +207,10 @@ const ASSIGNMENT_KEYS = [
 ];
 /** Keys masked only as a whole quoted JSON key: Docker's config.json `"auth": "<base64 user:pass>"`. */
 const QUOTED_EXACT_KEYS = ['auth'];
+/** The shortest key: `auth` (Docker's config.json). */
+const MIN_KEY = 4;
+/** What may follow a key: a closing quote, spaces, `=` or `:`. */
+const AFTER_KEY = chars(' \t"\'=:');
 /** Values that say "not set" rather than being a secret (`secret: false`, `token=null`). */
 const NOT_SECRET_VALUES = new Set(['true', 'false', 'null', 'none', 'nil', 'undefined', 'yes', 'no', 'required', 'optional']);
 /** An unquoted value starting so is a reference or shell syntax, not a secret (`TOKEN=$GH_TOKEN`, `--token <file`). */
@@ -249,9 +253,19 @@ const assignmentRule: Rule = {
   match(s, i, final, f) {
     const ke = run(s, i, IDENT, ASSIGNMENT_KEY_MAX + 1, final);
     if (ke === NEED) return more(f, s.length);
+    if (ke - i > ASSIGNMENT_KEY_MAX || ke - i < MIN_KEY) return NO;
+    // What follows the key is checked before the key itself: prose words are followed by a space
+    // and a word, and turning them away here is most of the scan's speed.
+    const after = peek(s, ke, final);
+    if (after !== NEED && after !== -1 && !AFTER_KEY.has(after)) return NO;
     const quotedKey = i > 0 && (s.charCodeAt(i - 1) === 34 || s.charCodeAt(i - 1) === 39);
-    if (ke - i > ASSIGNMENT_KEY_MAX || !keyKind(s, i, ke, quotedKey)) return NO;
     const flag = s.charCodeAt(i) === 45; // --password VALUE
+    if (after === 32 || after === 9) {
+      const w = run(s, ke, SPACE, 9, final);
+      const sepAfterSpace = w === NEED ? NEED : peek(s, w, final);
+      if (!flag && sepAfterSpace !== NEED && sepAfterSpace !== 61 && sepAfterSpace !== 58) return NO;
+    }
+    if (!keyKind(s, i, ke, quotedKey)) return NO;
     let j = ke;
     let c = peek(s, j, final);
     if (c === NEED) return more(f, s.length);
@@ -563,12 +577,12 @@ const azureClientSecretRule: Rule = {
     return { text: `${r.chars('A-Za-z0-9', 3)}${r.int(10)}Q~${secret}`, secret };
   },
   match(s, i, final, f) {
-    const e = run(s, i, AZURE_SECRET, 3, final);
-    if (e === NEED) return more(f, s.length);
-    if (e - i < 3) return NO;
-    const d = peek(s, e, final);
+    // The digit and `Q~` first: this rule may start at any word, and almost every word fails here.
+    const d = peek(s, i + 3, final);
     if (d === NEED) return more(f, s.length);
     if (!isDigit(d)) return NO;
+    const e = run(s, i, AZURE_SECRET, 3, final);
+    if (e - i < 3) return NO;
     const j = lit(s, e + 1, 'Q~', final);
     if (j === NEED) return more(f, s.length);
     if (j === FAIL) return NO;
