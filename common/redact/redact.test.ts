@@ -201,3 +201,16 @@ describe('findSecrets and redactStrings', () => {
     expect(out).toEqual({ id: 'secret-value-1', list: [`x ${REDACTED}`], n: 3 });
   });
 });
+
+describe('large chunks', () => {
+  it('a chunk far larger than the hold limit passes unchanged when nothing in it is held', () => {
+    const big = 'the quick brown fox jumps over the lazy dog 0123456789\r\n'.repeat(40_000);
+    const s = createStreamRedactor();
+    expect(s.push(big) + s.end()).toBe(big);
+  });
+  it('an endless candidate is masked once it passes the hold limit, never released', () => {
+    const s = createStreamRedactor(DEFAULT_RULES, {}, { maxHoldChars: 1000 });
+    const out = s.push(`x=1 -----BEGIN RSA PRIVATE KEY-----\n${'QUJD'.repeat(600)}`);
+    expect(out).toBe(`x=1 -----BEGIN RSA PRIVATE KEY-----${REDACTED}`);
+  });
+});

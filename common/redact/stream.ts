@@ -148,12 +148,12 @@ export function createStreamRedactorFrom(c: Compiled, opts: StreamRedactorOption
       if (chunk.length === 0) return '';
       parser.feed(chunk, onText, onEscape);
       const n = w.vis.length;
-      if (n - w.off > maxHold) {
-        // Only a chain of overlapping candidates gets here: mask what is held rather than release it.
-        opts.onMask?.({ rule: 'hold-limit' });
-        return emit(n, [{ start: w.off, end: n, rule: 'hold-limit' }]);
-      }
       const { masks, hold } = scan(w.vis, from(), false, c, w.breaks);
+      if (n - Math.min(hold, n) > maxHold) {
+        // Only a chain of overlapping candidates gets here (every rule's value is bounded): mask
+        // what would stay held rather than release it.
+        return emit(n, [...masks.filter((m) => m.start < hold), { start: Math.max(hold, w.off), end: n, rule: 'hold-limit' }]);
+      }
       let cut = Math.max(w.off, Math.min(hold, n));
       // Never cut inside or right after a masked run: the run may still grow, and two runs that
       // touch must come out as one marker whatever the chunking.
