@@ -20,6 +20,18 @@ export default tseslint.config(
     rules: restrict({ regex: '^(?!zod$|\\./)', message: 'protocol/ is a leaf: it imports nothing but zod.' }),
   },
   {
+    // common/ is the second leaf (ARCHITECTURE.md §3): logic both sides need that is not a wire
+    // shape. It may use protocol/, zod and well-kept libraries, never a side of the house.
+    files: ['common/**/*.ts'],
+    rules: restrict(
+      area('server', 'common/ is shared by every side: it never imports the control plane.'),
+      area('runner', 'common/ is shared by every side: it never imports the runner.'),
+      area('components', 'common/ never imports the UI.'),
+      area('app', 'common/ never imports the web app.'),
+      PRISMA,
+    ),
+  },
+  {
     files: ['runner/**/*.ts'],
     rules: restrict(
       area('server', 'The runner talks to the control plane only through protocol/ messages.'),

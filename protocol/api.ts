@@ -144,6 +144,7 @@ export const AUDIT_ACTIONS = [
   'patrol.run_requested',
   'webhook.secret_rotated',
   'session.transition_refused',
+  'session.redaction',
 ] as const;
 export const AuditActionSchema = z.enum(AUDIT_ACTIONS);
 export type AuditAction = z.infer<typeof AuditActionSchema>;
@@ -173,3 +174,14 @@ export const AuditEventRowSchema = z.object({
   ip: z.string().nullable(),
 });
 export type AuditEventRow = z.infer<typeof AuditEventRowSchema>;
+
+/** One line of a session's redaction receipt (GET /api/sessions/:id/redactions): names and counts, never values. */
+export const SessionRedactionRowSchema = z.object({
+  source: z.enum(['runner', 'control-plane']),
+  rule: z.string(),
+  secret_name: z.string().nullable(),
+  count: z.number().int(),
+  first_seq: z.number().int(),
+  last_seq: z.number().int(),
+});
+export type SessionRedactionRow = z.infer<typeof SessionRedactionRowSchema>;

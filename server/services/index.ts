@@ -18,12 +18,14 @@ import { createUsageService } from './usage';
 import { createBillingService } from './billing';
 import { createLimitService } from './limits';
 import { createWriterQueue } from './writer-queue';
-import { periodOf, type PlanId } from '../../protocol';
+import { type PlanId } from '../../protocol';
+import { periodOf } from '../../common/period';
 import { createAlertService } from './alerts';
 import { createPatrolService } from './patrols';
 import { createWebhookService } from './webhooks';
 import { createBlueprintService } from './blueprints';
 import { createRunService } from './runs';
+import { createRedactionService, redactingIngest } from './redaction';
 
 export interface Ports {
   gateway: RunnerGateway;
@@ -76,6 +78,8 @@ export function createServices(
   webhooks = createWebhookService(db, opts.secretKey, { patrols: () => patrols, repos, audit });
   const blueprints = createBlueprintService(db, gateway, broadcast);
   const runs = createRunService(db, gateway, broadcast, { blueprints, audit });
+  // The control plane redacts every runner event again before storing or broadcasting it (issue 10).
+  const redaction = createRedactionService(db, (o) => secrets.forSession(o), audit);
   // No `db` here: the database is reached only through these services' functions (issue 14 item 4).
   return {
     /** The installation's org (one per installation until orgs can be created). */
@@ -101,7 +105,8 @@ export function createServices(
     blueprints,
     runs,
     sessions,
-    events: createEventService(
+    redaction,
+    events: redactingIngest(createEventService(
       db,
       () => sessions,
       gateway,
@@ -111,7 +116,7 @@ export function createServices(
       writer,
       () => patrols,
       states,
-    ),
+    ), redaction),
     /** Plans as data (installation admin edits terms; org admins pick one from the next period). */
     plans,
     /** Figures from the stored USAGE_TICKs. */

@@ -1,15 +1,5 @@
-import {
-  LIMIT_MESSAGES,
-  nextPeriod,
-  periodOf,
-  periodStart,
-  providerAllowed,
-  TERMINAL_STATES,
-  type LimitsStatus,
-  type Plan,
-  type ProviderId,
-  type SessionState,
-} from '../../protocol';
+import { LIMIT_MESSAGES, providerAllowed, TERMINAL_STATES, type LimitsStatus, type Plan, type ProviderId, type SessionState } from '../../protocol';
+import { nextPeriod, periodOf, periodStart } from '../../common/period';
 import type { Db } from '../db';
 import { SYSTEM_ACTOR, type AuditService } from './audit';
 import type { Principal } from './auth';

@@ -1,4 +1,5 @@
-import { nextPeriod, PlanIdSchema, type Plan, type PlanId, type PlanTerms, type Period, type ProviderId } from '../../protocol';
+import { PlanIdSchema, type Plan, type PlanId, type PlanTerms, type Period, type ProviderId } from '../../protocol';
+import { nextPeriod } from '../../common/period';
 import type { Db } from '../db';
 import { actorOf, SYSTEM_ACTOR, type AuditService } from './audit';
 import { requireRole, type Principal } from './auth';

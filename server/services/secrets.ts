@@ -1,4 +1,4 @@
-import { logRedaction } from '../../protocol/log-redaction';
+import { logRedaction } from '../../common/log-redaction';
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';

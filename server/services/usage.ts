@@ -1,14 +1,6 @@
 import { stringify } from 'csv-stringify/sync';
-import {
-  dayOf,
-  daysOf,
-  periodEnd,
-  periodOf,
-  periodStart,
-  type Period,
-  type ProviderId,
-  type UsageReport,
-} from '../../protocol';
+import { type Period, type ProviderId, type UsageReport } from '../../protocol';
+import { dayOf, daysOf, periodEnd, periodOf, periodStart } from '../../common/period';
 import type { Db } from '../db';
 import { noFormula } from './audit';
 import type { WriterQueue } from './writer-queue';

@@ -1,5 +1,6 @@
 import { NextResponse } from 'next/server';
-import { describeZodError, periodOf, UsageQuerySchema } from '../../../protocol';
+import { describeZodError, UsageQuerySchema } from '../../../protocol';
+import { periodOf } from '../../../common/period';
 import { errorResponse, route } from '../_lib/route';
 
 // GET /api/usage.csv?period=YYYY-MM – the period's ticks per day, kind, provider, repository and user, as a download

@@ -1,4 +1,5 @@
-import { describeZodError, periodOf, UsageQuerySchema } from '../../../protocol';
+import { describeZodError, UsageQuerySchema } from '../../../protocol';
+import { periodOf } from '../../../common/period';
 import { errorResponse, route } from '../_lib/route';
 
 // GET /api/usage?period=YYYY-MM – the org's usage figures for one billing period (default: this month)

@@ -64,7 +64,7 @@ describe('av-check secrets (the redaction patterns)', () => {
     const key = `ghp_${'a1B2'.repeat(9)}`;
     const out = scan({ 'src/config.js': `export const url = 'x';\nexport const gh = '${key}';\n`, '.env': 'DB_PASSWORD=hunter2hunter\n' });
     expect(out).toEqual([
-      "src/config.js:2: error: possible secret (github-token): export const gh = '[redacted]';",
+      "src/config.js:2: error: possible secret (github-token): export const gh = 'ghp_[redacted]';",
       '.env:1: error: possible secret (secret-assignment): DB_PASSWORD=[redacted]',
     ]);
     expect(out.join('\n')).not.toContain(key);

@@ -1,9 +1,9 @@
-import { findSecrets, REDACTED } from '../../../protocol';
+import { findSecrets, REDACTED } from '../../../common/redact';
 import type { CheckFinding } from './types';
 
 /**
  * The security check, offline: every tracked text file is scanned line by line with the patterns
- * the terminal redaction uses (protocol/redact.ts `findSecrets`: GitHub, AWS, Slack, Stripe,
+ * the terminal redaction uses (common/redact `findSecrets`: GitHub, AWS, Slack, Stripe,
  * OpenAI, Anthropic and Google keys, JWTs, PEM private keys, credentials in URLs, `password=`-
  * style assignments, Bearer and Authorization headers). The report names the rule and shows the
  * line with the value masked, never the value.

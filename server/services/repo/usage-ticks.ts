@@ -1,4 +1,5 @@
-import { periodOf, type UsageTick } from '../../../protocol';
+import type { UsageTick } from '../../../protocol';
+import { periodOf } from '../../../common/period';
 import type { StoredTick, TickOwner } from '../usage';
 import type { Tx } from './session-events';
 

@@ -3,9 +3,9 @@
  * period its start falls in; windows are 30 s aligned to the epoch and every month starts at a
  * UTC midnight (a multiple of 30 s), so no window ever spans two periods.
  */
-export type Period = string;
+import { PERIOD_PATTERN as PERIOD_RE, type Period } from '../protocol/usage';
 
-const PERIOD_RE = /^(\d{4})-(0[1-9]|1[0-2])$/;
+export type { Period };
 export const DAY_MS = 24 * 3600 * 1000;
 
 export function isPeriod(s: string): boolean {

@@ -1,4 +1,4 @@
-import { createRedactor, MIN_SECRET_LENGTH, type Redactor } from './redact';
+import { createRedactor, MIN_SECRET_LENGTH, type Redactor } from './redact/index';
 
 /**
  * Redaction for a process's own log lines (control plane and runner): the well-known token formats

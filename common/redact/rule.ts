@@ -1,0 +1,151 @@
+import * as C from './chars';
+import { type Answer, type CharSet } from './chars';
+// Bound once: under a CommonJS transform (tsx) every use of an imported name is a getter call,
+// which in these per-character loops cost more than the matching itself.
+const { ALNUM, FAIL, lit, MORE, NEED, NO, peek, run, YES, chars } = C;
+
+/**
+ * A rule is data (ARCHITECTURE.md §7, issue 10): the provider's documented format, where it is
+ * documented, how long a match can get, and a generator of FAKE examples (built at run time from a
+ * seeded random source, so no real-looking token is ever committed), plus the possessive matcher
+ * the redactor runs.
+ *
+ * The matcher's contract:
+ * - YES: f.start..f.end is masked. A rule masks the *value* and keeps its label (`password=`,
+ *   `ghp_`, `-----BEGIN RSA PRIVATE KEY-----`), so output stays readable.
+ * - MORE: the text ended while a match was still possible; f.holdFrom is the lowest index the match
+ *   could mask. Text before holdFrom is released at once, which is why a label never delays output:
+ *   typing `g`, `gh`, `ghp` holds nothing; only the value after `ghp_` is held.
+ * - NO: no match starts here, whatever follows.
+ * The answer depends only on the characters read (and on the character before i), so an answer on
+ * a prefix of the text stays true for the whole text.
+ */
+export interface Found {
+  start: number;
+  end: number;
+  holdFrom: number;
+}
+
+/** A seeded random source (the corpus generator's; see corpus.ts). */
+export interface Rand {
+  /** An integer in [0, n). */
+  int(n: number): number;
+  pick<T>(xs: readonly T[]): T;
+  /** n characters drawn from a chars() spec (`A-Za-z0-9_-`). */
+  chars(spec: string, n: number): string;
+}
+
+export interface Example {
+  /** The text as a program would print it (label and value). */
+  text: string;
+  /** The part that must never be readable after redaction. */
+  secret: string;
+}
+
+export interface Rule {
+  /** Stable name: shown in receipts, documentation and tests. */
+  name: string;
+  provider: string;
+  /** The documented format, for people and for the tests (every example must match it). */
+  format: RegExp;
+  /** Where the provider documents the format. */
+  source: string;
+  /** The longest value this rule masks; a candidate reaching it is masked without waiting for more. */
+  maxLength: number;
+  example(r: Rand): Example;
+  /** Characters a match can start with (ASCII). */
+  first: string;
+  /** A match cannot start right after one of these (word boundary); null: anywhere. */
+  notAfter: CharSet | null;
+  match(s: string, i: number, final: boolean, f: Found): Answer;
+}
+
+/** The characters of a `chars()` spec, for example generators. */
+export function alphabet(spec: string): string {
+  let out = '';
+  for (let k = 0; k < spec.length; k++) {
+    if (k + 2 < spec.length && spec[k + 1] === '-') {
+      for (let c = spec.charCodeAt(k); c <= spec.charCodeAt(k + 2); c++) out += String.fromCharCode(c);
+      k += 2;
+    } else out += spec[k];
+  }
+  return out;
+}
+
+export interface TokenSpec {
+  name: string;
+  provider: string;
+  source: string;
+  format: RegExp;
+  prefixes: string[];
+  /** The body's characters, as a chars() spec. */
+  body: string;
+  min: number;
+  max: number;
+  /** Length of generated examples (default: min). */
+  exampleLength?: number;
+  /** Default: letters and digits (a prefix inside a word is not that token). */
+  notAfter?: CharSet | null;
+  /** Characters that must not follow a body shorter than max. */
+  notBefore?: CharSet;
+  /** Extra condition on the body [from, to) to cut false positives. */
+  check?: (s: string, from: number, to: number) => boolean;
+  /** A custom example (default: a prefix and random body characters). */
+  example?: (r: Rand) => Example;
+}
+
+/**
+ * A literal prefix (kept) followed by a bounded body (masked): most vendor tokens. A body that
+ * reaches `max` is masked there without looking further.
+ */
+export function tokenRule(spec: TokenSpec): Rule {
+  const body = chars(spec.body);
+  return {
+    name: spec.name,
+    provider: spec.provider,
+    format: spec.format,
+    source: spec.source,
+    maxLength: spec.max,
+    first: [...new Set(spec.prefixes.map((p) => p[0]))].join(''),
+    notAfter: spec.notAfter === undefined ? ALNUM : spec.notAfter,
+    example:
+      spec.example ??
+      ((r) => {
+        const secret = r.chars(spec.body, spec.exampleLength ?? spec.min);
+        return { text: r.pick(spec.prefixes) + secret, secret };
+      }),
+    match(s, i, final, f) {
+      let p: number = FAIL;
+      let more = false;
+      for (const prefix of spec.prefixes) {
+        const r = lit(s, i, prefix, final);
+        if (r === NEED) more = true;
+        else if (r !== FAIL && r > p) p = r;
+      }
+      if (p === FAIL) {
+        if (!more) return NO;
+        // The text ended inside the prefix, which is kept: nothing read so far is masked.
+        f.holdFrom = s.length;
+        return MORE;
+      }
+      const e = run(s, p, body, spec.max, final);
+      if (e === NEED) {
+        f.holdFrom = p;
+        return MORE;
+      }
+      if (e - p < spec.max) {
+        const next = peek(s, e, final);
+        if (next === NEED) {
+          f.holdFrom = p;
+          return MORE;
+        }
+        if (spec.notBefore?.has(next)) return NO;
+        if (e - p < spec.min) return NO;
+      }
+      if (spec.check && !spec.check(s, p, e)) return NO;
+      f.start = p;
+      f.end = e;
+      return YES;
+    },
+  };
+}

@@ -1,0 +1,182 @@
+import {
+  createRedactor,
+  createStreamRedactor,
+  DEFAULT_RULES,
+  RedactionTally,
+  redactStrings,
+  type ReceiptEntry,
+  type Redactor,
+  type StreamRedactor,
+} from '../../common/redact';
+import { TERMINAL_STATES, type RedactionReceiptEntry, type RunnerEvent, type SessionRedactionRow } from '../../protocol';
+import type { Db } from '../db';
+import { SYSTEM_ACTOR, type AuditService } from './audit';
+import type { Principal } from './auth';
+import { notFound } from './errors';
+
+/**
+ * The control plane's own redaction (ARCHITECTURE.md §7): every runner event is redacted again,
+ * with the org's secrets and the same rules, before it is stored or broadcast — a runner is never
+ * trusted to have done it. Terminal output goes through one stream redactor per session (in seq
+ * order, so a secret cut across two chunks is still seen whole); every other event has its
+ * strings redacted whole. What either side masked is kept as the session's receipt.
+ */
+
+/** Event fields that are identifiers or enums, never free text: redacting them could only break them. */
+const KEPT_FIELDS = new Set([
+  'type', 'session_id', 'org_id', 'repo_id', 'approval_id', 'command_hash', 'provider', 'category', 'risk', 'decision',
+  'from', 'to', 'outcome', 'source', 'activity', 'severity', 'run_id',
+]);
+const keep = (key: string) => KEPT_FIELDS.has(key);
+/** Sessions whose stream state is kept at once; beyond it the least recently used is dropped (its next chunk starts afresh). */
+const MAX_TRACKED_SESSIONS = 10_000;
+
+interface Tracked {
+  stream: StreamRedactor;
+  whole: Redactor;
+  /** What the control plane masked itself. */
+  tally: RedactionTally;
+  /** What the runner said it masked (its REDACTION_RECEIPT). */
+  runner: RedactionReceiptEntry[];
+  /** The highest TERMINAL_CHUNK seq fed to the stream: a resend is redacted whole, never fed twice. */
+  lastSeq: number;
+}
+
+const isTerminal = (state: string) => (TERMINAL_STATES as string[]).includes(state);
+
+export function createRedactionService(db: Db, secretsFor: (orgId: string) => Promise<Record<string, string>>, audit: AuditService) {
+  const tracked = new Map<string, Tracked>();
+  /** Batches are redacted one after another: a session's stream must see its chunks in order. */
+  let queue: Promise<unknown> = Promise.resolve();
+
+  async function track(orgId: string, sessionId: string): Promise<Tracked> {
+    const key = `${orgId}:${sessionId}`;
+    let t = tracked.get(key);
+    if (t) {
+      tracked.delete(key); // re-insert: Map order is the LRU order
+      tracked.set(key, t);
+      return t;
+    }
+    const secrets = await secretsFor(orgId);
+    const tally = new RedactionTally();
+    t = { stream: createStreamRedactor(DEFAULT_RULES, secrets, { onMask: tally.note }), whole: createRedactor(secrets), tally, runner: [], lastSeq: 0 };
+    tracked.set(key, t);
+    if (tracked.size > MAX_TRACKED_SESSIONS) tracked.delete(tracked.keys().next().value as string);
+    return t;
+  }
+
+  async function redactEvents(orgId: string, events: RunnerEvent[]): Promise<{ events: RunnerEvent[]; ended: Array<[string, Tracked]> }> {
+    const out: RunnerEvent[] = [];
+    const ended: Array<[string, Tracked]> = [];
+    const lastChunk = new Map<string, number>();
+    for (const e of events) {
+      const t = await track(orgId, e.session_id);
+      if (e.type === 'TERMINAL_CHUNK') {
+        if (e.seq <= t.lastSeq) {
+          out.push({ ...e, data: t.whole.redact(e.data) });
+          continue;
+        }
+        t.lastSeq = e.seq;
+        const data = t.stream.push(e.data);
+        t.tally.settle(e.seq);
+        lastChunk.set(e.session_id, out.length);
+        out.push({ ...e, data });
+        continue;
+      }
+      out.push(redactStrings(e, t.whole, keep, t.tally.note));
+      t.tally.settle(e.seq);
+      if (e.type === 'REDACTION_RECEIPT') t.runner = e.entries;
+      if (e.type === 'SESSION_STATE_CHANGED' && isTerminal(e.to)) {
+        // The stream ended: what the control plane still holds goes out with the last chunk of
+        // this batch (end() masks a candidate still undecided). Without one, it is dropped: it can
+        // only be a masked candidate or text the runner already cut, and the receipt says so.
+        const rest = t.stream.end();
+        t.tally.settle(e.seq);
+        const k = lastChunk.get(e.session_id);
+        if (rest && k !== undefined) {
+          const chunk = out[k] as Extract<RunnerEvent, { type: 'TERMINAL_CHUNK' }>;
+          out[k] = { ...chunk, data: chunk.data + rest };
+        } else if (rest) t.tally.add('held-at-end', null, 1, e.seq, e.seq);
+        ended.push([e.session_id, t]);
+        tracked.delete(`${orgId}:${e.session_id}`);
+      }
+    }
+    return { events: out, ended };
+  }
+
+  async function saveReceipt(orgId: string, sessionId: string, t: Tracked): Promise<void> {
+    const rows = [
+      ...t.runner.map((r) => ({ source: 'runner', ...r })),
+      ...t.tally.list().map((r: ReceiptEntry) => ({ source: 'control-plane', ...r })),
+    ];
+    for (const r of rows) {
+      const data = { count: r.count, firstSeq: r.first_seq, lastSeq: r.last_seq };
+      await db.sessionRedaction.upsert({
+        where: { sessionId_source_rule_secretName: { sessionId, source: r.source, rule: r.rule, secretName: r.secret_name ?? '' } },
+        create: { sessionId, source: r.source, rule: r.rule, secretName: r.secret_name ?? '', ...data },
+        update: data,
+      });
+    }
+    if (rows.length) {
+      const summary = (list: typeof rows) => list.map((r) => ({ rule: r.rule, secret: r.secret_name, count: r.count, first_seq: r.first_seq, last_seq: r.last_seq }));
+      await audit.record({
+        orgId,
+        actor: SYSTEM_ACTOR,
+        action: 'session.redaction',
+        target: sessionId,
+        detail: { runner: summary(rows.filter((r) => r.source === 'runner')), control_plane: summary(rows.filter((r) => r.source === 'control-plane')) },
+      });
+    }
+  }
+
+  return {
+    /**
+     * Redacts a runner's batch (called at ingest, before anything is stored or broadcast). Events
+     * come back in the same order with the same seqs; a TERMINAL_CHUNK's data may be shorter
+     * (text still undecided moves to the session's next chunk) or empty.
+     */
+    redactBatch(runner: { orgId: string }, events: RunnerEvent[]): Promise<RunnerEvent[]> {
+      const run = queue.then(() => redactEvents(runner.orgId, events));
+      queue = run.catch(() => undefined);
+      return run.then(({ events: out, ended }) => {
+        // Written beside ingest, after it: the session row exists, and a receipt must never fail a batch.
+        for (const [sessionId, t] of ended) {
+          void saveReceipt(runner.orgId, sessionId, t).catch((err) => console.error(`[server] saving the redaction receipt of ${sessionId} failed`, err));
+        }
+        return out;
+      });
+    },
+
+    /** The session's receipt: what the runner and the control plane masked, by rule and secret name. */
+    async receipt(p: Principal, sessionId: string): Promise<SessionRedactionRow[]> {
+      const session = await db.session.findFirst({ where: { id: sessionId, orgId: p.orgId }, select: { id: true } });
+      if (!session) throw notFound('That session');
+      const rows = await db.sessionRedaction.findMany({ where: { sessionId }, orderBy: [{ firstSeq: 'asc' }, { rule: 'asc' }] });
+      const out: SessionRedactionRow[] = rows.map((r) => ({
+        source: r.source as SessionRedactionRow['source'],
+        rule: r.rule,
+        secret_name: r.secretName || null,
+        count: r.count,
+        first_seq: r.firstSeq,
+        last_seq: r.lastSeq,
+      }));
+      // A running session's receipt so far lives in memory until it ends.
+      const live = tracked.get(`${p.orgId}:${sessionId}`);
+      if (live && rows.length === 0) {
+        out.push(...live.runner.map((r) => ({ source: 'runner' as const, ...r })), ...live.tally.list().map((r) => ({ source: 'control-plane' as const, ...r })));
+      }
+      return out;
+    },
+  };
+}
+
+export type RedactionService = ReturnType<typeof createRedactionService>;
+
+/** Wraps the event service so every batch is redacted by the control plane before ingest sees it. */
+export function redactingIngest<E extends { ingest(runner: { id: string; orgId: string; name: string }, events: RunnerEvent[]): Promise<unknown> }>(
+  events: E,
+  redaction: RedactionService,
+): E {
+  const ingest = async (runner: { id: string; orgId: string; name: string }, batch: RunnerEvent[]) => events.ingest(runner, await redaction.redactBatch(runner, batch));
+  return { ...events, ingest: ingest as E['ingest'] };
+}
