@@ -8,7 +8,7 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['{protocol,server,runner,components,app}/**/*.test.{ts,tsx}'],
+          include: ['{protocol,common,server,runner,components,app}/**/*.test.{ts,tsx}'],
           exclude: ['**/*.int.test.ts', 'node_modules/**'],
           environment: 'node',
           testTimeout: 20_000,

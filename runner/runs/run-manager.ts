@@ -17,7 +17,7 @@ import {
   type StartRunCommand,
 } from '../../protocol';
 import type { BlueprintCatalog } from '../blueprints/catalog';
-import { describeAjvErrors } from '../blueprints/json-schema';
+import { describeAjvErrors } from '../../common/ajv';
 import type { HookServer } from '../hooks';
 import { errorMessage, type Logger } from '../log';
 
