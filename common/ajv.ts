@@ -13,8 +13,18 @@ import addFormats from 'ajv-formats';
  */
 export const AJV_OPTIONS: Readonly<Options> = Object.freeze({ allErrors: true, useDefaults: true, strict: false });
 
-export function createAjv(): Ajv {
-  const ajv = new Ajv({ ...AJV_OPTIONS });
+/**
+ * The one variation allowed: the JSON Schema migrator DTA checks files without filling anything
+ * (a missing default is a finding: `useDefaults: false`) and fixes them with type coercion
+ * (`coerceTypes: true`). Everything else stays the same.
+ */
+export interface AjvVariant {
+  useDefaults?: boolean;
+  coerceTypes?: boolean;
+}
+
+export function createAjv(variant: AjvVariant = {}): Ajv {
+  const ajv = new Ajv({ ...AJV_OPTIONS, ...variant });
   addFormats(ajv);
   return ajv;
 }

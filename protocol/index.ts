@@ -10,3 +10,4 @@ export * from './period';
 export * from './usage';
 export * from './patrols';
 export * from './deterministic';
+export * from './dta';
