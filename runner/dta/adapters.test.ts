@@ -1,9 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { dtaPassed, type DtaInvocationInput, type DtaOutput } from '../../protocol';
 import { runDta } from './engine';
 import { gitIn, JSON_FILES, JSON_SCHEMA, makeRepo, movedDocsRepo, SITE_FILES, TS_FILES } from './testing/fixture-repos';
+
+// Each run starts a verifier process (tsx); a loaded 2-core machine needs minutes, not seconds.
+vi.setConfig({ testTimeout: 180_000, hookTimeout: 180_000 });
 
 const repos: string[] = [];
 afterAll(() => repos.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));

@@ -1,9 +1,12 @@
 import fs from 'node:fs';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { DtaInvocationSchema, DtaOutputSchema } from '../../protocol';
 import { checkInvocationJson, checkOutputJson, toolJsonSchema, TOOLS } from './contract';
 import { runDta } from './engine';
 import { makeRepo, SITE_FILES } from './testing/fixture-repos';
+
+// Each run starts a verifier process (tsx); a loaded 2-core machine needs minutes, not seconds.
+vi.setConfig({ testTimeout: 180_000, hookTimeout: 180_000 });
 
 /** The contract's own example (deterministic-tool-adapters.md "Invocation"). */
 const SPEC_EXAMPLE = {
