@@ -1,0 +1,29 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createCommand, outputOf, waitFor } from '../testing/fixtures';
+import { eventsOf, makeSessionHarness, type SessionHarness } from '../testing/session-harness';
+
+/** av-dta is on PATH inside a real session (real PTY, real git worktree) and edits that worktree. */
+vi.setConfig({ testTimeout: 180_000 });
+
+describe('av-dta in a session', () => {
+  let h: SessionHarness;
+  afterEach(() => h.close());
+
+  it('an agent runs av-dta against its own worktree: table on the terminal, exit 0, the file changed', async () => {
+    h = await makeSessionHarness('dta-session', { hooks: true, repoFiles: { 'docs/links.md': '[home](http://old.example.com/home)\n' } });
+    const cmd = createCommand({ repo_source: h.source });
+    const sid = cmd.session_id;
+    expect(h.manager.create(cmd).ok).toBe(true);
+    await waitFor(() => eventsOf(h.events, sid, 'SESSION_STATE_CHANGED').some((e) => e.to === 'RUNNING'), 'RUNNING');
+    await waitFor(() => /[#$] /.test(outputOf(h.events, sid)), 'prompt');
+    const worktree = h.manager.get(sid)!.worktree!.path;
+    const inv = JSON.stringify({ tool: 'link_updater', version: '1.0', mode: 'apply', target: { repo_path: '.' }, params: { from_hosts: ['http://old.example.com'], to_host: 'https://new.example.com' } });
+    h.manager.input({ session_id: sid, data: `echo '${inv}' | av-dta run - --table; echo DTA-EXIT-$?`, mode: 'line' });
+    const m = await waitFor(() => /DTA-EXIT-(\d+)/.exec(outputOf(h.events, sid).replace('echo DTA-EXIT-$?', '')), 'av-dta exit', 120_000);
+    expect(outputOf(h.events, sid)).toMatch(/verifier: passed/);
+    expect(m[1]).toBe('0');
+    expect(fs.readFileSync(path.join(worktree, 'docs/links.md'), 'utf8')).toBe('[home](https://new.example.com/home)\n');
+  });
+});
