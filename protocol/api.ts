@@ -128,6 +128,7 @@ export const AUDIT_ACTIONS = [
   'runner_token.revoked',
   'runner.registered',
   'run.started',
+  'dta.started',
   'approval.requested',
   'approval.decided',
   'policy.blocked',

@@ -133,3 +133,61 @@ export const DtaEventSchema = z.discriminatedUnion('type', [
   z.object({ ...dtaEventBase, type: z.literal('dta_failed'), reason: z.string().max(4000), output: DtaOutputSchema.nullable() }),
 ]);
 export type DtaEvent = z.infer<typeof DtaEventSchema>;
+
+/** Patches in events are cut here (the full patch is the run's artifact): a socket message stays small. */
+export const MAX_EVENT_PATCH_CHARS = 500_000;
+
+// ── Control plane ↔ runner ───────────────────────────────────────────────────────────────────────
+
+/** `dta:start`: dry-run this invocation in a fresh worktree on branch `dta/<run id>`, then wait for `dta:decide`. */
+export const StartDtaCommandSchema = z.object({
+  run_id: DtaRunIdSchema,
+  org_id: z.string().min(1).max(100),
+  repo_id: z.string().min(1).max(100),
+  repo_source: z.string().min(1).max(4096),
+  /** Branch (or commit) the worktree starts from. */
+  base_ref: z.string().min(1).max(255),
+  invocation: CreateDtaRunBodySchema.shape.invocation,
+});
+export type StartDtaCommand = z.infer<typeof StartDtaCommandSchema>;
+
+/**
+ * `dta:decide`: the gate's answer (or the policy's, when no gate is required), bound to the
+ * patch the approver saw. allow → apply → verify → commit; deny → nothing applied.
+ */
+export const DecideDtaCommandSchema = z.object({
+  run_id: DtaRunIdSchema,
+  decision: z.enum(['allow', 'deny']),
+  patch_sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  decided_by: z.string().max(200),
+});
+export type DecideDtaCommand = z.infer<typeof DecideDtaCommandSchema>;
+
+/** Runner → control plane, over the runs' update channel (spooled until acked). */
+export const DtaRunUpdateSchema = z.object({ type: z.literal('DTA_EVENT'), run_id: DtaRunIdSchema, ts: z.number().int().nonnegative(), event: DtaEventSchema });
+export type DtaRunUpdate = z.infer<typeof DtaRunUpdateSchema>;
+
+/** A DTA run as the API and the workshop show it. */
+export const DtaRunSummarySchema = z.object({
+  id: DtaRunIdSchema,
+  repo_id: z.string(),
+  runner_id: z.string().nullable(),
+  tool: DtaToolSchema,
+  status: DtaRunStatusSchema,
+  /** Why it is in this status, in words ("waiting for lock held by dta_…"). */
+  reason: z.string(),
+  branch: z.string(),
+  invocation: CreateDtaRunBodySchema.shape.invocation,
+  gate_required: z.boolean(),
+  approval_id: z.string().nullable(),
+  output: DtaOutputSchema.nullable(),
+  patch: z.string().nullable(),
+  commit_sha: z.string().nullable(),
+  files: z.array(z.string()),
+  created_by: z.string(),
+  created_at: z.string(),
+  ended_at: z.string().nullable(),
+  /** Downstream may start only when true (ok && verifier.passed after apply). */
+  passed: z.boolean(),
+});
+export type DtaRunSummary = z.infer<typeof DtaRunSummarySchema>;

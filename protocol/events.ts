@@ -78,7 +78,8 @@ export const TestRunFinishedSchema = z.object({
   exit_code: z.number().int().nullable(),
 });
 
-export const ApprovalCategorySchema = z.enum(['merge', 'deps_add', 'secrets', 'deploy']);
+/** `dta`: the gate between a DTA run's dry-run and its apply (the control plane's own card). */
+export const ApprovalCategorySchema = z.enum(['merge', 'deps_add', 'secrets', 'deploy', 'dta']);
 
 /** What the approver sees: exactly what will happen and why it was stopped. */
 export const ApprovalContextSchema = z

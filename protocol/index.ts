@@ -11,3 +11,4 @@ export * from './usage';
 export * from './patrols';
 export * from './deterministic';
 export * from './dta';
+export * from './dta-params';

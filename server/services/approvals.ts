@@ -55,6 +55,8 @@ export function createApprovalService(
   audit: () => AuditFn,
   /** The effective policy of a repository (org policy with its override): four eyes is read from it. */
   policyOf: (orgId: string, repoId: string) => Promise<Policy>,
+  /** The DTA gate's cards (category `dta`) are decided by the DTA run service, not a session's runner. */
+  dtaGate?: () => { decide(p: Principal, approvalId: string, decision: 'allow' | 'deny', note?: string): Promise<ApprovalSummary> },
 ) {
   async function publish(orgId: string, id: string) {
     const a = await db.approval.findUnique({ where: { id } });
@@ -132,6 +134,7 @@ export function createApprovalService(
       const a = await db.approval.findFirst({ where: { id, orgId: p.orgId } });
       if (!a) throw notFound('That approval request');
       if (a.state !== 'pending') throw new AppError('CONFLICT', `That request was already ${a.state}${a.decidedBy ? ` by ${a.decidedBy}` : ''}.`);
+      if (a.category === 'dta' && dtaGate) return dtaGate().decide(p, id, decision, note);
       const s = await db.session.findUnique({ where: { id: a.sessionId }, select: { runnerId: true, repoId: true, createdById: true } });
       if (s && s.createdById === p.userId && (await policyOf(p.orgId, s.repoId)).approver_must_differ) {
         throw forbidden('Four eyes: this policy needs someone other than the person who started the session to decide its requests.');

@@ -22,6 +22,7 @@ import { createPatrolService } from './patrols';
 import { createWebhookService } from './webhooks';
 import { createBlueprintService } from './blueprints';
 import { createRunService } from './runs';
+import { createDtaRunService } from './dta-runs';
 
 export interface Ports {
   gateway: RunnerGateway;
@@ -49,7 +50,9 @@ export function createServices(
   const usage = createUsageService(db, writer);
   const limits = createLimitService(db, plans, usage, gateway, audit);
   const sessions = createSessionService(db, gateway, broadcast, { policy, secrets, limits });
-  const approvals = createApprovalService(db, gateway, broadcast, () => record as never, (orgId, repoId) => policy.effective(orgId, repoId));
+  // DTA runs (dry-run → gate → apply → verify) decide their own approval cards; created below.
+  let dtaRuns: ReturnType<typeof createDtaRunService> | null = null;
+  const approvals = createApprovalService(db, gateway, broadcast, () => record as never, (orgId, repoId) => policy.effective(orgId, repoId), () => dtaRuns!);
   const memberEvents = new MemberEvents();
   const auth = createAuthService(db, audit, memberEvents);
   const repos = createRepoService(db, gateway, broadcast);
@@ -71,7 +74,8 @@ export function createServices(
   });
   webhooks = createWebhookService(db, opts.secretKey, { patrols: () => patrols, repos, audit });
   const blueprints = createBlueprintService(db, gateway, broadcast);
-  const runs = createRunService(db, gateway, broadcast, { blueprints, audit });
+  const runs = createRunService(db, gateway, broadcast, { blueprints, audit, dta: () => dtaRuns! });
+  dtaRuns = createDtaRunService(db, gateway, broadcast, { audit, policyOf: (o, r) => policy.effective(o, r) });
   return {
     db,
     /** The installation's org (one per installation until orgs can be created). */
@@ -95,6 +99,8 @@ export function createServices(
     /** Deterministic agents: blueprints bound to their runners, and their runs. */
     blueprints,
     runs,
+    /** Deterministic tool adapters run through the control plane: gate, soft locks, verified results. */
+    dtaRuns,
     sessions,
     events: createEventService(
       db,

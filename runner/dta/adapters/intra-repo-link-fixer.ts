@@ -3,7 +3,7 @@ import { fromMarkdown } from 'mdast-util-from-markdown';
 import { toString } from 'mdast-util-to-string';
 import path from 'node:path';
 import { visit } from 'unist-util-visit';
-import type { DtaCounts } from '../../../protocol';
+import { DTA_PARAMS_SCHEMAS, DTA_SUMMARIES, type DtaCounts } from '../../../protocol';
 import { git } from '../../workspace/git';
 import type { Adapter, Files, Measure, MeasureContext } from '../types';
 import { extractLinks, type FoundLink } from './link-updater/links';
@@ -82,14 +82,7 @@ export const intraRepoLinkFixerMeasure: Measure<IntraRepoLinkFixerParams> = {
   tool: 'intra_repo_link_fixer',
   unit: 'links_fixed',
   defaultGlob: ['**/*.{md,markdown}'],
-  paramsSchema: {
-    type: 'object',
-    additionalProperties: false,
-    properties: {
-      moves: { type: 'object', additionalProperties: { type: 'string', minLength: 1 }, description: 'old path → new path' },
-      since: { type: 'string', minLength: 1, maxLength: 200, pattern: '^[^-\\s][^\\s]*$', description: 'A git revision: renames since it are the moves' },
-    },
-  },
+  paramsSchema: DTA_PARAMS_SCHEMAS.intra_repo_link_fixer,
   async measure(files: Files, _params, ctx): Promise<DtaCounts> {
     const exists = makeResolver(ctx);
     let local_links_total = 0;
@@ -129,7 +122,7 @@ function relativeUrl(fromFile: string, target: string, like: string, anchor: str
 
 export const intraRepoLinkFixer: Adapter<IntraRepoLinkFixerParams> = {
   measure: intraRepoLinkFixerMeasure,
-  summary: 'Fixes relative Markdown links and #anchors to files that moved',
+  summary: DTA_SUMMARIES.intra_repo_link_fixer,
   domain: intraRepoLinkFixerMeasure.defaultGlob,
   async prepare(root, params) {
     if (!params.since) return params;

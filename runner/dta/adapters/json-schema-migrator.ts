@@ -1,6 +1,6 @@
 import type { ValidateFunction } from 'ajv';
 import { createAjv } from '../../../common/ajv';
-import type { DtaCounts } from '../../../protocol';
+import { DTA_PARAMS_SCHEMAS, DTA_SUMMARIES, type DtaCounts } from '../../../protocol';
 import type { Adapter, Files, Measure } from '../types';
 
 /**
@@ -40,17 +40,7 @@ export const jsonSchemaMigratorMeasure: Measure<JsonSchemaMigratorParams> = {
   tool: 'json_schema_migrator',
   unit: 'files_fixed',
   defaultGlob: ['**/*.json'],
-  paramsSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['schema'],
-    properties: {
-      schema: { type: 'object', description: 'The JSON Schema every file must match' },
-      renames: { type: 'object', additionalProperties: { type: 'string', minLength: 1 }, description: 'old key → new key' },
-      fill_defaults: { type: 'boolean', default: true },
-      coerce_types: { type: 'boolean', default: true },
-    },
-  },
+  paramsSchema: DTA_PARAMS_SCHEMAS.json_schema_migrator,
   async measure(files: Files, params): Promise<DtaCounts> {
     const validate = checker(params.schema);
     let files_invalid = 0;
@@ -98,7 +88,7 @@ function serialize(value: unknown, original: string): string {
 
 export const jsonSchemaMigrator: Adapter<JsonSchemaMigratorParams> = {
   measure: jsonSchemaMigratorMeasure,
-  summary: 'Makes JSON files match a schema: renamed keys, missing defaults, type coercions; reports the rest',
+  summary: DTA_SUMMARIES.json_schema_migrator,
   domain: ['**/*.json'],
   async propose(files, params) {
     const validate = checker(params.schema);

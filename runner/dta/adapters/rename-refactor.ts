@@ -1,5 +1,5 @@
 import { Node, Project, SyntaxKind, ts, type Identifier } from 'ts-morph';
-import type { DtaCounts } from '../../../protocol';
+import { DTA_PARAMS_SCHEMAS, DTA_SUMMARIES, type DtaCounts } from '../../../protocol';
 import { byteCompare } from '../git-state';
 import type { Adapter, Files, Measure } from '../types';
 
@@ -16,7 +16,6 @@ export interface RenameRefactorParams {
   declared_in?: string;
 }
 
-const IDENT = '^[A-Za-z_$][A-Za-z0-9_$]*$';
 const COMPILER_OPTIONS = { allowJs: true, checkJs: false, jsx: ts.JsxEmit.Preserve, target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler, noEmit: true };
 
 function scriptKind(rel: string): ts.ScriptKind {
@@ -46,16 +45,7 @@ export const renameRefactorMeasure: Measure<RenameRefactorParams> = {
   tool: 'rename_refactor',
   unit: 'occurrences_renamed',
   defaultGlob: ['**/*.{ts,tsx,mts,cts,js,jsx,mjs,cjs}'],
-  paramsSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['from', 'to'],
-    properties: {
-      from: { type: 'string', pattern: IDENT, description: 'The symbol to rename' },
-      to: { type: 'string', pattern: IDENT, description: 'Its new name' },
-      declared_in: { type: 'string', minLength: 1, description: 'The file declaring it (when the name is declared more than once)' },
-    },
-  },
+  paramsSchema: DTA_PARAMS_SCHEMAS.rename_refactor,
   async measure(files: Files, params): Promise<DtaCounts> {
     let occurrences_from = 0;
     let occurrences_to = 0;
@@ -86,7 +76,7 @@ function declarationName(id: Identifier): boolean {
 
 export const renameRefactor: Adapter<RenameRefactorParams> = {
   measure: renameRefactorMeasure,
-  summary: 'Renames a TypeScript/JavaScript symbol and its references through the AST (ts-morph)',
+  summary: DTA_SUMMARIES.rename_refactor,
   domain: renameRefactorMeasure.defaultGlob,
   async propose(files, params) {
     if (params.from === params.to) return { changes: new Map(), units: 0, notes: ['from and to are the same name'] };

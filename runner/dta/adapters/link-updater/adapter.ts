@@ -1,3 +1,4 @@
+import { DTA_SUMMARIES } from '../../../../protocol';
 import type { Adapter } from '../../types';
 import { extractLinks } from './links';
 import { linkUpdaterMeasure, targetedHost, type LinkUpdaterParams } from './measure';
@@ -5,7 +6,7 @@ import { linkUpdaterMeasure, targetedHost, type LinkUpdaterParams } from './meas
 /** Rewrites links to the old hosts by their parser offsets, back to front so offsets stay valid. */
 export const linkUpdater: Adapter<LinkUpdaterParams> = {
   measure: linkUpdaterMeasure,
-  summary: 'Points links (HTML href/src/srcset/action/meta refresh, Markdown links and definitions, CSS url()) from old hosts to a new one',
+  summary: DTA_SUMMARIES.link_updater,
   domain: linkUpdaterMeasure.defaultGlob,
   async propose(files, params) {
     const changes = new Map<string, string>();

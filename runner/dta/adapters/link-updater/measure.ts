@@ -1,4 +1,4 @@
-import type { DtaCounts } from '../../../../protocol';
+import { DTA_PARAMS_SCHEMAS, type DtaCounts } from '../../../../protocol';
 import type { Files, Measure } from '../../types';
 import { extractLinks } from './links';
 
@@ -25,21 +25,7 @@ export const linkUpdaterMeasure: Measure<LinkUpdaterParams> = {
   tool: 'link_updater',
   unit: 'link_updates',
   defaultGlob: ['**/*.{html,htm,md,markdown,css}'],
-  paramsSchema: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['from_hosts', 'to_host'],
-    properties: {
-      from_hosts: { type: 'array', minItems: 1, maxItems: 50, items: { type: 'string', pattern: '^https?://[^/\\s]+/?$' }, description: 'Origins to move away from' },
-      to_host: { type: 'string', pattern: '^https?://[^/\\s]+$', description: 'The origin links should point to' },
-      sample_http: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['size'],
-        properties: { size: { type: 'integer', minimum: 1, maximum: 1000 }, timeout_ms: { type: 'integer', minimum: 100, maximum: 60_000, default: 5000 } },
-      },
-    },
-  },
+  paramsSchema: DTA_PARAMS_SCHEMAS.link_updater,
   async measure(files: Files, params: LinkUpdaterParams): Promise<DtaCounts> {
     let links_total = 0;
     let links_to_update = 0;
