@@ -44,7 +44,7 @@ test('[DTA]: the workshop form dry-runs link_updater → the approval card shows
 
   // The approval card, through the existing approvals inbox.
   await page.getByRole('banner').getByRole('link', { name: /Approvals/ }).click();
-  const card = page.locator('article, li, section').filter({ hasText: 'link_updater' }).filter({ has: page.getByRole('button', { name: /Allow/ }) }).first();
+  const card = page.getByRole('article', { name: /^Approval: link_updater/ }).first();
   await expect(card).toContainText('new.example.com/about');
   await card.getByRole('button', { name: /Allow/ }).click();
 
