@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -37,6 +38,25 @@ function writeDurable(file: string, data: string | Buffer, mode?: number): void 
   }
 }
 
+/**
+ * Copies and temps are flushed with one syncfs (`sync -f`) instead of an fsync per file: on a
+ * 5,000-file apply that is one flush instead of 10,000. Where `sync -f` is missing, per file.
+ */
+function flushAll(dir: string, files: string[]): void {
+  try {
+    execFileSync('sync', ['-f', dir], { stdio: 'ignore' });
+  } catch {
+    for (const f of files) {
+      const fd = fs.openSync(f, 'r');
+      try {
+        fs.fsyncSync(fd);
+      } finally {
+        fs.closeSync(fd);
+      }
+    }
+  }
+}
+
 function fault(renamed: number): void {
   const spec = process.env[FAULT_ENV];
   if (!spec) return;
@@ -60,12 +80,14 @@ export function applyAtomic(root: string, journalDir: string, runId: string, cha
     for (const e of entries) {
       const target = path.join(root, e.rel);
       const mode = fs.statSync(target).mode & 0o7777;
-      // A backup exists only complete (copied, synced, renamed): rollback never restores a torn copy.
-      writeDurable(`${e.backup}.tmp`, fs.readFileSync(target));
-      fs.renameSync(`${e.backup}.tmp`, e.backup);
-      writeDurable(e.tmp, changes.get(e.rel)!, mode);
+      fs.writeFileSync(`${e.backup}.tmp`, fs.readFileSync(target));
+      fs.writeFileSync(e.tmp, changes.get(e.rel)!, { mode });
       fs.chmodSync(e.tmp, mode);
     }
+    flushAll(root, entries.flatMap((e) => [`${e.backup}.tmp`, e.tmp]));
+    // A backup exists under its name only complete (written, flushed, renamed): rollback never
+    // restores a torn copy.
+    for (const e of entries) fs.renameSync(`${e.backup}.tmp`, e.backup);
     for (const e of entries) {
       fs.renameSync(e.tmp, path.join(root, e.rel));
       renamed++;

@@ -30,7 +30,24 @@ export function kindOf(rel: string): LinkKind | null {
   return null;
 }
 
+/**
+ * Parsing is the cost of a run; within one process the same text (measure, then propose) is
+ * parsed once. Bounded so a huge tree does not keep every file's links.
+ */
+const CACHE_MAX = 20_000;
+const cache = new Map<string, FoundLink[]>();
+
 export function extractLinks(rel: string, text: string): FoundLink[] {
+  const key = `${kindOf(rel)}\0${text}`;
+  const hit = cache.get(key);
+  if (hit) return hit;
+  const links = parseLinks(rel, text);
+  if (cache.size >= CACHE_MAX) cache.clear();
+  cache.set(key, links);
+  return links;
+}
+
+function parseLinks(rel: string, text: string): FoundLink[] {
   const kind = kindOf(rel);
   const links = kind === 'html' ? htmlLinks(text, 0, false) : kind === 'markdown' ? markdownLinks(text) : kind === 'css' ? cssLinks(text, 0) : [];
   return links.sort((a, b) => a.start - b.start);
