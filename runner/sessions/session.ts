@@ -33,6 +33,7 @@ import { PolicyGate } from '../approvals/gate';
 import type { ApprovalJournal } from '../approvals/journal';
 import { effectivePolicy, type EffectivePolicy } from '../policy/classify';
 import { pathGuard, type PathGuard } from '../policy/paths';
+import { strictToolsFor } from '../dta/strict-tools';
 import { protectedFiles, renderPolicyBash, sandboxLaunch, SCRATCH_DIRS, writeShims } from '../shims';
 import { git } from '../workspace/git';
 import { logRedaction } from '../../protocol/log-redaction';
@@ -591,6 +592,7 @@ export class Session {
       provider,
       worktree,
       gate: this.gate,
+      ...(this.cmd.policy?.strict_tools ? { strictTools: strictToolsFor(worktree) } : {}),
       guard: (call) => this.gate.guardCall(call),
       sink: {
         emit: (body) => void this.emit(body),
