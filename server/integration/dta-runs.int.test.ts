@@ -59,7 +59,7 @@ describe('DTA runs through the control plane', () => {
     expect(waiting.status).toBe('waiting_for_approval');
     expect(waiting.output).toMatchObject({ ok: true, phase: 'dry-run', proposed_changes: { files: 3, link_updates: 15 } });
     const card = (await api.ok<ApprovalSummary[]>('GET', '/api/approvals?state=pending')).find((a) => a.id === waiting.approval_id)!;
-    expect(card).toMatchObject({ category: 'dta', state: 'pending', context: { source: 'dta', changed_files: 3 } });
+    expect(card).toMatchObject({ category: 'dta', state: 'pending', session_title: 'DTA link_updater', repo_id: repoId, context: { source: 'dta', changed_files: 3 } });
     expect(card.context.diff_stat).toContain('+<a href="https://new.example.com/about?x=1#team">About</a>');
     await decide(waiting, 'allow');
     const done = await waitStatus(created.id, ['verified', 'failed']);

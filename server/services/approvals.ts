@@ -77,6 +77,9 @@ export function createApprovalService(
         select: { id: true, title: true, repoId: true, roomPath: true },
       });
       const byId = new Map(sessions.map((s) => [s.id, s]));
+      // A DTA gate's card belongs to a DTA run, not a session: its title and repository come from the run.
+      const dtaRuns = await db.dtaRun.findMany({ where: { id: { in: rows.filter((r) => r.category === 'dta').map((r) => r.sessionId) } }, select: { id: true, tool: true, repoId: true } });
+      for (const d of dtaRuns) byId.set(d.id, { id: d.id, title: `DTA ${d.tool}`, repoId: d.repoId, roomPath: '' });
       return rows.map((r) => approvalSummary(r, byId.get(r.sessionId)));
     },
 
