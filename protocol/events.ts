@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DtaEventSchema } from './dta';
 import { MAX_ALERT_EXCERPT_CHARS, PatrolKindSchema } from './patrols';
 import { OrgIdSchema, ProviderIdSchema, RepoRefSchema, RoomPathSchema, SessionIdSchema, SessionStateSchema } from './world';
 
@@ -221,7 +222,16 @@ export const RunResultEventSchema = z.object({
 });
 export type RunResultEvent = z.infer<typeof RunResultEventSchema>;
 
+/** An agent's own DTA run (av-dta in its session, run by the runner): its dta_* events in the session's stream. */
+export const DtaSessionEventSchema = z.object({
+  ...base,
+  type: z.literal('DTA_EVENT'),
+  event: DtaEventSchema,
+});
+export type DtaSessionEvent = z.infer<typeof DtaSessionEventSchema>;
+
 export const RunnerEventSchema = z.discriminatedUnion('type', [
+  DtaSessionEventSchema,
   SessionStartedSchema,
   SessionStateChangedSchema,
   TerminalChunkSchema,

@@ -11,7 +11,7 @@ describe('av-dta in a session', () => {
   let h: SessionHarness;
   afterEach(() => h.close());
 
-  it('an agent runs av-dta against its own worktree: table on the terminal, exit 0, the file changed', async () => {
+  it('an agent runs av-dta through the runner against its own worktree: table on the terminal, exit 0, the file changed, dta_* events in its stream', async () => {
     h = await makeSessionHarness('dta-session', { hooks: true, repoFiles: { 'docs/links.md': '[home](http://old.example.com/home)\n' } });
     const cmd = createCommand({ repo_source: h.source });
     const sid = cmd.session_id;
@@ -25,5 +25,14 @@ describe('av-dta in a session', () => {
     expect(outputOf(h.events, sid)).toMatch(/verifier: passed/);
     expect(m[1]).toBe('0');
     expect(fs.readFileSync(path.join(worktree, 'docs/links.md'), 'utf8')).toBe('[home](https://new.example.com/home)\n');
+    // The runner ran it (through the hook channel) and put its events into the session's stream.
+    expect(eventsOf(h.events, sid, 'DTA_EVENT').map((e) => e.event.type)).toEqual(['dta_started', 'dta_proposed', 'dta_applied', 'dta_verified']);
+
+    // A target outside the worktree is refused.
+    const outside = JSON.stringify({ tool: 'link_updater', version: '1.0', mode: 'dry-run', target: { repo_path: '/tmp' }, params: { from_hosts: ['http://old.example.com'], to_host: 'https://new.example.com' } });
+    h.manager.input({ session_id: sid, data: `echo '${outside}' | av-dta run -; echo OUT-EXIT-$?`, mode: 'line' });
+    const o = await waitFor(() => /OUT-EXIT-(\d+)/.exec(outputOf(h.events, sid).replace('echo OUT-EXIT-$?', '')), 'av-dta refusal', 120_000);
+    expect(o[1]).not.toBe('0');
+    expect(outputOf(h.events, sid)).toMatch(/outside this session's worktree/);
   });
 });

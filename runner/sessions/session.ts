@@ -33,6 +33,7 @@ import { PolicyGate } from '../approvals/gate';
 import type { ApprovalJournal } from '../approvals/journal';
 import { effectivePolicy, type EffectivePolicy } from '../policy/classify';
 import { pathGuard, type PathGuard } from '../policy/paths';
+import { runSessionDta } from '../dta/session-dta';
 import { strictToolsFor } from '../dta/strict-tools';
 import { protectedFiles, renderPolicyBash, sandboxLaunch, SCRATCH_DIRS, writeShims } from '../shims';
 import { git } from '../workspace/git';
@@ -594,6 +595,7 @@ export class Session {
       gate: this.gate,
       ...(this.cmd.policy?.strict_tools ? { strictTools: strictToolsFor(worktree) } : {}),
       guard: (call) => this.gate.guardCall(call),
+      dta: (call) => runSessionDta(call, { worktree, emit: (body) => void this.emit(body) }),
       sink: {
         emit: (body) => void this.emit(body),
         activity: (activity, detail) => void this.setActivity(activity, detail),

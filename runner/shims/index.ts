@@ -96,7 +96,7 @@ export async function writeShims(opts: { home: string; endpoint: HookEndpoint; p
   }
   // The secrets helper exists only as a wrapper: it has no real program behind it.
   await fs.promises.writeFile(path.join(binDir, SECRET_HELPER), wrapperFor(SECRET_HELPER), { mode: 0o755 });
-  await writeAvDtaShim(binDir);
+  await writeAvDtaShim(binDir, configPath);
   await fs.promises.writeFile(configPath, JSON.stringify({ url: opts.endpoint.url, token: opts.endpoint.token, socket: opts.endpoint.socket, real }), { mode: 0o600 });
   // Real prefixes must be bound before any wrapper covers a binary inside them.
   binds.sort((a, b) => Number(a[0].startsWith(binDir)) - Number(b[0].startsWith(binDir)));
