@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { dtaPassed, DtaInvocationSchema, MAX_EVENT_PATCH_CHARS, type DtaEvent, type DtaOutput, type RunnerEventBody } from '../../protocol';
+import type { ApprovalAsk, ApprovalDecision } from '../approvals/broker';
 import type { HookCall, HookReply } from '../hooks/hook-server';
 import { git } from '../workspace/git';
 import { runDta } from './engine';
@@ -13,7 +14,17 @@ import { loadPolicy } from './policy';
  */
 const SessionDtaPayload = z.object({ invocation: z.unknown(), cwd: z.string().min(1).max(4096) });
 
-export async function runSessionDta(call: HookCall, ctx: { worktree: string; emit: (body: RunnerEventBody) => void }): Promise<HookReply> {
+export interface SessionDtaContext {
+  worktree: string;
+  emit: (body: RunnerEventBody) => void;
+  /** The session's approval broker: an apply waits here for a person after its dry-run (the gate). */
+  ask?: (req: ApprovalAsk) => Promise<ApprovalDecision>;
+}
+
+/** Patch text on the approval card (the protocol's diff_stat limit). */
+const CARD_PATCH_CHARS = 20_000;
+
+export async function runSessionDta(call: HookCall, ctx: SessionDtaContext): Promise<HookReply> {
   const p = SessionDtaPayload.safeParse(call.payload);
   if (call.event !== 'run' || !p.success) return reply({ ok: false, error: { code: 'BAD_INVOCATION', message: 'malformed av-dta call' } });
   const inv = DtaInvocationSchema.safeParse(p.data.invocation);
@@ -26,6 +37,26 @@ export async function runSessionDta(call: HookCall, ctx: { worktree: string; emi
     inv.data.target.repo_path = target;
   }
   const emit = (event: DtaEvent) => ctx.emit({ type: 'DTA_EVENT', event });
+  if (inv.success && inv.data.mode === 'apply' && ctx.ask && !inv.data.expected_patch_sha256) {
+    // The gate: dry-run first, the patch becomes an approval card, and only an Allow applies it —
+    // bound to that patch (expected_patch_sha256), so a tree that changed meanwhile applies nothing.
+    let patch = '';
+    const dry = await runDta({ ...inv.data, mode: 'dry-run' }, { policy: loadPolicy(), onPhase: (ph, _o, extra) => ph === 'proposed' && (patch = extra.patch ?? '') });
+    if (!dry.ok || !dry.patch_sha256) return reply(dry);
+    const counts = Object.entries(dry.proposed_changes).map(([k, v]) => `${v} ${k}`).join(', ');
+    const d = await ctx.ask({
+      category: 'dta',
+      summary: `${dry.tool}: ${counts} — apply in this session's worktree?`,
+      risk: 'medium',
+      argv: ['av-dta', 'apply', dry.tool, dry.patch_sha256],
+      cwd: ctx.worktree,
+      context: { command: `av-dta apply ${dry.tool}`, rule: 'DTA gate: dry-run → approval → apply', source: 'dta', changed_files: dry.files.length, diff_stat: patch.slice(0, CARD_PATCH_CHARS) },
+    });
+    if (d.decision !== 'allow') {
+      return reply({ ...dry, ok: false, error: { code: 'POLICY', message: `apply denied${d.decided_by ? ` by ${d.decided_by}` : ''}${d.note ? `: ${d.note}` : ''} (${d.reason}); nothing was applied` } });
+    }
+    inv.data.expected_patch_sha256 = dry.patch_sha256;
+  }
   const branch = await git(['symbolic-ref', '--short', '-q', 'HEAD'], { cwd: ctx.worktree }).then((b) => b.trim(), () => '');
   const out: DtaOutput = await runDta(inv.success ? inv.data : p.data.invocation, {
     policy: loadPolicy(),

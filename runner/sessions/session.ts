@@ -595,7 +595,7 @@ export class Session {
       gate: this.gate,
       ...(this.cmd.policy?.strict_tools ? { strictTools: strictToolsFor(worktree) } : {}),
       guard: (call) => this.gate.guardCall(call),
-      dta: (call) => runSessionDta(call, { worktree, emit: (body) => void this.emit(body) }),
+      dta: (call) => runSessionDta(call, { worktree, emit: (body) => void this.emit(body), ask: (req) => this.broker.ask(req) }),
       sink: {
         emit: (body) => void this.emit(body),
         activity: (activity, detail) => void this.setActivity(activity, detail),

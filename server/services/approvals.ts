@@ -78,7 +78,7 @@ export function createApprovalService(
       });
       const byId = new Map(sessions.map((s) => [s.id, s]));
       // A DTA gate's card belongs to a DTA run, not a session: its title and repository come from the run.
-      const dtaRuns = await db.dtaRun.findMany({ where: { id: { in: rows.filter((r) => r.category === 'dta').map((r) => r.sessionId) } }, select: { id: true, tool: true, repoId: true } });
+      const dtaRuns = await db.dtaRun.findMany({ where: { id: { in: rows.filter((r) => r.sessionId.startsWith('dta_')).map((r) => r.sessionId) } }, select: { id: true, tool: true, repoId: true } });
       for (const d of dtaRuns) byId.set(d.id, { id: d.id, title: `DTA ${d.tool}`, repoId: d.repoId, roomPath: '' });
       return rows.map((r) => approvalSummary(r, byId.get(r.sessionId)));
     },
@@ -137,7 +137,8 @@ export function createApprovalService(
       const a = await db.approval.findFirst({ where: { id, orgId: p.orgId } });
       if (!a) throw notFound('That approval request');
       if (a.state !== 'pending') throw new AppError('CONFLICT', `That request was already ${a.state}${a.decidedBy ? ` by ${a.decidedBy}` : ''}.`);
-      if (a.category === 'dta' && dtaGate) return dtaGate().decide(p, id, decision, note);
+      // A DTA run's own card (sessionId is the run's id); an agent's DTA gate is a session's, below.
+      if (a.category === 'dta' && a.sessionId.startsWith('dta_') && dtaGate) return dtaGate().decide(p, id, decision, note);
       const s = await db.session.findUnique({ where: { id: a.sessionId }, select: { runnerId: true, repoId: true, createdById: true } });
       if (s && s.createdById === p.userId && (await policyOf(p.orgId, s.repoId)).approver_must_differ) {
         throw forbidden('Four eyes: this policy needs someone other than the person who started the session to decide its requests.');
