@@ -6,9 +6,12 @@ import { expect, test } from '@playwright/test';
 import { STRINGS } from '../components/ui/strings';
 import { logIn } from './fixtures/login';
 
-/** A small site in its own git repository, with links to the old host. */
+/**
+ * A small site in its own git repository, with links to the old host. It stays for the specs after
+ * this one (the server keeps it as a building); it lives in the e2e data folder, removed with it.
+ */
 function siteRepo(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dta-e2e-'));
+  const dir = fs.mkdtempSync(path.join(process.env.E2E_DATA_DIR ?? os.tmpdir(), 'dta-e2e-'));
   fs.mkdirSync(path.join(dir, 'site'));
   fs.writeFileSync(path.join(dir, 'site/index.html'), '<a href="http://old.example.com/about">About</a>\n<img src="https://old.example.com/logo.png">\n');
   fs.writeFileSync(path.join(dir, 'site/notes.md'), 'See [the docs](https://old.example.com/docs).\n');
@@ -55,5 +58,4 @@ test('[DTA]: the workshop form dry-runs link_updater → the approval card shows
   await expect(page.getByTestId('dta-reason')).toContainText('committed');
   const runs = (await (await page.request.get('/api/dta-runs')).json()).data as Array<{ passed: boolean; output: { applied_changes: Record<string, number> } }>;
   expect(runs[0]).toMatchObject({ passed: true, output: { applied_changes: { files: 2, link_updates: 3 } } });
-  fs.rmSync(source, { recursive: true, force: true });
 });
