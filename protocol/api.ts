@@ -133,6 +133,7 @@ export const AUDIT_ACTIONS = [
   'runner.fenced',
   'runner.alert_dismissed',
   'run.started',
+  'dta.started',
   'approval.requested',
   'approval.decided',
   'policy.blocked',

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DtaRunUpdateSchema, type DecideDtaCommand, type StartDtaCommand } from './dta';
 import type { Ack } from './result';
 import { OrgIdSchema, SessionIdSchema } from './world';
 
@@ -155,6 +156,8 @@ export type StartRunCommand = z.infer<typeof StartRunCommandSchema>;
 
 /** Runner → control plane: a run's progress. Spooled until acked, so a reconnect never loses it. */
 export const RunUpdateSchema = z.discriminatedUnion('type', [
+  /** A DTA run's progress shares the channel (and its spool-until-acked delivery). */
+  DtaRunUpdateSchema,
   z.object({ type: z.literal('RUN_STARTED'), run_id: RunIdSchema, ts: z.number().int().nonnegative() }),
   z.object({
     type: z.literal('RUN_FINISHED'),
@@ -259,6 +262,8 @@ export interface DeterministicRunnerToServerEvents {
 }
 
 export interface DeterministicServerToRunnerEvents {
+  'dta:start': (cmd: StartDtaCommand, ack: Ack<{ run_id: string }>) => void;
+  'dta:decide': (cmd: DecideDtaCommand, ack: Ack<null>) => void;
   'run:start': (cmd: StartRunCommand, ack: Ack<{ run_id: string }>) => void;
   'session:run_result': (cmd: DeliverRunResultCommand, ack: Ack<{ inbox_path: string | null }>) => void;
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DtaEventSchema } from './dta';
 import { MAX_ALERT_EXCERPT_CHARS, PatrolKindSchema } from './patrols';
 import { OrgIdSchema, ProviderIdSchema, RepoRefSchema, RoomPathSchema, SessionIdSchema, SessionStateSchema } from './world';
 
@@ -78,7 +79,8 @@ export const TestRunFinishedSchema = z.object({
   exit_code: z.number().int().nullable(),
 });
 
-export const ApprovalCategorySchema = z.enum(['merge', 'deps_add', 'secrets', 'deploy']);
+/** `dta`: the gate between a DTA run's dry-run and its apply (the control plane's own card). */
+export const ApprovalCategorySchema = z.enum(['merge', 'deps_add', 'secrets', 'deploy', 'dta']);
 
 /** What the approver sees: exactly what will happen and why it was stopped. */
 export const ApprovalContextSchema = z
@@ -241,8 +243,16 @@ export const RedactionReceiptSchema = z.object({
   entries: z.array(RedactionReceiptEntrySchema).max(1000),
 });
 export type RedactionReceipt = z.infer<typeof RedactionReceiptSchema>;
+/** An agent's own DTA run (av-dta in its session, run by the runner): its dta_* events in the session's stream. */
+export const DtaSessionEventSchema = z.object({
+  ...base,
+  type: z.literal('DTA_EVENT'),
+  event: DtaEventSchema,
+});
+export type DtaSessionEvent = z.infer<typeof DtaSessionEventSchema>;
 
 export const RunnerEventSchema = z.discriminatedUnion('type', [
+  DtaSessionEventSchema,
   SessionStartedSchema,
   SessionStateChangedSchema,
   TerminalChunkSchema,

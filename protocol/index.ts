@@ -10,3 +10,5 @@ export * from './usage';
 export * from './patrols';
 export * from './deterministic';
 export * from './agent-gates';
+export * from './dta';
+export * from './dta-params';

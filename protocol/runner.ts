@@ -151,6 +151,10 @@ export const PolicySchema = z.object({
   approver_must_differ: z.boolean().optional(),
   /** An approval nobody answers in this time is denied. */
   approval_timeout_ms: z.number().int().min(1_000).max(24 * 3600_000).optional(),
+  /** DTA runs wait for an approval between dry-run and apply (the default); false: policy applies them at once. */
+  dta_gate: z.boolean().optional(),
+  /** Strict tools: provider hooks refuse hand edits a DTA covers (links, renames) and name the DTA to use. */
+  strict_tools: z.boolean().optional(),
 });
 export type Policy = z.infer<typeof PolicySchema>;
 

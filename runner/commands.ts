@@ -19,6 +19,7 @@ import {
 } from '../protocol';
 import { failureFrom } from './errors';
 import type { Logger } from './log';
+import type { DtaRunService } from './dta/run-service';
 import type { RunManager } from './runs/run-manager';
 import type { SessionManager } from './sessions/session-manager';
 import { REPO_ACCESS_DENIED } from '../common/repo-access';
@@ -32,13 +33,15 @@ export interface CommandDeps {
   canReach?: (source: string) => boolean;
   /** Deterministic runs; without it, run:start is refused (tests that only need sessions). */
   runs?: RunManager;
+  /** DTA runs; without it, dta:start is refused. */
+  dta?: DtaRunService;
 }
 
 /**
  * Control plane → runner commands. Each takes the raw payload, validates it with the protocol
  * schema (a malformed one is answered BAD_REQUEST and changes nothing) and answers a Result.
  */
-export function createCommandHandlers({ sessions, workspaces, log, canReach = () => true, runs }: CommandDeps) {
+export function createCommandHandlers({ sessions, workspaces, log, canReach = () => true, runs, dta }: CommandDeps) {
   return {
     'session:create': (raw: unknown): Result<{ session_id: string }> => {
       const cmd = parseInput(CreateSessionCommandSchema, raw);
@@ -77,6 +80,9 @@ export function createCommandHandlers({ sessions, workspaces, log, canReach = ()
       if (!runs) return fail('NOT_FOUND', 'this runner runs no deterministic agents');
       return runs.start(cmd.data);
     },
+    /** A DTA run: dry-run in a fresh worktree, then wait for dta:decide (runner/dta/run-service.ts). */
+    'dta:start': (raw: unknown): Result<{ run_id: string }> => (dta ? dta.start(raw) : fail('NOT_FOUND', 'this runner runs no DTAs')),
+    'dta:decide': (raw: unknown): Result<null> => (dta ? dta.decide(raw) : fail('NOT_FOUND', 'this runner runs no DTAs')),
     /** A run whose parent is one of our sessions finished: into its stream and its inbox. */
     'session:run_result': (raw: unknown): Promise<Result<{ inbox_path: string | null }>> | Result<never> => {
       const cmd = parseInput(DeliverRunResultCommandSchema, raw);

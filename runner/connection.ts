@@ -77,6 +77,8 @@ export interface ConnectionDeps {
 }
 
 const ACKED_COMMANDS = [
+  'dta:start',
+  'dta:decide',
   'session:create',
   'session:input',
   'session:resize',

@@ -18,6 +18,7 @@ import { ApprovalJournal } from './approvals/journal';
 import { createRepoAccess } from '../common/repo-access';
 import { WorkspaceManager } from './workspace/workspace-manager';
 import { BlueprintCatalog } from './blueprints/catalog';
+import { DtaRunService } from './dta/run-service';
 import { RunManager } from './runs/run-manager';
 import { parseSandboxEnv, setUpSandbox } from './sandbox/settings';
 import type { SandboxSupport } from './sandbox';
@@ -123,7 +124,9 @@ export async function startRunner(config: StartRunnerConfig, options: StartRunne
   await blueprints.start();
   const runs = new RunManager({ catalog: blueprints, hooks, journalDir: path.join(dataDir, 'runs'), log, maxConcurrent: Math.max(1, config.capacity) });
   await runs.init();
-  const handlers = createCommandHandlers({ sessions, workspaces, log, canReach: createRepoAccess(repoAccess), runs });
+  const canReach = createRepoAccess(repoAccess);
+  const dta = new DtaRunService({ workspaces, publish: (u) => runs.publish(u), log, canReach });
+  const handlers = createCommandHandlers({ sessions, workspaces, log, canReach, runs, dta });
   const sender = new EventSender(spool, log);
   const providerIds = [...providers.keys()].sort();
 

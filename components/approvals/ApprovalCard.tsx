@@ -10,6 +10,7 @@ const CATEGORY: Record<ApprovalSummary['category'], string> = {
   deps_add: 'New dependency',
   secrets: 'Secret access',
   deploy: 'Deploy',
+  dta: 'DTA apply',
 };
 
 /** Exactly what will happen if allowed, with Allow / Deny and a note. */

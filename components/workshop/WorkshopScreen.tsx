@@ -8,6 +8,7 @@ import Header from '../ui/Header';
 import { STRINGS } from '../ui/strings';
 import { useRequireLogin } from '../ui/use-auth-redirect';
 import { useWorld } from '../ui/use-world';
+import DtaSection from './DtaSection';
 import SchemaForm from './SchemaForm';
 import { fieldsOf, initialValues, toParameters, type FormValues } from './schema-form';
 import { useWorkshop } from './use-workshop';
@@ -98,6 +99,7 @@ export default function WorkshopScreen() {
           </div>
           <RunsSection runs={runs.data ?? []} loading={runs.isPending} openRun={openRun} onOpen={setOpenRunId} />
         </div>
+        <DtaSection repos={world.data.repos} canRun={canRun} canDecide={me.data ? ROLE_RANK[me.data.role] >= ROLE_RANK.approver : false} />
       </main>
     </div>
   );

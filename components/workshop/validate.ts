@@ -1,13 +1,11 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import addFormats from 'ajv-formats';
+import { createAjv, type ErrorObject, type ValidateFunction } from '../../common/ajv';
 
 /**
- * The form checks parameters with the same JSON Schema rules the control plane applies (ajv, all
- * errors, standard formats), so a person sees what is wrong beside the field before sending; the
+ * The form checks parameters with the same JSON Schema rules the control plane applies (common/ajv.ts; it
+ * validates a copy, so filled-in defaults never change the form's state), so a person sees what is wrong beside the field before sending; the
  * server checks again and its answer is shown the same way.
  */
-const ajv = new Ajv({ allErrors: true, strict: false });
-addFormats(ajv);
+const ajv = createAjv();
 const cache = new Map<string, ValidateFunction>();
 
 const FORMAT_WORDS: Record<string, string> = {

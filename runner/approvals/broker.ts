@@ -22,7 +22,8 @@ export interface ApprovalDecision {
 }
 
 export interface ApprovalAsk {
-  category: ApprovalCategory;
+  /** 'dta': the gate between an agent's DTA dry-run and its apply (runner/dta/session-dta.ts). */
+  category: ApprovalCategory | 'dta';
   summary: string;
   risk: 'low' | 'medium' | 'high';
   /** The exact command and where it runs: the hash binds the decision to them. */

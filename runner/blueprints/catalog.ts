@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import type { ValidateFunction } from 'ajv';
 import type { Blueprint, BlueprintProblem } from '../../protocol';
 import { errorMessage, type Logger } from '../log';
-import { compileSchema, createAjv } from './json-schema';
+import { compileSchema, createAjv } from '../../common/ajv';
 import { loadBlueprints } from './loader';
 
 /** Changes to a folder arrive as bursts of events (an editor writes, renames, chmods): settle first. */

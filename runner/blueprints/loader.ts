@@ -8,7 +8,7 @@ import {
   type BlueprintProblem,
 } from '../../protocol';
 import { CommandSyntaxError, splitCommand } from '../executors/deterministic/argv';
-import { compileSchema, createAjv } from './json-schema';
+import { compileSchema, createAjv } from '../../common/ajv';
 
 export interface BlueprintCatalogue {
   /** Valid blueprints, by file name order. */

@@ -110,6 +110,8 @@ export interface HookBridgeOptions {
   sink: HookSink;
   /** Without a gate every tool call is allowed (the CLI's own permission prompts still apply). */
   gate?: ToolGate;
+  /** Strict tools (runner/dta/strict-tools.ts): the refusal of an edit a DTA covers, or null. */
+  strictTools?: (tool: string, input: Record<string, unknown>, cwd: string | undefined) => string | null;
 }
 
 interface PendingTest {
@@ -187,6 +189,11 @@ export class HookBridge {
     const p = call.payload;
     const tool = str(p.tool_name) ?? 'a tool';
     this.setActivity('working', `using ${tool}`);
+    const strict = WRITE_TOOLS[tool] ? this.opts.strictTools?.(tool, obj(p.tool_input), str(p.cwd)) : null;
+    if (strict) {
+      this.opts.sink.emit({ type: 'POLICY_BLOCKED', path: clip(firstString(obj(p.tool_input), WRITE_TOOLS[tool]!) ?? '', 4096), rule: 'strict_tools', detail: clip(strict, 2000), outcome: 'prevented' });
+      return denyReply(call.provider, call.event, strict);
+    }
     const command = this.shellCommand(p);
     if (command !== null && isTestCommand(command)) {
       this.pendingTests.set(this.testKey(p, command), { command });

@@ -49,7 +49,7 @@ export class SessionHooks {
   constructor(
     private readonly server: HookServer,
     private readonly sessionId: string,
-    options: HookBridgeOptions & { guard?: (call: HookCall) => Promise<HookReply>; scope?: HookScope },
+    options: HookBridgeOptions & { guard?: (call: HookCall) => Promise<HookReply>; dta?: (call: HookCall) => Promise<HookReply>; scope?: HookScope },
   ) {
     this.bridge = new HookBridge(options);
     const guard = options.guard;
@@ -57,6 +57,8 @@ export class SessionHooks {
     this.endpoint = server.register(sessionId, async (call) => {
       if (this.closed) return {};
       if (call.provider === 'guard' && guard) return guard(call);
+      // av-dta in the session: the runner runs the DTA (runner/dta/session-dta.ts).
+      if (call.provider === 'dta' && options.dta) return options.dta(call);
       const reply = await this.bridge.decide(call);
       const withNotes = withContext(call.provider, call.event, reply, this.notes);
       if (!withNotes) return reply;

@@ -17,7 +17,7 @@ import {
   type StartRunCommand,
 } from '../../protocol';
 import type { BlueprintCatalog } from '../blueprints/catalog';
-import { describeAjvErrors } from '../blueprints/json-schema';
+import { describeAjvErrors } from '../../common/ajv';
 import type { HookServer } from '../hooks';
 import { errorMessage, type Logger } from '../log';
 
@@ -277,6 +277,11 @@ export class RunManager {
     return this.pending.length;
   }
 
+  /** Other updates on this channel (DTA runs): sent in order and resent until acked, like a run's. */
+  publish(update: RunUpdate): void {
+    this.queue(update);
+  }
+
   private queue(update: RunUpdate): void {
     this.pending.push(update);
     this.flush();
@@ -287,10 +292,11 @@ export class RunManager {
     if (!transport || this.inFlight || this.pending.length === 0 || this.retry) return;
     // Starts are tiny; a finished run carries up to half a megabyte of stdout, so one per batch.
     const batch: RunUpdate[] = [];
+    // A DTA event can carry a patch of up to half a megabyte too: also alone.
     for (const u of this.pending) {
-      if (u.type === 'RUN_FINISHED' && batch.length > 0) break;
+      if (u.type !== 'RUN_STARTED' && batch.length > 0) break;
       batch.push(u);
-      if (u.type === 'RUN_FINISHED' || batch.length >= 50) break;
+      if (u.type !== 'RUN_STARTED' || batch.length >= 50) break;
     }
     this.inFlight = true;
     transport(batch, (acked) => {

@@ -24,6 +24,8 @@ import { PolicyGate } from '../approvals/gate';
 import type { ApprovalJournal } from '../approvals/journal';
 import { effectivePolicy, type EffectivePolicy } from '../policy/classify';
 import { pathGuard, type PathGuard } from '../policy/paths';
+import { runSessionDta } from '../dta/session-dta';
+import { strictToolsFor } from '../dta/strict-tools';
 import { protectedFiles, renderPolicyBash, writeShims } from '../shims';
 import { git } from '../workspace/git';
 import { logRedaction } from '../../common/log-redaction';
@@ -570,7 +572,9 @@ export class Session {
       provider,
       worktree,
       gate: this.gate,
+      ...(this.cmd.policy?.strict_tools ? { strictTools: strictToolsFor(worktree) } : {}),
       guard: (call) => this.gate.guardCall(call),
+      dta: (call) => runSessionDta(call, { worktree, emit: (body) => void this.emit(body), ask: (req) => this.broker.ask(req) }),
       sink: {
         emit: (body) => void this.emit(body),
         activity: (activity, detail) => void this.setActivity(activity, detail),

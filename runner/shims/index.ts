@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { writeAvDtaShim } from '../dta/session-bin';
 import type { HookEndpoint } from '../hooks/hook-server';
 import { SECRET_HELPER, type EffectivePolicy } from '../policy/classify';
 import { bashQuote } from '../pty/clean-env';
@@ -95,6 +96,7 @@ export async function writeShims(opts: { home: string; endpoint: HookEndpoint; p
   }
   // The secrets helper exists only as a wrapper: it has no real program behind it.
   await fs.promises.writeFile(path.join(binDir, SECRET_HELPER), wrapperFor(SECRET_HELPER), { mode: 0o755 });
+  await writeAvDtaShim(binDir, configPath);
   await fs.promises.writeFile(configPath, JSON.stringify({ url: opts.endpoint.url, token: opts.endpoint.token, socket: opts.endpoint.socket, real }), { mode: 0o600 });
   // Real prefixes must be bound before any wrapper covers a binary inside them.
   binds.sort((a, b) => Number(a[0].startsWith(binDir)) - Number(b[0].startsWith(binDir)));

@@ -55,6 +55,8 @@ export function createApprovalService(
   audit: () => AuditFn,
   /** The effective policy of a repository (org policy with its override): four eyes is read from it. */
   policyOf: (orgId: string, repoId: string) => Promise<Policy>,
+  /** The DTA gate's cards (category `dta`) are decided by the DTA run service, not a session's runner. */
+  dtaGate?: () => { decide(p: Principal, approvalId: string, decision: 'allow' | 'deny', note?: string): Promise<ApprovalSummary> },
 ) {
   async function publish(orgId: string, id: string) {
     const a = await db.approval.findUnique({ where: { id } });
@@ -75,6 +77,9 @@ export function createApprovalService(
         select: { id: true, title: true, repoId: true, roomPath: true },
       });
       const byId = new Map(sessions.map((s) => [s.id, s]));
+      // A DTA gate's card belongs to a DTA run, not a session: its title and repository come from the run.
+      const dtaRuns = await db.dtaRun.findMany({ where: { id: { in: rows.filter((r) => r.sessionId.startsWith('dta_')).map((r) => r.sessionId) } }, select: { id: true, tool: true, repoId: true } });
+      for (const d of dtaRuns) byId.set(d.id, { id: d.id, title: `DTA ${d.tool}`, repoId: d.repoId, roomPath: '' });
       return rows.map((r) => approvalSummary(r, byId.get(r.sessionId)));
     },
 
@@ -132,6 +137,8 @@ export function createApprovalService(
       const a = await db.approval.findFirst({ where: { id, orgId: p.orgId } });
       if (!a) throw notFound('That approval request');
       if (a.state !== 'pending') throw new AppError('CONFLICT', `That request was already ${a.state}${a.decidedBy ? ` by ${a.decidedBy}` : ''}.`);
+      // A DTA run's own card (sessionId is the run's id); an agent's DTA gate is a session's, below.
+      if (a.category === 'dta' && a.sessionId.startsWith('dta_') && dtaGate) return dtaGate().decide(p, id, decision, note);
       const s = await db.session.findUnique({ where: { id: a.sessionId }, select: { runnerId: true, repoId: true, createdById: true } });
       if (s && s.createdById === p.userId && (await policyOf(p.orgId, s.repoId)).approver_must_differ) {
         throw forbidden('Four eyes: this policy needs someone other than the person who started the session to decide its requests.');

@@ -26,6 +26,7 @@ import { createWebhookService } from './webhooks';
 import { createBlueprintService } from './blueprints';
 import { createRunService } from './runs';
 import { createRedactionService, redactingIngest } from './redaction';
+import { createDtaRunService } from './dta-runs';
 
 export interface Ports {
   gateway: RunnerGateway;
@@ -55,7 +56,9 @@ export function createServices(
   // Every server-side write of a session's state goes through its lifecycle check.
   const states = createSessionStateService(db, audit);
   const sessions = createSessionService(db, gateway, broadcast, { policy, secrets, limits, states });
-  const approvals = createApprovalService(db, gateway, broadcast, () => record as never, (orgId, repoId) => policy.effective(orgId, repoId));
+  // DTA runs (dry-run → gate → apply → verify) decide their own approval cards; created below.
+  let dtaRuns: ReturnType<typeof createDtaRunService> | null = null;
+  const approvals = createApprovalService(db, gateway, broadcast, () => record as never, (orgId, repoId) => policy.effective(orgId, repoId), () => dtaRuns!);
   const memberEvents = new MemberEvents();
   const auth = createAuthService(db, audit, memberEvents, opts.loginThrottle);
   const repos = createRepoService(db, gateway, broadcast, { allowPrivateGitHosts: opts.allowPrivateGitHosts });
@@ -77,7 +80,8 @@ export function createServices(
   });
   webhooks = createWebhookService(db, opts.secretKey, { patrols: () => patrols, repos, audit });
   const blueprints = createBlueprintService(db, gateway, broadcast);
-  const runs = createRunService(db, gateway, broadcast, { blueprints, audit });
+  const runs = createRunService(db, gateway, broadcast, { blueprints, audit, dta: () => dtaRuns! });
+  dtaRuns = createDtaRunService(db, gateway, broadcast, { audit, policyOf: (o, r) => policy.effective(o, r) });
   // The control plane redacts every runner event again before storing or broadcasting it (issue 10).
   const redaction = createRedactionService(db, (o) => secrets.forSession(o), audit);
   // No `db` here: the database is reached only through these services' functions (issue 14 item 4).
@@ -104,6 +108,8 @@ export function createServices(
     /** Deterministic agents: blueprints bound to their runners, and their runs. */
     blueprints,
     runs,
+    /** Deterministic tool adapters run through the control plane: gate, soft locks, verified results. */
+    dtaRuns,
     sessions,
     redaction,
     events: redactingIngest(createEventService(

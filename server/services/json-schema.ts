@@ -1,13 +1,7 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import addFormats from 'ajv-formats';
+import { createAjv, type ErrorObject, type ValidateFunction } from '../../common/ajv';
 
-/**
- * ajv as the control plane checks run parameters: all errors, the standard formats, defaults
- * filled in, unknown keywords tolerated. Configured like the runner's (runner/blueprints/
- * json-schema.ts) and the workshop form's; protocol/ cannot hold it (it imports nothing but zod).
- */
-const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false });
-addFormats(ajv);
+/** The control plane checks run parameters with the project's one ajv configuration (common/ajv.ts). */
+const ajv = createAjv();
 
 /** Compiled validators by schema text: blueprints are re-registered often with the same schema. */
 const cache = new Map<string, ValidateFunction>();

@@ -1,4 +1,4 @@
-import { RESUME_REFUSED, TERMINAL_STATES, type CreateRunBody, type RunSummary, type RunUpdate } from '../../protocol';
+import { RESUME_REFUSED, TERMINAL_STATES, type CreateRunBody, type RunSummary, type DtaRunUpdate, type RunUpdate } from '../../protocol';
 import type { Db } from '../db';
 import { actorOf, type AuditService } from './audit';
 import { requireRole, type Principal } from './auth';
@@ -69,7 +69,12 @@ export function runSummary(r: RunRow): RunSummary {
  * blueprint's JSON Schema), routed only to the runner that owns the blueprint, finished by that
  * runner's RUN_FINISHED (anyone else's report is refused), and delivered to a parent session.
  */
-export function createRunService(db: Db, gateway: () => RunnerGateway, broadcast: () => Broadcaster, deps: { blueprints: BlueprintService; audit: AuditService }) {
+export function createRunService(
+  db: Db,
+  gateway: () => RunnerGateway,
+  broadcast: () => Broadcaster,
+  deps: { blueprints: BlueprintService; audit: AuditService; dta?: () => { ingest(runner: { id: string; orgId: string }, updates: DtaRunUpdate[]): Promise<void> } },
+) {
   async function load(orgId: string, id: string) {
     const r = await db.run.findFirst({ where: { id, orgId } });
     if (!r) throw notFound('That run');
@@ -198,7 +203,11 @@ export function createRunService(db: Db, gateway: () => RunnerGateway, broadcast
     },
 
     /** RUN_STARTED / RUN_FINISHED from a runner: only about its own runs; a resend changes nothing. */
-    async ingest(runner: { id: string; orgId: string; name: string }, batch: RunUpdate[]): Promise<{ acked: number }> {
+    async ingest(runner: { id: string; orgId: string; name: string }, all: RunUpdate[]): Promise<{ acked: number }> {
+      // DTA runs share the channel: their updates go to their own service (server/services/dta-runs.ts).
+      const dtaUpdates = all.filter((u): u is DtaRunUpdate => u.type === 'DTA_EVENT');
+      if (dtaUpdates.length) await deps.dta?.().ingest(runner, dtaUpdates);
+      const batch = all.filter((u): u is Exclude<RunUpdate, DtaRunUpdate> => u.type !== 'DTA_EVENT');
       const rows = await db.run.findMany({ where: { id: { in: [...new Set(batch.map((u) => u.run_id))] } }, select: { id: true, orgId: true, runnerId: true } });
       const owner = new Map(rows.map((r) => [r.id, r]));
       for (const u of batch) {
@@ -233,7 +242,7 @@ export function createRunService(db: Db, gateway: () => RunnerGateway, broadcast
         await publish(runner.orgId, u.run_id);
         void deliverLogged(await load(runner.orgId, u.run_id));
       }
-      return { acked: batch.length };
+      return { acked: all.length };
     },
 
     /**

@@ -1,0 +1,63 @@
+/**
+ * link_updater on a generated site against the classic one-liner on the same tree:
+ *   (a) `grep -rl old.example.com . | xargs sed -i 's#…#…#g'` — fast, blind, unverified;
+ *   (b) av-dta's dry-run + apply (+ its verifier process) — parsers, a patch, an atomic apply
+ *       and an independent re-count.
+ * Prints both wall times and the ratio (target ≤ 3×). Asserts nothing.
+ * Usage: npm run bench:dta   (BENCH_FILES, default 5000)
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import { runDta } from '../runner/dta/engine';
+import { DtaPolicySchema } from '../runner/dta/policy';
+import { makeRepo } from '../runner/dta/testing/fixture-repos';
+
+const FILES = Number(process.env.BENCH_FILES ?? 5000);
+const LINKS = { from_hosts: ['http://old.example.com', 'https://old.example.com'], to_host: 'https://new.example.com' };
+
+function site(n: number): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (let i = 0; i < n; i++) {
+    const dir = `site/s${i % 50}`;
+    const k = i % 3;
+    if (k === 0) files[`${dir}/p${i}.html`] = `<!doctype html><html><head><link rel="stylesheet" href="https://old.example.com/s${i}.css"></head><body>\n${'<p>Lorem ipsum dolor sit amet.</p>\n'.repeat(20)}<a href="http://old.example.com/p${i + 1}">next</a> <a href="https://elsewhere.org/">x</a>\n<img src="https://old.example.com/i${i}.png" srcset="https://old.example.com/i${i}.png 1x, https://old.example.com/i${i}@2x.png 2x">\n</body></html>\n`;
+    else if (k === 1) files[`${dir}/p${i}.md`] = `# Page ${i}\n\n${'Some prose for the page.\n'.repeat(20)}\nSee [next](http://old.example.com/p${i + 1}) and ![img](https://old.example.com/i${i}.png).\n\n[ref]: https://old.example.com/ref${i}\n`;
+    else files[`${dir}/s${i}.css`] = `${'.a { color: red; }\n'.repeat(20)}.hero { background: url("https://old.example.com/h${i}.jpg"); }\n`;
+  }
+  return files;
+}
+
+async function main() {
+  const files = site(FILES);
+  const a = makeRepo(files, 'bench-dta-sed');
+  const b = makeRepo(files, 'bench-dta');
+  console.log(`${FILES} files (${os.cpus().length} CPUs, ${os.cpus()[0]?.model ?? 'unknown CPU'}, load ${os.loadavg()[0]!.toFixed(2)})`);
+
+  let t = performance.now();
+  execFileSync('sh', ['-c', "grep -rl --exclude-dir=.git old.example.com . | xargs sed -i -e 's#http://old.example.com#https://new.example.com#g' -e 's#https://old.example.com#https://new.example.com#g'"], { cwd: a });
+  const sedMs = performance.now() - t;
+
+  const policy = DtaPolicySchema.parse({ max_files: FILES + 10, rate_limit: { max_runs: 100, window_ms: 60_000 } });
+  const inv = (mode: 'dry-run' | 'apply') => ({ tool: 'link_updater', version: '1.0', mode, target: { repo_path: b, glob: 'site/**' }, params: LINKS, constraints: { max_files: FILES + 10 } });
+  t = performance.now();
+  const dry = await runDta(inv('dry-run'), { policy });
+  const dryMs = performance.now() - t;
+  t = performance.now();
+  const applied = await runDta(inv('apply'), { policy });
+  const applyMs = performance.now() - t;
+  const dtaMs = dryMs + applyMs;
+
+  const same = execFileSync('diff', ['-r', '-q', '-x', '.git', '-x', '.runs', a, b], { encoding: 'utf8' }).trim() === '';
+  console.log(`grep | xargs sed -i:          ${sedMs.toFixed(0)} ms (no verification)`);
+  console.log(`av-dta dry-run:               ${dryMs.toFixed(0)} ms (verifier: ${dry.verifier.passed ? 'passed' : 'FAILED'})`);
+  console.log(`av-dta apply + verify:        ${applyMs.toFixed(0)} ms (${applied.applied_changes.link_updates} link updates in ${applied.applied_changes.files} files, verifier: ${applied.verifier.passed ? 'passed' : 'FAILED'})`);
+  console.log(`ratio (dry-run + apply) / sed: ${(dtaMs / sedMs).toFixed(1)}×   same result as sed: ${same ? 'yes' : 'no'}`);
+  fs.rmSync(a, { recursive: true, force: true });
+  fs.rmSync(b, { recursive: true, force: true });
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exitCode = 1;
+});

@@ -1,0 +1,61 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { expect, test } from '@playwright/test';
+import { STRINGS } from '../components/ui/strings';
+import { logIn } from './fixtures/login';
+
+/**
+ * A small site in its own git repository, with links to the old host. It stays for the specs after
+ * this one (the server keeps it as a building); it lives in the e2e data folder, removed with it.
+ */
+function siteRepo(): string {
+  const dir = fs.mkdtempSync(path.join(process.env.E2E_DATA_DIR ?? os.tmpdir(), 'dta-e2e-'));
+  fs.mkdirSync(path.join(dir, 'site'));
+  fs.writeFileSync(path.join(dir, 'site/index.html'), '<a href="http://old.example.com/about">About</a>\n<img src="https://old.example.com/logo.png">\n');
+  fs.writeFileSync(path.join(dir, 'site/notes.md'), 'See [the docs](https://old.example.com/docs).\n');
+  const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=e2e', '-c', 'user.email=e2e@example.com', ...args], { cwd: dir });
+  git('init', '-q', '-b', 'main');
+  git('add', '-A');
+  git('commit', '-qm', 'site');
+  return dir;
+}
+
+test('[DTA]: the workshop form dry-runs link_updater → the approval card shows the diff → Allow → verified', async ({ page }) => {
+  await logIn(page);
+  const source = siteRepo();
+  const added = await page.request.post('/api/repos', { data: { source, name: 'dta-site' }, headers: { origin: new URL(page.url()).origin } });
+  expect(added.ok()).toBe(true);
+  await expect.poll(async () => ((await (await page.request.get('/api/world')).json()).data.repos as Array<{ name: string; status: string }>).find((r) => r.name === 'dta-site')?.status, { timeout: 60_000 }).toBe('ready');
+
+  await page.getByRole('banner').getByRole('link', { name: STRINGS.workshopLink }).click();
+  await page.getByRole('list', { name: 'Deterministic tool adapters' }).getByRole('button', { name: /^link_updater/ }).click();
+  const form = page.getByRole('form', { name: 'Parameters of link_updater' });
+  await form.getByLabel('Repository').selectOption({ label: 'dta-site' });
+  await form.getByLabel('to_host', { exact: true }).fill('not a url');
+  await form.getByLabel('from_hosts', { exact: true }).fill('http://old.example.com, https://old.example.com');
+  await form.getByRole('button', { name: 'Dry-run' }).click();
+  await expect(form.getByText(/to_host must match pattern|must match pattern/)).toBeVisible();
+  await form.getByLabel('to_host', { exact: true }).fill('https://new.example.com');
+  await form.getByRole('button', { name: 'Dry-run' }).click();
+
+  const details = page.getByTestId('dta-run-details');
+  await expect(details.getByTestId('dta-status')).toHaveText('waiting for approval', { timeout: 60_000 });
+  await expect(details.getByRole('table', { name: 'Before and after' })).toContainText('links_to_update');
+  await expect(details.getByLabel('Patch')).toContainText('+<a href="https://new.example.com/about">About</a>');
+
+  // The approval card, through the existing approvals inbox.
+  await page.getByRole('banner').getByRole('link', { name: /Approvals/ }).click();
+  const card = page.getByRole('article', { name: /^Approval: link_updater/ }).first();
+  await expect(card).toContainText('new.example.com/about');
+  await card.getByRole('button', { name: /Allow/ }).click();
+
+  await page.getByRole('banner').getByRole('link', { name: STRINGS.workshopLink }).click();
+  await page.getByRole('list', { name: 'DTA runs' }).getByRole('button').first().click();
+  await expect(page.getByTestId('dta-status')).toHaveText('verified', { timeout: 60_000 });
+  await expect(page.getByTestId('dta-verifier')).toHaveText('passed');
+  await expect(page.getByTestId('dta-reason')).toContainText('committed');
+  const runs = (await (await page.request.get('/api/dta-runs')).json()).data as Array<{ passed: boolean; output: { applied_changes: Record<string, number> } }>;
+  expect(runs[0]).toMatchObject({ passed: true, output: { applied_changes: { files: 2, link_updates: 3 } } });
+});

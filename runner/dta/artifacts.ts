@@ -1,0 +1,38 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { RUNS_DIR } from './git-state';
+
+/**
+ * `.runs/<runId>/dta/<tool>/<ts>-{baseline,proposed,applied,verify}.json` (+ the patch), written
+ * under the top level and kept out of commits (info/exclude). Paths in outputs are relative to
+ * the top level, so they mean the same on the runner and in the UI.
+ */
+export class ArtifactWriter {
+  readonly dir: string;
+  readonly written: string[] = [];
+  private readonly stamp: string;
+
+  constructor(
+    private readonly root: string,
+    runId: string,
+    tool: string,
+    now: Date,
+  ) {
+    this.dir = path.join(root, RUNS_DIR, runId, 'dta', tool);
+    this.stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+    fs.mkdirSync(this.dir, { recursive: true });
+  }
+
+  /** Writes `<ts>-<name>` and returns its path relative to the top level. */
+  write(name: 'baseline.json' | 'proposed.json' | 'proposed.patch' | 'applied.json' | 'verify.json', content: unknown): string {
+    const file = path.join(this.dir, `${this.stamp}-${name}`);
+    fs.writeFileSync(file, typeof content === 'string' ? content : `${JSON.stringify(content, null, 2)}\n`);
+    const rel = path.relative(this.root, file).split(path.sep).join('/');
+    this.written.push(rel);
+    return rel;
+  }
+
+  absolute(rel: string): string {
+    return path.join(this.root, rel);
+  }
+}

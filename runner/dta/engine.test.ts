@@ -1,0 +1,122 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import type { DtaInvocationInput } from '../../protocol';
+import { FAULT_ENV } from './atomic-apply';
+import { runDta } from './engine';
+import { DtaPolicySchema } from './policy';
+import { gitIn, makeRepo, SITE_FILES, snapshot } from './testing/fixture-repos';
+
+// Each run starts a verifier process (tsx); a loaded 2-core machine needs minutes, not seconds.
+vi.setConfig({ testTimeout: 180_000, hookTimeout: 180_000 });
+
+const repos: string[] = [];
+afterAll(() => repos.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
+function repo(files: Record<string, string> = SITE_FILES): string {
+  const d = makeRepo(files);
+  repos.push(d);
+  return d;
+}
+const LINKS = { from_hosts: ['http://old.example.com', 'https://old.example.com'], to_host: 'https://new.example.com' };
+const inv = (dir: string, mode: 'dry-run' | 'apply' = 'apply', params: Record<string, unknown> = LINKS): DtaInvocationInput => ({ tool: 'link_updater', version: '1.0', mode, target: { repo_path: dir, glob: 'site/**' }, params });
+const CLI = path.join(import.meta.dirname, 'cli.ts');
+
+describe('DTA runs: tree safety', () => {
+  it('refuses a dirty tree and changes nothing', async () => {
+    const dir = repo();
+    fs.writeFileSync(path.join(dir, 'scratch.txt'), 'uncommitted');
+    const before = snapshot(dir);
+    const out = await runDta(inv(dir));
+    expect(out.error).toMatchObject({ code: 'DIRTY_TREE' });
+    expect(snapshot(dir)).toEqual(before);
+  });
+
+  it('fails when the tree changes between discover and apply, and applies nothing', async () => {
+    const dir = repo();
+    const out = await runDta(inv(dir), {
+      onPhase: (phase) => {
+        if (phase === 'started') fs.writeFileSync(path.join(dir, 'README.md'), 'someone else was here\n');
+      },
+    });
+    expect(out.error).toMatchObject({ code: 'TREE_CHANGED' });
+    expect(fs.readFileSync(path.join(dir, 'site/index.html'), 'utf8')).toBe(SITE_FILES['site/index.html']);
+  });
+
+  it('a failure half-way through apply leaves the tree byte-identical', async () => {
+    const dir = repo();
+    const before = snapshot(dir);
+    process.env[FAULT_ENV] = 'throw-after:2';
+    try {
+      const out = await runDta(inv(dir));
+      expect(out.error).toMatchObject({ code: 'APPLY_FAILED' });
+      expect(out.error?.message).toMatch(/rolled back/);
+    } finally {
+      delete process.env[FAULT_ENV];
+    }
+    expect(snapshot(dir)).toEqual(before);
+  });
+
+  it('a crash (SIGKILL) half-way through apply is rolled back by the next run: the tree is byte-identical', async () => {
+    const dir = repo();
+    const before = snapshot(dir);
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'run', '-'], { env: { ...process.env, [FAULT_ENV]: 'kill-after:1' }, stdio: ['pipe', 'pipe', 'inherit'] });
+    child.stdin.end(JSON.stringify(inv(dir)));
+    const signal = await new Promise((resolve) => child.on('exit', (_code, sig) => resolve(sig)));
+    expect(signal).toBe('SIGKILL');
+    expect(snapshot(dir)).not.toEqual(before); // one file renamed, temps lying around
+    const next = await runDta(inv(dir, 'dry-run'));
+    expect(next.notes.join('\n')).toMatch(/rolled back the unfinished apply of dta_/);
+    expect(snapshot(dir)).toEqual(before);
+  });
+
+  it('an apply bound to an approved patch refuses a different proposal', async () => {
+    const dir = repo();
+    const out = await runDta({ ...inv(dir), expected_patch_sha256: '0'.repeat(64) });
+    expect(out.error).toMatchObject({ code: 'PATCH_MISMATCH' });
+    expect(gitIn(dir, 'status', '--porcelain')).toBe('');
+  });
+});
+
+describe('DTA runs: policy', () => {
+  it('max_files, approved tools, allowed paths and the rate limit', async () => {
+    const dir = repo();
+    expect((await runDta({ ...inv(dir, 'dry-run'), constraints: { max_files: 2 } })).error?.message).toMatch(/4 files match, max_files is 2/);
+    const onlyMigrator = DtaPolicySchema.parse({ approved_tools: ['json_schema_migrator'] });
+    expect((await runDta(inv(dir, 'dry-run'), { policy: onlyMigrator })).error).toMatchObject({ code: 'POLICY', message: expect.stringMatching(/not an approved DTA/) });
+    const docsOnly = DtaPolicySchema.parse({ allowed_paths: ['site/docs/**'] });
+    const scoped = await runDta(inv(dir, 'dry-run'), { policy: docsOnly });
+    expect(scoped.files).toEqual(['site/docs/guide.md']);
+    expect(scoped.verifier.passed).toBe(true);
+    const twoPerMinute = DtaPolicySchema.parse({ rate_limit: { max_runs: 2, window_ms: 60_000 } });
+    const other = repo();
+    await runDta(inv(other, 'dry-run'), { policy: twoPerMinute });
+    await runDta(inv(other, 'dry-run'), { policy: twoPerMinute });
+    expect((await runDta(inv(other, 'dry-run'), { policy: twoPerMinute })).error?.message).toMatch(/rate limit: 2 DTA runs per 60 s/);
+  });
+});
+
+describe('link_updater HTTP sample (loopback only)', () => {
+  it('samples rewritten links with the seed and fails on a 404', async () => {
+    const server = http.createServer((req, res) => {
+      res.statusCode = req.url?.startsWith('/missing') ? 404 : 200;
+      res.end('ok');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const to = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const good = repo({ 'site/a.html': '<a href="http://old.example.com/one">1</a><a href="http://old.example.com/two">2</a>\n' });
+      const ok = await runDta(inv(good, 'apply', { ...LINKS, to_host: to, sample_http: { size: 2 } }));
+      expect(ok.verifier).toMatchObject({ passed: true, sample_size: 2 });
+      expect(ok.verifier.checks).toContain('no_404s_sampled');
+      const bad = repo({ 'site/a.html': '<a href="http://old.example.com/missing/page">gone</a>\n' });
+      const out = await runDta(inv(bad, 'apply', { ...LINKS, to_host: to, sample_http: { size: 5 } }));
+      expect(out.verifier.passed).toBe(false);
+      expect(out.verifier.failures.join()).toMatch(/\/missing\/page answered 404/);
+    } finally {
+      server.close();
+    }
+  });
+});

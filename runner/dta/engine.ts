@@ -1,0 +1,187 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { compileSchema, createAjv, describeAjvErrors } from '../../common/ajv';
+import { DtaInvocationSchema, DtaOutputSchema, type DtaCounts, type DtaError, type DtaInvocation, type DtaOutput, type DtaVerifier } from '../../protocol';
+import { adapterOf } from './adapters';
+import { ArtifactWriter } from './artifacts';
+import { applyAtomic, recover } from './atomic-apply';
+import { byteCompare, commonDir, excludeRunsDir, gitDir, globMatcher, sha256, topLevel, trackedFiles, treeFingerprint } from './git-state';
+import { buildPatch } from './patch';
+import { allowedPathMatcher, DEFAULT_POLICY, effectiveConstraints, PolicyError, takeRateSlot, type DtaPolicy } from './policy';
+import type { MeasureContext } from './types';
+import { runVerifier } from './verifier/spawn';
+
+/**
+ * One DTA run: discover → propose → (apply) → verify, deterministic and all-or-nothing.
+ * Never throws: every failure is an output with ok=false and an error code, JSON only.
+ */
+
+/** Where the runner keeps journals and the rate log: inside the git dir, never in the tree. */
+export const STATE_DIR = 'agent-village-dta';
+/** The verifier always gets at least this long, even when the run used up most of its budget. */
+const MIN_VERIFIER_MS = 5_000;
+
+export interface RunOptions {
+  runId?: string;
+  policy?: DtaPolicy;
+  now?: () => Date;
+  /** Called after each phase (events, the approval card). */
+  onPhase?: (phase: 'started' | 'proposed' | 'applied' | 'verified', out: DtaOutput, extra: { patch?: string; files?: string[] }) => void;
+}
+
+class RunFailure extends Error {
+  constructor(
+    readonly code: DtaError['code'],
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export function newRunId(): string {
+  return `dta_${crypto.randomBytes(9).toString('base64url')}`;
+}
+
+const NO_VERIFIER: DtaVerifier = { passed: false, checks: [], failures: ['not verified'], sample_size: 0 };
+
+function zeroUnits(unit: string): DtaCounts {
+  return { files: 0, [unit]: 0 };
+}
+
+export async function runDta(raw: unknown, opts: RunOptions = {}): Promise<DtaOutput> {
+  const runId = opts.runId ?? newRunId();
+  const now = opts.now ?? (() => new Date());
+  const policy = opts.policy ?? DEFAULT_POLICY;
+  const tool = typeof raw === 'object' && raw !== null && typeof (raw as { tool?: unknown }).tool === 'string' ? String((raw as { tool: string }).tool).slice(0, 100) : 'unknown';
+  const out: DtaOutput = { tool, ok: false, phase: 'dry-run', run_id: runId, baseline: {}, proposed_changes: {}, applied_changes: {}, files: [], patch_sha256: null, artifacts: [], verifier: NO_VERIFIER, notes: [] };
+  let artifacts: ArtifactWriter | null = null;
+  try {
+    const parsed = DtaInvocationSchema.safeParse(raw);
+    if (!parsed.success) throw new RunFailure('BAD_INVOCATION', parsed.error.issues.map((i) => `${i.path.join('.') || '(invocation)'}: ${i.message}`).join('; '));
+    const inv: DtaInvocation = parsed.data;
+    out.phase = inv.mode === 'apply' ? 'apply' : 'dry-run';
+    await execute(inv, runId, policy, now, out, (a) => (artifacts = a), opts.onPhase);
+  } catch (err) {
+    const code: DtaError['code'] = err instanceof RunFailure ? err.code : err instanceof PolicyError ? 'POLICY' : 'ADAPTER_FAILED';
+    out.ok = false;
+    out.error = { code, message: (err instanceof Error ? err.message : String(err)).slice(0, 4000) };
+  }
+  out.artifacts = (artifacts as ArtifactWriter | null)?.written ?? out.artifacts;
+  return DtaOutputSchema.parse(out);
+}
+
+async function execute(
+  inv: DtaInvocation,
+  runId: string,
+  policy: DtaPolicy,
+  now: () => Date,
+  out: DtaOutput,
+  setArtifacts: (a: ArtifactWriter) => void,
+  onPhase: RunOptions['onPhase'],
+): Promise<void> {
+  const adapter = adapterOf(inv.tool);
+  const m = adapter.measure;
+  const compiled = compileSchema(createAjv(), m.paramsSchema);
+  if (!compiled.ok) throw new RunFailure('ADAPTER_FAILED', `the adapter's params schema does not compile: ${compiled.reason}`);
+  let params = structuredClone(inv.params);
+  if (!compiled.validate(params)) throw new RunFailure('BAD_INVOCATION', `params: ${describeAjvErrors(compiled.validate.errors, '(params)')}`);
+  const constraints = effectiveConstraints(inv, policy);
+  const deadline = Date.now() + constraints.timeout_ms;
+  const inTime = (what: string) => {
+    if (Date.now() > deadline) throw new RunFailure('TIMEOUT', `timeout_ms (${constraints.timeout_ms}) passed during ${what}`);
+  };
+
+  let root: string;
+  try {
+    root = await topLevel(inv.target.repo_path);
+  } catch {
+    throw new RunFailure('BAD_INVOCATION', `target.repo_path ${inv.target.repo_path} is not a git work tree`);
+  }
+  const stateDir = path.join(await gitDir(root), STATE_DIR);
+  // A crash in an earlier apply is undone before anything looks at the tree.
+  for (const id of recover(path.join(stateDir, 'journal'))) out.notes.push(`rolled back the unfinished apply of ${id}`);
+  takeRateSlot(path.join(await commonDir(root), STATE_DIR), policy);
+  await excludeRunsDir(root);
+  const fp0 = await treeFingerprint(root);
+  if (fp0.status !== '') throw new RunFailure('DIRTY_TREE', `the work tree has uncommitted changes (${fp0.status.split('\0').filter(Boolean).length} paths); commit or stash them first`);
+
+  const artifacts = new ArtifactWriter(root, runId, inv.tool, now());
+  setArtifacts(artifacts);
+  if (adapter.prepare) params = await adapter.prepare(root, params);
+
+  // discover
+  const globs = inv.target.glob === undefined ? m.defaultGlob : Array.isArray(inv.target.glob) ? inv.target.glob : [inv.target.glob];
+  const tracked = await trackedFiles(root);
+  const allFiles = new Set(tracked);
+  const inGlob = globMatcher(globs);
+  const allowed = allowedPathMatcher(policy);
+  const matched = tracked.filter((f) => inGlob(f) && allowed(f));
+  if (matched.length > constraints.max_files) throw new RunFailure('POLICY', `${matched.length} files match, max_files is ${constraints.max_files}`);
+  const files = new Map(matched.map((rel) => [rel, fs.readFileSync(path.join(root, rel), 'utf8')]));
+  const ctx: MeasureContext = {
+    allFiles,
+    read: (rel) => files.get(rel) ?? (allFiles.has(rel) ? fs.readFileSync(path.join(root, rel), 'utf8') : undefined),
+  };
+  out.baseline = await m.measure(files, params, ctx);
+  artifacts.write('baseline.json', { run_id: runId, tool: inv.tool, head: fp0.head, globs, files: matched.length, counts: out.baseline });
+  onPhase?.('started', out, { files: matched });
+  inTime('discover');
+
+  // propose
+  const proposal = await adapter.propose(files, params, { ...ctx, seed: constraints.seed });
+  inTime('propose');
+  const changed = [...proposal.changes.keys()].sort(byteCompare);
+  const patch = buildPatch(files, proposal.changes);
+  out.files = changed;
+  out.patch_sha256 = sha256(patch);
+  out.notes.push(...proposal.notes.slice(0, 200));
+  out.proposed_changes = { files: changed.length, [m.unit]: proposal.units };
+  out.applied_changes = zeroUnits(m.unit);
+  const patchPath = artifacts.write('proposed.patch', patch);
+  artifacts.write('proposed.json', { run_id: runId, counts: out.proposed_changes, files: changed, patch_sha256: out.patch_sha256, notes: out.notes });
+  if (inv.expected_patch_sha256 && inv.expected_patch_sha256 !== out.patch_sha256) {
+    throw new RunFailure('PATCH_MISMATCH', 'the proposal differs from the patch that was approved (the tree or the parameters changed since the dry-run)');
+  }
+  const request = (mode: 'proposed' | 'applied', hashes: Record<string, string>) => ({
+    mode,
+    tool: inv.tool,
+    root,
+    params,
+    globs,
+    allowed_paths: policy.allowed_paths,
+    seed: constraints.seed,
+    claim: { head: fp0.head, baseline: out.baseline, units: proposal.units, files: changed, patch_path: artifacts.absolute(patchPath), patch_sha256: out.patch_sha256!, hashes },
+  });
+  const verifierBudget = () => Math.max(MIN_VERIFIER_MS, deadline - Date.now());
+
+  if (inv.mode === 'dry-run') {
+    out.verifier = await runVerifier(request('proposed', {}), verifierBudget());
+    artifacts.write('verify.json', { run_id: runId, phase: 'dry-run', verifier: out.verifier });
+    out.ok = true;
+    onPhase?.('proposed', out, { patch });
+    return;
+  }
+
+  // apply: only on the tree the proposal was made from
+  const fp1 = await treeFingerprint(root);
+  if (fp1.hash !== fp0.hash) throw new RunFailure('TREE_CHANGED', 'the work tree changed during the run (HEAD or status differ from the start); nothing was applied');
+  onPhase?.('proposed', out, { patch });
+  try {
+    applyAtomic(root, path.join(stateDir, 'journal'), runId, proposal.changes);
+  } catch (err) {
+    throw new RunFailure('APPLY_FAILED', `apply failed and was rolled back, the tree is as before: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const hashes = Object.fromEntries(changed.map((rel) => [rel, sha256(proposal.changes.get(rel)!)]));
+  out.applied_changes = { files: changed.length, [m.unit]: proposal.units };
+  out.phase = 'apply';
+  artifacts.write('applied.json', { run_id: runId, counts: out.applied_changes, files: changed, sha256: hashes });
+  out.ok = true;
+  onPhase?.('applied', out, {});
+
+  // verify, in its own process
+  out.verifier = await runVerifier(request('applied', hashes), verifierBudget());
+  out.phase = 'verify';
+  artifacts.write('verify.json', { run_id: runId, phase: 'verify', verifier: out.verifier });
+  if (out.verifier.passed) onPhase?.('verified', out, {});
+}

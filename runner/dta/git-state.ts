@@ -1,0 +1,113 @@
+import { spawn } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import picomatch from 'picomatch';
+import { git } from '../workspace/git';
+
+/**
+ * What git says about the tree a DTA works on. A run starts only on a clean tree, so HEAD is the
+ * "before" state: the verifier reads it from git's objects, never from what the adapter says.
+ */
+
+/** Where DTA artifacts go, relative to the top level; kept out of commits by info/exclude. */
+export const RUNS_DIR = '.runs';
+/** Never scanned: tooling and our own artifacts. */
+const ALWAYS_IGNORED = ['**/node_modules/**', `${RUNS_DIR}/**`];
+
+export async function topLevel(repoPath: string): Promise<string> {
+  const out = await git(['rev-parse', '--show-toplevel'], { cwd: repoPath, what: 'rev-parse' });
+  return fs.realpathSync(out.trim());
+}
+
+/** The worktree's own git directory (absolute): journals live here, outside the tree. */
+export async function gitDir(root: string): Promise<string> {
+  const out = (await git(['rev-parse', '--absolute-git-dir'], { cwd: root, what: 'rev-parse' })).trim();
+  return out;
+}
+
+export async function commonDir(root: string): Promise<string> {
+  const out = (await git(['rev-parse', '--git-common-dir'], { cwd: root, what: 'rev-parse' })).trim();
+  return path.resolve(root, out);
+}
+
+export async function headSha(root: string): Promise<string> {
+  return (await git(['rev-parse', 'HEAD'], { cwd: root, what: 'rev-parse' })).trim();
+}
+
+/** `git status` in a stable, complete form (untracked files included). */
+export async function statusText(root: string): Promise<string> {
+  return git(['status', '--porcelain=v1', '-z', '--untracked-files=all'], { cwd: root, what: 'status' });
+}
+
+/** HEAD + status, hashed: equal before discover and before apply, or the tree changed mid-run. */
+export async function treeFingerprint(root: string): Promise<{ head: string; status: string; hash: string }> {
+  const [head, status] = await Promise.all([headSha(root), statusText(root)]);
+  return { head, status, hash: crypto.createHash('sha256').update(head).update('\0').update(status).digest('hex') };
+}
+
+/** The artifacts folder never shows up as untracked (and so never in a commit). */
+export async function excludeRunsDir(root: string): Promise<void> {
+  const file = path.join(await commonDir(root), 'info', 'exclude');
+  const line = `/${RUNS_DIR}/`;
+  let text = '';
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+  }
+  if (!text.split('\n').includes(line)) fs.appendFileSync(file, `${text && !text.endsWith('\n') ? '\n' : ''}${line}\n`);
+}
+
+/** Byte order, not locale order: the same tree gives the same order on every machine. */
+export function byteCompare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+export function globMatcher(globs: string[]): (rel: string) => boolean {
+  const yes = picomatch(globs, { dot: false });
+  const no = picomatch(ALWAYS_IGNORED, { dot: true });
+  return (rel) => yes(rel) && !no(rel);
+}
+
+/** Files tracked at HEAD (git's own list: ignored and untracked files are never touched). */
+export async function trackedFiles(root: string, rev = 'HEAD'): Promise<string[]> {
+  const out = await git(['ls-tree', '-r', '-z', '--name-only', '--full-tree', rev], { cwd: root, what: 'ls-tree' });
+  return out.split('\0').filter(Boolean).sort(byteCompare);
+}
+
+/**
+ * Blob contents at `rev` for many paths through one `git cat-file --batch`: thousands of files
+ * without a process each.
+ */
+export function readBlobs(root: string, rev: string, files: string[]): Promise<Map<string, string>> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', ['cat-file', '--batch'], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] });
+    const chunks: Buffer[] = [];
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => chunks.push(c));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) return reject(new Error(`git cat-file failed: ${stderr.trim()}`));
+      const buf = Buffer.concat(chunks);
+      const out = new Map<string, string>();
+      let at = 0;
+      for (const f of files) {
+        const nl = buf.indexOf(0x0a, at);
+        const header = buf.subarray(at, nl).toString();
+        at = nl + 1;
+        if (header.endsWith(' missing')) continue;
+        const size = Number(header.split(' ')[2]);
+        out.set(f, buf.subarray(at, at + size).toString('utf8'));
+        at += size + 1;
+      }
+      resolve(out);
+    });
+    child.stdin.end(files.map((f) => `${rev}:${f}\n`).join(''));
+  });
+}
+
+export function sha256(text: string | Buffer): string {
+  return crypto.createHash('sha256').update(text).digest('hex');
+}

@@ -1,0 +1,107 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { DtaOutput } from '../../../protocol';
+import { runDta } from '../engine';
+import { DEFAULT_POLICY } from '../policy';
+import { gitIn, makeRepo, SITE_FILES } from '../testing/fixture-repos';
+import { runVerifier } from './spawn';
+import type { VerifyRequest } from './verify';
+
+// Each run starts a verifier process (tsx); a loaded 2-core machine needs minutes, not seconds.
+vi.setConfig({ testTimeout: 180_000, hookTimeout: 180_000 });
+
+/**
+ * The verifier catches tampered outputs: it is run as its own process with the claims of a real
+ * apply, altered one way at a time, and must fail each with a reason.
+ */
+const LINKS = { from_hosts: ['http://old.example.com', 'https://old.example.com'], to_host: 'https://new.example.com' };
+const VERIFY_MS = 60_000;
+let dir: string;
+let applied: DtaOutput;
+let request: VerifyRequest;
+
+beforeAll(async () => {
+  dir = makeRepo(SITE_FILES);
+  applied = await runDta({ tool: 'link_updater', version: '1.0', mode: 'apply', target: { repo_path: dir, glob: 'site/**' }, params: LINKS });
+  expect(applied.verifier.passed).toBe(true);
+  const appliedJson = JSON.parse(fs.readFileSync(path.join(dir, applied.artifacts.find((a) => a.endsWith('applied.json'))!), 'utf8')) as { sha256: Record<string, string> };
+  request = {
+    mode: 'applied',
+    tool: 'link_updater',
+    root: dir,
+    params: LINKS,
+    globs: ['site/**'],
+    allowed_paths: DEFAULT_POLICY.allowed_paths,
+    seed: 42,
+    claim: {
+      head: gitIn(dir, 'rev-parse', 'HEAD').trim(),
+      baseline: applied.baseline,
+      units: applied.applied_changes.link_updates,
+      files: applied.files,
+      patch_path: path.join(dir, applied.artifacts.find((a) => a.endsWith('.patch'))!),
+      patch_sha256: applied.patch_sha256!,
+      hashes: appliedJson.sha256,
+    },
+  };
+});
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+describe('the independent verifier', () => {
+  it('passes the honest claims of the real apply', async () => {
+    expect(await runVerifier(request, VERIFY_MS)).toMatchObject({ passed: true, failures: [] });
+  });
+
+  it('fails a forged count: baseline or units that the files do not show', async () => {
+    const forgedBaseline = await runVerifier({ ...request, claim: { ...request.claim, baseline: { ...request.claim.baseline, links_to_update: 9 } } }, VERIFY_MS);
+    expect(forgedBaseline.passed).toBe(false);
+    expect(forgedBaseline.failures.join('\n')).toMatch(/baseline does not match the files at HEAD: links_to_update claimed 9, measured 15/);
+    const forgedUnits = await runVerifier({ ...request, claim: { ...request.claim, units: 20 } }, VERIFY_MS);
+    expect(forgedUnits.failures.join('\n')).toMatch(/claims 20 link updates, the files show 15/);
+  });
+
+  it('fails when a file changed between apply and verify', async () => {
+    const file = path.join(dir, 'site/css/site.css');
+    const good = fs.readFileSync(file, 'utf8');
+    fs.writeFileSync(file, `${good}/* sneaked in */\n`);
+    try {
+      const r = await runVerifier(request, VERIFY_MS);
+      expect(r.passed).toBe(false);
+      expect(r.failures.join('\n')).toMatch(/site\/css\/site\.css is not what the apply wrote/);
+    } finally {
+      fs.writeFileSync(file, good);
+    }
+  });
+
+  it('fails a partial apply: a claimed file left as it was', async () => {
+    const file = path.join(dir, 'site/docs/guide.md');
+    const good = fs.readFileSync(file, 'utf8');
+    fs.writeFileSync(file, SITE_FILES['site/docs/guide.md']);
+    try {
+      const r = await runVerifier(request, VERIFY_MS);
+      expect(r.passed).toBe(false);
+      expect(r.failures.join('\n')).toMatch(/partial apply: 1 claimed files are unchanged on disk \(site\/docs\/guide\.md\)/);
+      expect(r.failures.join('\n')).toMatch(/links_to_update is 4 after, not 0/);
+    } finally {
+      fs.writeFileSync(file, good);
+    }
+  });
+
+  it('fails a change the run did not claim, and a swapped patch artifact', async () => {
+    fs.writeFileSync(path.join(dir, 'README.md'), 'edited by hand\n');
+    try {
+      const r = await runVerifier(request, VERIFY_MS);
+      expect(r.failures.join('\n')).toMatch(/files changed that the run did not claim: README\.md/);
+    } finally {
+      gitIn(dir, 'checkout', '--', 'README.md');
+    }
+    const r = await runVerifier({ ...request, claim: { ...request.claim, patch_sha256: 'f'.repeat(64) } }, VERIFY_MS);
+    expect(r.failures.join('\n')).toMatch(/the patch artifact is not the patch the run proposed/);
+  });
+
+  it('a malformed request is a failed verification, not a crash', async () => {
+    const r = await runVerifier({ ...request, tool: 'nope' } as unknown as VerifyRequest, VERIFY_MS);
+    expect(r).toMatchObject({ passed: false });
+    expect(r.failures[0]).toMatch(/bad verify request/);
+  });
+});

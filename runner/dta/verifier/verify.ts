@@ -1,0 +1,148 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import picomatch from 'picomatch';
+import { z } from 'zod';
+import { DtaCountsSchema, DtaToolSchema, type DtaCounts, type DtaVerifier } from '../../../protocol';
+import { measureOf } from '../adapters';
+import { byteCompare, globMatcher, headSha, readBlobs, RUNS_DIR, sha256, statusText, trackedFiles } from '../git-state';
+import { applyPatchInMemory } from '../patch';
+import type { MeasureContext } from '../types';
+import { sampleHttp } from './http-sample';
+
+/**
+ * The independent verifier (deterministic-tool-adapters.md "Verifier Recipe"). It gets the run's
+ * *claims* and re-measures everything itself: "before" from git's objects at HEAD, "after" from
+ * the files on disk (applied) or from the patch applied in memory (dry-run). It never reads the
+ * adapter's counts as facts — a claim that disagrees with the files is a failure with its reason.
+ */
+export const VerifyRequestSchema = z.object({
+  mode: z.enum(['proposed', 'applied']),
+  tool: DtaToolSchema,
+  root: z.string().min(1),
+  params: z.record(z.string(), z.unknown()),
+  globs: z.array(z.string()).min(1),
+  allowed_paths: z.array(z.string()).min(1),
+  seed: z.number().int(),
+  claim: z.object({
+    head: z.string(),
+    baseline: DtaCountsSchema,
+    units: z.number().int().nonnegative(),
+    files: z.array(z.string()),
+    patch_path: z.string(),
+    patch_sha256: z.string(),
+    /** sha256 of each changed file after apply (applied mode). */
+    hashes: z.record(z.string(), z.string()).default({}),
+  }),
+});
+export type VerifyRequest = z.infer<typeof VerifyRequestSchema>;
+
+function sameCounts(a: DtaCounts, b: DtaCounts): string | null {
+  const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
+  const diffs = keys.filter((k) => a[k] !== b[k]).map((k) => `${k} claimed ${b[k] ?? 'nothing'}, measured ${a[k] ?? 'nothing'}`);
+  return diffs.length ? diffs.join('; ') : null;
+}
+
+/** Paths git sees as changed against HEAD (our artifacts folder aside). */
+function changedPaths(status: string): string[] {
+  const out: string[] = [];
+  const parts = status.split('\0');
+  for (let i = 0; i < parts.length; i++) {
+    const entry = parts[i];
+    if (entry.length < 4) continue;
+    const rel = entry.slice(3);
+    if (entry[0] === 'R' || entry[0] === 'C') i++; // the original path follows
+    if (!rel.startsWith(`${RUNS_DIR}/`)) out.push(rel);
+  }
+  return out.sort(byteCompare);
+}
+
+export async function verify(req: VerifyRequest): Promise<DtaVerifier> {
+  const m = measureOf(req.tool);
+  const checks: string[] = ['head_unchanged', 'baseline_matches', 'files_match'];
+  const failures: string[] = [];
+  const { root, claim } = req;
+
+  const head = await headSha(root);
+  if (head !== claim.head) failures.push(`HEAD moved from ${claim.head.slice(0, 12)} to ${head.slice(0, 12)} during the run`);
+
+  const tracked = await trackedFiles(root, claim.head);
+  const allFiles = new Set(tracked);
+  const inGlob = globMatcher(req.globs);
+  const allowed = picomatch(req.allowed_paths, { dot: true });
+  const matched = tracked.filter((f) => inGlob(f) && allowed(f));
+  const headBlobs = await readBlobs(root, claim.head, matched);
+  const readHead = (rel: string): string | undefined => {
+    if (headBlobs.has(rel)) return headBlobs.get(rel);
+    if (!allFiles.has(rel)) return undefined;
+    return execFileSync('git', ['cat-file', 'blob', `${claim.head}:${rel}`], { cwd: root, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+  };
+  const beforeCtx: MeasureContext = { allFiles, read: readHead };
+  const before = await m.measure(headBlobs, req.params, beforeCtx);
+  const forged = sameCounts(before, claim.baseline);
+  if (forged) failures.push(`baseline does not match the files at HEAD: ${forged}`);
+
+  let patch = '';
+  try {
+    patch = fs.readFileSync(claim.patch_path, 'utf8');
+  } catch {
+    failures.push(`the patch artifact ${claim.patch_path} cannot be read`);
+  }
+  checks.push('patch_hash');
+  if (sha256(patch) !== claim.patch_sha256) failures.push('the patch artifact is not the patch the run proposed (sha256 differs)');
+
+  let after: Map<string, string>;
+  let readAfter: (rel: string) => string | undefined;
+  const claimed = [...claim.files].sort(byteCompare);
+  if (req.mode === 'proposed') {
+    checks.push('patch_applies');
+    const applied = applyPatchInMemory(patch, readHead);
+    const patched = applied.ok ? applied.files : new Map<string, string>();
+    if (!applied.ok) failures.push(applied.reason);
+    const inPatch = [...patched.keys()].sort(byteCompare);
+    if (JSON.stringify(inPatch) !== JSON.stringify(claimed)) failures.push(`the patch changes ${inPatch.length} files, the run claims ${claimed.length}`);
+    after = new Map([...headBlobs].map(([rel, text]) => [rel, patched.get(rel) ?? text]));
+    readAfter = (rel) => patched.get(rel) ?? readHead(rel);
+  } else {
+    checks.push('hashes_match');
+    const onDisk = changedPaths(await statusText(root));
+    const missing = claimed.filter((f) => !onDisk.includes(f));
+    const extra = onDisk.filter((f) => !claimed.includes(f));
+    if (missing.length) failures.push(`partial apply: ${missing.length} claimed files are unchanged on disk (${missing.slice(0, 5).join(', ')})`);
+    if (extra.length) failures.push(`files changed that the run did not claim: ${extra.slice(0, 5).join(', ')}`);
+    for (const rel of claimed) {
+      const want = claim.hashes[rel];
+      let got: string | null = null;
+      try {
+        got = sha256(fs.readFileSync(path.join(root, rel)));
+      } catch {
+        got = null;
+      }
+      if (want === undefined || got !== want) failures.push(`${rel} is not what the apply wrote (changed between apply and verify)`);
+    }
+    const readDisk = (rel: string): string | undefined => {
+      try {
+        return fs.readFileSync(path.join(root, rel), 'utf8');
+      } catch {
+        return undefined;
+      }
+    };
+    after = new Map(matched.map((rel) => [rel, readDisk(rel) ?? '']));
+    readAfter = readDisk;
+  }
+
+  const afterCounts = await m.measure(after, req.params, { allFiles, read: readAfter });
+  const own = m.check(before, afterCounts, claim.units);
+  checks.push(...own.checks);
+  failures.push(...own.failures);
+
+  let sample_size = 0;
+  const sample = req.params.sample_http as { size: number; timeout_ms?: number } | undefined;
+  if (req.tool === 'link_updater' && req.mode === 'applied' && sample) {
+    checks.push('no_404s_sampled');
+    const r = await sampleHttp(after, claimed, String(req.params.to_host), sample.size, sample.timeout_ms ?? 5000, req.seed);
+    sample_size = r.sampled;
+    failures.push(...r.failures);
+  }
+  return { passed: failures.length === 0, checks, failures, sample_size, measured: { before, after: afterCounts } };
+}
