@@ -1,6 +1,6 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { PROJECT_ROOT } from './env';
 
 /** Restart a crashed attached runner after this long (doubling up to the max) so a crash loop stays calm. */
@@ -84,6 +84,11 @@ export function attachedRunnerIdentity(opts: { dataDir: string; runnerDataDir: s
   // The runner must read the project (its own code) and nothing of the control plane.
   const projectMode = fs.statSync(PROJECT_ROOT).mode;
   if ((projectMode & 0o005) !== 0o005) throw new AttachedRunnerRefused(`${PROJECT_ROOT} is not readable by other users, so "${name}" cannot run the runner from it (chmod o+rx)`);
+  // Every folder above it must let others through too (a checkout under /root, mode 0700, does not).
+  for (let dir = dirname(PROJECT_ROOT); ; dir = dirname(dir)) {
+    if ((fs.statSync(dir).mode & 0o001) === 0) throw new AttachedRunnerRefused(`${dir} does not let other users through, so "${name}" cannot reach ${PROJECT_ROOT} (chmod o+x ${dir}, or put the checkout elsewhere)`);
+    if (dirname(dir) === dir) break;
+  }
   fs.mkdirSync(opts.dataDir, { recursive: true });
   fs.chmodSync(opts.dataDir, 0o711);
   for (const f of fs.readdirSync(opts.dataDir)) {

@@ -160,13 +160,15 @@ export class Session {
     this.id = cmd.session_id;
     this.base = { session_id: cmd.session_id, org_id: cmd.org_id, repo_id: cmd.repo_id, repo_ref: cmd.repo };
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
-    // The runner user's shared sign-in (--provider-auth) is masked like the org's secrets.
     const providerSecrets = cmd.patrol ? [] : (deps.providers.get(cmd.provider)?.secretValues?.() ?? []);
     const secretValues = [...Object.values(cmd.secrets ?? {}), ...providerSecrets];
     logRedaction.remember(secretValues);
     // No timer ever releases held text (issue 10): it leaves when the next bytes decide it, or at end().
-    this.streamRedactor = createStreamRedactor(DEFAULT_RULES, cmd.secrets ?? {}, { onMask: this.redactions.note });
-    this.redactor = createRedactor(cmd.secrets ?? {});
+    // The runner user's shared sign-in (--provider-auth) is masked like the org's secrets, under its provider's name.
+    const named: Record<string, string> = { ...(cmd.secrets ?? {}) };
+    providerSecrets.forEach((v, i) => (named[`${cmd.provider}_sign_in_${i + 1}`] = v));
+    this.streamRedactor = createStreamRedactor(DEFAULT_RULES, named, { onMask: this.redactions.note });
+    this.redactor = createRedactor(named);
     this.batcher = new OutputBatcher((data) => this.emitRedacted(data));
     this.proc = new ProcessControl(cmd.session_id, deps.log, deps.stopGraceMs ?? STOP_GRACE_MS);
     this.flow = new FlowControl(
