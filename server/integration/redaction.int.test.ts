@@ -1,7 +1,6 @@
 import { createClient } from '@libsql/client';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildCorpus, leaked, seeded, type CorpusCase } from '../../common/redact/corpus';
 import type { SessionRedactionRow, SessionSummary } from '../../protocol';
@@ -105,8 +104,13 @@ describe('redaction holds on real terminal output (issue 10)', () => {
     await api.waitState(session.id, ['RUNNING']);
     watcher = new TerminalWatcher(await uiSocket(stack.url, api.cookie), session.id);
     await watcher.attach();
-    dir = mkdtempSync(join(tmpdir(), 'av-redact-'));
-    writeFileSync(join(dir, 'plan.json'), JSON.stringify({ seed: SEED, dir, emissions: emissions.map(({ case: _c, ...e }) => e) }));
+    // The session runs sandboxed as another user with a private /tmp: the plan sits in a
+    // world-readable folder of the checkout, and the player writes its `cat` files into its own /tmp.
+    mkdirSync(join(ROOT, '.reports'), { recursive: true });
+    dir = mkdtempSync(join(ROOT, '.reports', 'av-redact-'));
+    chmodSync(dir, 0o755);
+    const casesDir = `/tmp/av-redact-cases-${basename(dir)}`;
+    writeFileSync(join(dir, 'plan.json'), JSON.stringify({ seed: SEED, dir: casesDir, emissions: emissions.map(({ case: _c, ...e }) => e) }), { mode: 0o644 });
   }, 180_000);
   afterAll(async () => {
     await stack?.stop();
