@@ -26,6 +26,8 @@ export class CrowdBadges {
   private sim: SimState | null = null;
   /** The crowd whose list is open, and whether it was opened by a click (stays open) or hover/focus. */
   private open: { key: string; pinned: boolean } | null = null;
+  /** Set while focus returns to a badge after Escape (that focus must not reopen the list). */
+  private quiet = false;
 
   constructor(
     host: HTMLElement,
@@ -131,7 +133,10 @@ export class CrowdBadges {
       if (this.open && !this.open.pinned && e.relatedTarget !== this.panel && !this.panel.contains(e.relatedTarget as Node)) this.close(false);
     });
     el.addEventListener('focus', () => {
-      if (!this.open?.pinned) this.show(key, false);
+      if (!this.quiet && !this.open?.pinned) this.show(key, false);
+    });
+    el.addEventListener('blur', (e) => {
+      if (this.open && !this.open.pinned && !this.panel.contains(e.relatedTarget as Node)) this.close(false);
     });
     el.addEventListener('keydown', (e) => {
       if (e.key === 'Escape') this.close(true);
@@ -152,7 +157,12 @@ export class CrowdBadges {
     this.open = null;
     this.panel.hidden = true;
     for (const b of this.badges.values()) b.el.setAttribute('aria-expanded', 'false');
-    if (refocus && key) this.badges.get(key)?.el.focus();
+    if (refocus && key) {
+      // Focus goes back to the badge without opening the list again.
+      this.quiet = true;
+      this.badges.get(key)?.el.focus();
+      this.quiet = false;
+    }
   }
 
   /** The list: every session of the crowd, the hidden ones marked, each a button that selects it. */

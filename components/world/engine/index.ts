@@ -76,6 +76,8 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
   let framesSinceWorld = -1;
   let ready = false;
   let destroyed = false;
+  /** After an unfold: the room to keep at the same screen point once the new layout is in. */
+  let refocus: { repoId: string; path: string; sx: number; sy: number } | null = null;
   let measuring: { until: number; intervals: number[]; last: number; n: number; done: (x: number[]) => void } | null = null;
 
   const crowds = new CrowdBadges(host, (id) => callbacks().onSelectSession(id));
@@ -168,7 +170,12 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
       const bug = patrol.bugAt(w.x, w.y, cam);
       if (bug) return callbacks().onSelectAlert(bug);
       const marker = map.markerAt(w.x / TILE, w.y / TILE, cam.zoom);
-      if (marker) return callbacks().onUnfold(marker.repoId, marker.path);
+      if (marker) {
+        // Keep the unfolded room in view when the new layout arrives (its rooms move).
+        const before = cam.toScreen((marker.x + marker.w / 2) * TILE, (marker.y + marker.h / 2) * TILE);
+        refocus = { repoId: marker.repoId, path: marker.path, sx: before.x, sy: before.y };
+        return callbacks().onUnfold(marker.repoId, marker.path);
+      }
       const r = roomAt(layout, w.x / TILE, w.y / TILE);
       if (r) callbacks().onSelectRoom(r.repoId, r.path);
     },
@@ -226,7 +233,13 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
       patrol.draw(next);
       map.drawHighlight(selectedRoom);
       emptyText.visible = next.buildings.length === 0;
-      if (!cam.fitted || !cam.userMoved) fit();
+      const keep = refocus ? roomByPath(next, refocus.repoId, refocus.path) : null;
+      if (keep && refocus) {
+        const now = cam.toScreen((keep.x + keep.w / 2) * TILE, (keep.y + keep.h / 2) * TILE);
+        cam.x += refocus.sx - now.x;
+        cam.y += refocus.sy - now.y;
+      } else if (!cam.fitted || !cam.userMoved) fit();
+      refocus = null;
       cameraDirty = true;
       applyCamera();
       detailPending = map.updateDetail(cam, viewW(), viewH(), FIRST_DETAIL_BUDGET_MS);
