@@ -52,11 +52,11 @@ function frame(now) { if (last >= 0) window.intervals.push(now - last); last = n
 requestAnimationFrame(frame);
 </script>`;
 
-type DebugApi = { ready: boolean; frames: number; measureFrames(ms: number): Promise<number[]> };
+type DebugApi = { ready: boolean; frames: number; measureFrames(ms: number): Promise<{ intervals: number[]; js: number[]; render: number[] }> };
 
 async function measureVillage(page: Page) {
-  const intervals = await page.evaluate((ms) => (window as unknown as { __village: DebugApi }).__village.measureFrames(ms), MEASURE_MS);
-  return summary(intervals);
+  const t = await page.evaluate((ms) => (window as unknown as { __village: DebugApi }).__village.measureFrames(ms), MEASURE_MS);
+  return { ...summary(t.intervals), js: pct(t.js, 50), render: pct(t.render, 50) };
 }
 
 /** Frames drawn and main-thread CPU (Chromium's TaskDuration) over IDLE_MS with no input. */
@@ -151,7 +151,7 @@ async function main() {
       touching = count > 0;
       if (touching) await new Promise((r) => setTimeout(r, TOUCH_EVERY_MS * 2));
       const s = await measureVillage(page);
-      console.log(`${`village, ${count} sessions${count ? ' walking' : ''}`.padEnd(34)} ${fmt(s)}   still: ${still}`);
+      console.log(`${`village, ${count} sessions${count ? ' walking' : ''}`.padEnd(34)} ${fmt(s)}   main thread p50 ${s.js.toFixed(1)} ms (render call ${s.render.toFixed(1)} ms)   still: ${still}`);
     }
     touching = false;
     done = true;

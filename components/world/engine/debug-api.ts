@@ -7,7 +7,7 @@ import type { Camera } from './camera';
 import type { MapLayer } from './map-layer';
 import type { PatrolLayer } from './patrol-layer';
 import type { SimState } from './simulation';
-import type { VillageDebugApi } from './types';
+import type { FrameTimes, VillageDebugApi } from './types';
 
 export interface DebugSources {
   ready(): boolean;
@@ -20,7 +20,7 @@ export interface DebugSources {
   map: MapLayer;
   patrol: PatrolLayer;
   zoomTo(zoom: number, focus?: { repoId: string; roomPath: string }): void;
-  measureFrames(ms: number): Promise<number[]>;
+  measureFrames(ms: number): Promise<FrameTimes>;
 }
 
 export function createDebugApi(d: DebugSources): VillageDebugApi {

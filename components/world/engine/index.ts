@@ -22,7 +22,7 @@ import { FONT_SIZES, Labels, fontName, installFonts } from './labels';
 import { MapLayer } from './map-layer';
 import { PatrolLayer } from './patrol-layer';
 import { MAX_STEP_MS, initialSimState, stepActors, type SimState } from './simulation';
-import type { EngineCallbacks, VillageEngine } from './types';
+import type { EngineCallbacks, FrameTimes, VillageEngine } from './types';
 
 export type { EngineCallbacks, VillageDebugApi, VillageEngine } from './types';
 export { ZOOMS } from './constants';
@@ -78,12 +78,14 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
   let destroyed = false;
   /** After an unfold: the room to keep at the same screen point once the new layout is in. */
   let refocus: { repoId: string; path: string; sx: number; sy: number } | null = null;
-  let measuring: { until: number; intervals: number[]; last: number; n: number; done: (x: number[]) => void } | null = null;
+  let lastMeasure: { result: FrameTimes } | null = null;
+  let measuring: { until: number; last: number; n: number; result: FrameTimes; done: (x: FrameTimes) => void } | null = null;
 
   const crowds = new CrowdBadges(host, (id) => callbacks().onSelectSession(id));
 
   const frame = (dt: number, now: number, sleptMs: number) => {
     if (destroyed) return;
+    const t0 = performance.now();
     // The simulation: one clamped step, or (after sleeping) catch up in steps so timers such as a
     // failed sprite's linger keep real time.
     if (sleptMs > 0 && !sim.busy) {
@@ -97,14 +99,15 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
     }
     if (measuring) {
       const m = measuring;
-      if (m.last >= 0) m.intervals.push(now - m.last);
+      lastMeasure = m;
+      if (m.last >= 0) m.result.intervals.push(now - m.last);
       m.last = now;
       m.n++;
       cam.x += Math.floor(m.n / MEASURE_FLIP_FRAMES) % 2 ? -MEASURE_PAN_PX : MEASURE_PAN_PX;
       cameraDirty = true;
       if (now >= m.until) {
         measuring = null;
-        m.done(m.intervals);
+        queueMicrotask(() => m.done(m.result));
       }
     }
     if (cameraDirty) applyCamera();
@@ -114,7 +117,15 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
     const patrolWake = patrol.animate(now, cam);
     crowds.update(sim, cam);
     tex.flush();
+    const t1 = performance.now();
     app.render();
+    const t2 = performance.now();
+    const m = measuring ?? lastMeasure;
+    if (m && m.result.js.length < m.result.intervals.length + 1) {
+      m.result.js.push(t2 - t0);
+      m.result.render.push(t2 - t1);
+    }
+    lastMeasure = null;
     if (framesSinceWorld >= 0 && !ready && ++framesSinceWorld >= READY_AFTER_FRAMES) {
       ready = true;
       host.dataset.ready = 'true';
@@ -219,7 +230,7 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
     },
     measureFrames(ms) {
       return new Promise((done) => {
-        measuring = { until: performance.now() + ms, intervals: [], last: -1, n: 0, done };
+        measuring = { until: performance.now() + ms, last: -1, n: 0, result: { intervals: [], js: [], render: [] }, done };
         loop.request();
       });
     },

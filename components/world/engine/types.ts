@@ -40,8 +40,15 @@ export interface VillageDebugApi {
   smoking(repoId: string): boolean;
   /** Frames drawn so far (a still village draws none). */
   readonly frames: number;
-  /** Draws every frame for `ms` while panning to and fro; resolves with each frame's interval (ms). */
-  measureFrames(ms: number): Promise<number[]>;
+  /** Draws every frame for `ms` while panning to and fro; resolves with each frame's timings. */
+  measureFrames(ms: number): Promise<FrameTimes>;
+}
+
+/** Per-frame figures of a measurement (ms): time between frames, main-thread time of the frame, of which pixi's render call. */
+export interface FrameTimes {
+  intervals: number[];
+  js: number[];
+  render: number[];
 }
 
 declare global {
