@@ -172,19 +172,6 @@ export class ActorsLayer {
     return best?.actor?.id ?? null;
   }
 
-  /** World px of the sprite's middle (visible or not), and whether its bubble shows. */
-  spriteCenter(id: string, cam: Camera): { x: number; y: number } | null {
-    const v = this.views.get(id);
-    if (!v?.actor) return null;
-    const w = tileToWorld(v.actor.pos);
-    return { x: Math.round(w.x), y: Math.round(w.y) - 11 * cam.spriteScale };
-  }
-
-  bubbleShown(id: string): boolean {
-    const v = this.views.get(id);
-    return !!v && v.bubble.visible && !!v.actor && !v.actor.hidden;
-  }
-
   destroy(): void {
     for (const v of this.views.values()) v.node.destroy({ children: true });
     this.views.clear();

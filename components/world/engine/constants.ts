@@ -8,8 +8,11 @@ export const MIN_ZOOM = 0.1;
 export const FIT_PADDING = 24;
 /** A fit never zooms in further than this (keeps some context around a small village). */
 export const FIT_MAX_ZOOM = 2;
-/** Buildings get full-resolution pixels from this zoom up (below it a quarter-resolution picture). */
-export const HI_DETAIL_ZOOM = 0.3;
+/**
+ * Buildings get full-resolution pixels from this zoom up; below it a quarter-resolution picture
+ * (drawn at most 2× magnified there, and four times fewer texels for a software renderer to fetch).
+ */
+export const HI_DETAIL_ZOOM = 0.5;
 /** Scale of the low-detail building pictures (a quarter of the pixels in each direction). */
 export const LO_SCALE = 0.25;
 /** Full-resolution building textures are sliced into pieces of at most this size (GPU limits). */

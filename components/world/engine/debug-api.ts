@@ -44,8 +44,8 @@ export function createDebugApi(d: DebugSources): VillageDebugApi {
     spriteScreenPosition(id) {
       const a = d.sim().actors.get(id);
       if (!a || a.hidden) return null;
-      const c = d.actors.spriteCenter(id, d.cam);
-      return c ? toClient(c.x, c.y) : null;
+      const w = tileToWorld(a.pos);
+      return toClient(Math.round(w.x), Math.round(w.y) - 11 * d.cam.spriteScale);
     },
     spriteRoom(id) {
       return d.sim().actors.get(id)?.roomPath ?? null;

@@ -4,9 +4,7 @@
  * stays near idle; slow animations ask for their next frame with a delay instead of spinning.
  */
 
-/** A gap longer than this between frames means the loop slept: the first step after it is one frame. */
-const SLEPT_MS = 250;
-/** The step used for the first frame after sleeping. */
+/** The step used for the first frame after sleeping (the time asleep is reported separately). */
 const FIRST_STEP_MS = 16;
 
 export class FrameLoop {
@@ -15,6 +13,9 @@ export class FrameLoop {
   private timerAt = Infinity;
   private last = -1;
   private stopped = false;
+  /** Whether the frame being drawn asked for the next one (then the gap is real frame time, not sleep). */
+  private inFrame = false;
+  private continuous = false;
   /** Frames drawn so far (the debug API reports it: a still village should not count up). */
   frames = 0;
 
@@ -23,6 +24,7 @@ export class FrameLoop {
 
   /** Asks for a frame as soon as the browser can draw one. */
   request(): void {
+    if (this.inFrame) this.continuous = true;
     if (this.stopped || this.raf) return;
     this.raf = requestAnimationFrame(this.run);
   }
@@ -45,9 +47,17 @@ export class FrameLoop {
     this.raf = 0;
     const gap = this.last < 0 ? FIRST_STEP_MS : now - this.last;
     this.last = now;
-    const slept = gap > SLEPT_MS ? gap : 0;
+    // A slow renderer's frames are still one continuous walk (real time passes); only a loop
+    // that stopped asking for frames slept.
+    const slept = this.continuous ? 0 : gap;
+    this.continuous = false;
     this.frames++;
-    this.frame(slept ? FIRST_STEP_MS : gap, now, slept);
+    this.inFrame = true;
+    try {
+      this.frame(slept ? FIRST_STEP_MS : gap, now, slept);
+    } finally {
+      this.inFrame = false;
+    }
   };
 
   stop(): void {

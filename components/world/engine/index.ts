@@ -31,6 +31,8 @@ export { ZOOMS } from './constants';
 const READY_AFTER_FRAMES = 2;
 /** A sleeping loop catches the simulation up in steps, but at most this much (a tab asleep for an hour). */
 const MAX_CATCH_UP_MS = 10_000;
+/** A slow frame advances the simulation by its real duration, up to this (a frozen tab does not teleport walkers). */
+const MAX_FRAME_STEP_MS = 1_000;
 /** While measuring, the camera pans this many px per frame (so every frame really draws). */
 const MEASURE_PAN_PX = 2;
 const MEASURE_FLIP_FRAMES = 60;
@@ -88,15 +90,13 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
     const t0 = performance.now();
     // The simulation: one clamped step, or (after sleeping) catch up in steps so timers such as a
     // failed sprite's linger keep real time.
-    if (sleptMs > 0 && !sim.busy) {
-      let left = Math.min(sleptMs, MAX_CATCH_UP_MS);
-      while (left > 0) {
-        sim = stepActors(sim, sessions, layout, Math.min(left, MAX_STEP_MS));
-        left -= MAX_STEP_MS;
-      }
-    } else {
-      sim = stepActors(sim, sessions, layout, dt);
-    }
+    // A slow renderer (a few frames a second) steps in several MAX_STEP_MS pieces, so walks keep
+    // real time instead of slowing down with the frame rate.
+    let left = sleptMs > 0 && !sim.busy ? Math.min(sleptMs, MAX_CATCH_UP_MS) : Math.min(dt, MAX_FRAME_STEP_MS);
+    do {
+      sim = stepActors(sim, sessions, layout, Math.min(left, MAX_STEP_MS));
+      left -= MAX_STEP_MS;
+    } while (left > 0);
     if (measuring) {
       const m = measuring;
       lastMeasure = m;
@@ -144,7 +144,7 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
     world.scale.set(cam.zoom);
     world.position.set(cam.ox, cam.oy);
     overlay.position.set(cam.ox, cam.oy);
-    map.setSmooth(cam.zoom < 1);
+    map.setZoom(cam.zoom);
     map.cull(cam);
     labels.layout(cam, viewW(), viewH());
     patrol.position(cam);
@@ -254,11 +254,15 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
       cameraDirty = true;
       applyCamera();
       detailPending = map.updateDetail(cam, viewW(), viewH(), FIRST_DETAIL_BUDGET_MS);
+      sim = stepActors(sim, sessions, layout, 0);
       if (framesSinceWorld < 0) framesSinceWorld = 0;
       loop.request();
     },
     setSessions(next) {
       sessions = next;
+      // Reconcile at once (a zero step): who is where changes now, even if the next frame is late,
+      // so a quick succession of rooms is never skipped.
+      sim = stepActors(sim, sessions, layout, 0);
       loop.request();
     },
     setSelection(sessionId, room) {

@@ -50,6 +50,11 @@ const intersect = (a: Rect, b: Rect): Rect | null => {
   const btm = Math.min(a.y + a.h, b.y + b.h);
   return r > x && btm > y ? { x, y, w: r - x, h: btm - y } : null;
 };
+/** Cached ground resolution by zoom band: a quarter when far out, a half below 1:1, full when zoomed in. */
+export function cacheResolution(zoom: number): number {
+  return zoom < 0.5 ? 0.25 : zoom < 1 ? 0.5 : 1;
+}
+
 const overlaps = (a: Rect, b: Rect) => a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
 
 export class MapLayer {
@@ -59,6 +64,8 @@ export class MapLayer {
   private chunks: Chunk[] = [];
   private views: BuildingView[] = [];
   private smooth = false;
+  /** Resolution of the cached ground textures (see cacheResolution). */
+  private cacheRes = 1;
   private layout: VillageLayout | null = null;
   /** "+N more" markers (tile rects) that unfold their room when clicked. */
   private markers: { room: RoomLayout; rect: Rect }[] = [];
@@ -186,22 +193,29 @@ export class MapLayer {
             node.addChild(s);
           }
         }
-        node.cacheAsTexture({ scaleMode: this.smooth ? 'linear' : 'nearest' });
+        node.cacheAsTexture({ scaleMode: this.smooth ? 'linear' : 'nearest', resolution: this.cacheRes });
         this.ground.addChild(node);
         this.chunks.push({ node, rect: px });
       }
     }
   }
 
-  /** Linear filtering when zoomed out (less shimmer), nearest when zoomed in (crisp pixels). */
-  setSmooth(smooth: boolean): void {
+  /**
+   * Level of detail for a zoom: linear filtering when zoomed out (less shimmer), nearest when
+   * zoomed in (crisp pixels); the ground chunks cached at about the resolution they are shown at,
+   * so a zoomed-out frame samples small textures (a software renderer pays per texel fetched).
+   */
+  setZoom(zoom: number): void {
+    const smooth = zoom < 1;
+    const res = cacheResolution(zoom);
     this.tex.setSmooth(smooth);
-    if (smooth === this.smooth) return;
+    if (smooth === this.smooth && res === this.cacheRes) return;
+    if (smooth !== this.smooth) for (const v of this.views) for (const t of v.hiTex) t.source.scaleMode = smooth ? 'linear' : 'nearest';
     this.smooth = smooth;
-    for (const v of this.views) for (const t of v.hiTex) t.source.scaleMode = smooth ? 'linear' : 'nearest';
+    this.cacheRes = res;
     for (const c of this.chunks) {
       c.node.cacheAsTexture(false);
-      c.node.cacheAsTexture({ scaleMode: smooth ? 'linear' : 'nearest' });
+      c.node.cacheAsTexture({ scaleMode: smooth ? 'linear' : 'nearest', resolution: res });
     }
   }
 
