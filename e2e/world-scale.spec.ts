@@ -34,7 +34,7 @@ function layoutOf(w: WorldSnapshot): VillageLayout {
 }
 const live = (s: SessionSummary) => s.state !== 'COMPLETED' && s.state !== 'FAILED';
 
-test('[VILLAGE]: a crowd that does not fit its room shows a "+N" badge that lists every session', async ({ page }) => {
+test('[VILLAGE]: a crowd that does not fit its room shows a "+N" badge that lists every session', async ({ page }, info) => {
   await logIn(page);
   await expect.poll(() => ready(page), { timeout: 20_000 }).toBe(true);
   const w = await world(page);
@@ -62,6 +62,8 @@ test('[VILLAGE]: a crowd that does not fit its room shows a "+N" badge that list
     const hidden = await Promise.all(spawned.map((id) => api(page, (v, a) => v.spriteHidden(a), id)));
     expect(hidden.filter(Boolean).length).toBeGreaterThan(0);
 
+    await page.evaluate(({ r, p }) => (window as unknown as { __village: VillageApi }).__village.zoomTo(2, { repoId: r, roomPath: p }), { r: repo.id, p: room.path });
+    await page.getByTestId('village').screenshot({ path: info.outputPath('village-crowd.png') });
     // Hover lists the crowd; a click pins the list, which holds every session of the room.
     await badge.hover();
     const list = page.getByRole('dialog', { name: `Agents in ${room.path}` });
