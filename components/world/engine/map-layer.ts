@@ -50,9 +50,13 @@ const intersect = (a: Rect, b: Rect): Rect | null => {
   const btm = Math.min(a.y + a.h, b.y + b.h);
   return r > x && btm > y ? { x, y, w: r - x, h: btm - y } : null;
 };
-/** Cached ground resolution by zoom band: a quarter when far out, a half below 1:1, full when zoomed in. */
+/**
+ * Cached ground resolution by zoom band: the next power of two at or above the zoom (a quarter,
+ * a half, full), so the texture is never magnified — magnified, a quarter-resolution forest
+ * turned into speckles in the overview.
+ */
 export function cacheResolution(zoom: number): number {
-  return zoom < 0.5 ? 0.25 : zoom < 1 ? 0.5 : 1;
+  return zoom <= 0.25 ? 0.25 : zoom <= 0.5 ? 0.5 : 1;
 }
 
 const overlaps = (a: Rect, b: Rect) => a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
