@@ -14,6 +14,8 @@ const spriteRoom = (page: Page, id: string) =>
  */
 test('[AGENT]: a claude session walks room by room, shows its diff and test results, waits for input, finishes', async ({ page }) => {
   await logIn(page);
+  // The agent's first rooms come within seconds of the spawn: the village must be up to see them.
+  await expect.poll(() => page.evaluate(() => (window as unknown as { __village?: VillageApi }).__village?.ready ?? false), { timeout: 30_000 }).toBe(true);
 
   const nav = page.getByRole('navigation', { name: 'Buildings, rooms and sessions' });
   await nav.getByRole('button', { name: 'src/' }).first().click();

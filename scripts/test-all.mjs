@@ -61,6 +61,8 @@ const steps = {
   },
   unit: () => vitest('unit'),
   build: async () => {
+    // The e2e specs read the village's window.__village test hooks: only a test build has them.
+    env.NEXT_PUBLIC_AV_TEST_HOOKS = '1';
     const { code } = await run('npx', ['next', 'build']);
     if (code !== 0) {
       broken = true;

@@ -7,13 +7,14 @@
  * `dynamic(() => import('…/components/world/Village'), { ssr: false })`. The parent must give the
  * component a size (it fills its parent: width and height 100%).
  */
-import { useEffect, useMemo, useRef } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { RepoSummary, SessionSummary } from '../../protocol/ui';
 import type { AlertSummary, RepoHealth } from '../../protocol/patrols';
 import type { RunSummary } from '../../protocol/deterministic';
-import { layoutVillage, type VillageLayout } from './layout';
+import { layoutVillage, unfoldKey, type VillageLayout } from './layout';
 import { runAsSession } from './runs';
 import type { VillageEngine } from './engine';
+import { testHooksEnabled } from './engine/test-hooks';
 
 export interface VillageProps {
   repos: RepoSummary[];
@@ -60,17 +61,29 @@ export default function Village(props: VillageProps) {
   const hostRef = useRef<HTMLDivElement>(null);
   const engineRef = useRef<VillageEngine | null>(null);
 
-  const signature = useMemo(() => `${layoutSignature(repos)}\u0002${agents}`, [repos, agents]);
+  // Rooms a person unfolded (clicked their "+N more" marker): their folded directories are drawn.
+  const [unfolded, setUnfolded] = useState<ReadonlySet<string>>(() => new Set());
+  const unfold = useCallback((repoId: string, path: string) => {
+    setUnfolded((prev) => new Set(prev).add(unfoldKey(repoId, path)));
+  }, []);
+  const signature = useMemo(() => `${layoutSignature(repos)}\u0002${agents}\u0002${[...unfolded].sort().join('\u0003')}`, [repos, agents, unfolded]);
   // Re-layout only when the signature changes (not on every new `repos` array).
-  const layout: VillageLayout = useMemo(
-    () => layoutVillage(repos.map((r) => ({ id: r.id, name: r.name, tree: r.tree })), agents > 0 ? { agents } : null),
-    [signature],
-  );
+  const layoutMs = useRef(0);
+  const layout: VillageLayout = useMemo(() => {
+    const t0 = performance.now();
+    const l = layoutVillage(
+      repos.map((r) => ({ id: r.id, name: r.name, tree: r.tree })),
+      agents > 0 ? { agents } : null,
+      { unfolded },
+    );
+    layoutMs.current = performance.now() - t0;
+    return l;
+  }, [signature]);
 
   // Latest values for the engine's async start and its callbacks.
-  const latest = useRef({ props, layout, sessions });
+  const latest = useRef({ props, layout, sessions, unfold });
   useEffect(() => {
-    latest.current = { props, layout, sessions };
+    latest.current = { props, layout, sessions, unfold };
   });
 
   useEffect(() => {
@@ -88,6 +101,7 @@ export default function Village(props: VillageProps) {
         onSelectSession: (id) => latest.current.props.onSelectSession(id),
         onSelectRoom: (repoId, path) => latest.current.props.onSelectRoom(repoId, path),
         onSelectAlert: (id) => latest.current.props.onSelectAlert?.(id),
+        onUnfold: (repoId, path) => latest.current.unfold(repoId, path),
       }));
       if (cancelled) {
         e.destroy();
@@ -95,7 +109,7 @@ export default function Village(props: VillageProps) {
       }
       engine = e;
       engineRef.current = e;
-      window.__village = e.debugApi;
+      if (testHooksEnabled()) window.__village = e.debugApi;
       const { props: p, layout: l, sessions: all } = latest.current;
       e.setWorld(l, p.repos);
       e.setSessions(all);
@@ -114,6 +128,8 @@ export default function Village(props: VillageProps) {
 
   useEffect(() => {
     engineRef.current?.setWorld(layout, repos);
+    // How long the last layout took (read by bench/village.ts; harmless to anyone else).
+    if (hostRef.current) hostRef.current.dataset.layoutMs = layoutMs.current.toFixed(1);
   }, [layout, repos]);
 
   useEffect(() => {

@@ -18,7 +18,13 @@ import {
   type Rect,
   type RoomLayout,
   type VillageRepoInput,
+  FIGURE_H_TILES,
+  FIGURE_W_TILES,
+  crowdSlots,
+  routeToPoint,
+  unfoldKey,
 } from './layout';
+import { monorepoTree } from './monorepo';
 
 function tree(paths: string[], truncated = false): RepoTree {
   return {
@@ -334,5 +340,96 @@ describe('bugSpotsFor (where alert bugs sit)', () => {
     const [a, b] = bugSpotsFor(L, room, 2);
     expect(Math.abs(a!.x - b!.x) + Math.abs(a!.y - b!.y)).toBeGreaterThanOrEqual(2);
     expect(bugSpotsFor(L, room, 0)).toEqual([]);
+  });
+});
+
+describe('big repositories (issue 20)', () => {
+  const mono = () => monorepoTree(2000);
+
+  it('lays out 2,000 directories deterministically, whatever order they arrive in', () => {
+    const t = mono();
+    expect(t.dirs).toHaveLength(2000);
+    const a = layoutVillage([{ id: 'repo_mono0001', name: 'mono', tree: t }]);
+    const b = layoutVillage([{ id: 'repo_mono0001', name: 'mono', tree: { ...t, dirs: shuffle(t.dirs, 7) } }]);
+    expect(b).toEqual(a);
+    expect(a.buildings[0]!.rooms.length).toBeLessThanOrEqual(MAX_ROOMS_PER_BUILDING);
+  });
+
+  it('folding keeps every FILE_TOUCHED room reachable: the nearest drawn ancestor, through doors', () => {
+    const t = mono();
+    const L = layoutVillage([{ id: 'repo_mono0001', name: 'mono', tree: t }]);
+    const b = L.buildings[0]!;
+    let folded = 0;
+    for (const d of t.dirs) {
+      const r = roomFor(L, 'repo_mono0001', `${d.path}/file.ts`)!;
+      expect(d.path === r.path || r.path === '' || d.path.startsWith(`${r.path}/`)).toBe(true);
+      if (r.path !== d.path) {
+        folded++;
+        // The nearest visible ancestor: no drawn room between it and the folded directory.
+        const below = d.path.slice(r.path === '' ? 0 : r.path.length + 1).split('/')[0]!;
+        expect(roomByPath(L, 'repo_mono0001', r.path === '' ? below : `${r.path}/${below}`)).toBeNull();
+        expect(r.more).toBeGreaterThan(0); // its "+N more" marker says something is folded here
+      }
+      const slots = crowdSlots(L, r);
+      const route = routeToPoint(L, r, slots[slots.length - 1]!);
+      expect(route[0]).toEqual(b.entrance);
+      expect(route[route.length - 1]).toEqual(slots[slots.length - 1]);
+    }
+    expect(folded).toBeGreaterThan(1000);
+  });
+
+  it('tiny leaves among many siblings fold; unfolding a room draws its folded children', () => {
+    const paths = ['lib', ...Array.from({ length: 12 }, (_, i) => `lib/m${String(i).padStart(2, '0')}`), 'lib/m00/deep'];
+    const t: RepoTree = { default_branch: 'main', head_sha: 'abcdef1', dirs: paths.map((p, i) => ({ path: p, files: i === 3 ? 5 : 0 })), truncated: false };
+    const L = layoutVillage([{ id: 'repo_tiny001', name: 'tiny', tree: t }]);
+    const lib = roomByPath(L, 'repo_tiny001', 'lib')!;
+    // m00 has a child and m02 has files: they stay; the other ten tiny leaves fold.
+    expect(lib.children).toEqual(['lib/m00', 'lib/m02']);
+    expect(lib.more).toBe(10);
+    const open = layoutVillage([{ id: 'repo_tiny001', name: 'tiny', tree: t }], null, { unfolded: new Set([unfoldKey('repo_tiny001', 'lib')]) });
+    const lib2 = roomByPath(open, 'repo_tiny001', 'lib')!;
+    expect(lib2.children).toHaveLength(12);
+    expect(lib2.more).toBe(0);
+    // Deeper than MAX_DEPTH unfolds too.
+    const before = layoutVillage([{ id: 'repo_mono0001', name: 'mono', tree: mono() }]);
+    expect(roomByPath(before, 'repo_mono0001', 'packages/core/src')!.more).toBeGreaterThan(0);
+    expect(roomByPath(before, 'repo_mono0001', 'packages/core/src/components')).toBeNull();
+    const deep = layoutVillage([{ id: 'repo_mono0001', name: 'mono', tree: mono() }], null, {
+      unfolded: new Set([unfoldKey('repo_mono0001', 'packages/core/src')]),
+    });
+    expect(roomByPath(deep, 'repo_mono0001', 'packages/core/src/components')).not.toBeNull();
+    expect(roomByPath(deep, 'repo_mono0001', 'packages/core/src')!.more).toBe(0);
+  });
+
+  it('10 repositories form a village with streets: no overlaps, every door on a road', () => {
+    const repos = Array.from({ length: 10 }, (_, i) => ({ id: `repo_many${String(i).padStart(3, '0')}`, name: `service-${i}`, tree: monorepoTree(40 + i * 60) }));
+    const L = layoutVillage(repos);
+    const bs = L.buildings;
+    expect(bs).toHaveLength(10);
+    const overlap = (a: Rect, b: Rect) => a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
+    for (let i = 0; i < bs.length; i++) for (let j = i + 1; j < bs.length; j++) expect(overlap(bs[i]!, bs[j]!)).toBe(false);
+    for (const b of bs) {
+      const onRoad = L.roads.some((r) => b.entrance.x >= r.x && b.entrance.x < r.x + r.w && b.entrance.y >= r.y && b.entrance.y < r.y + r.h);
+      const street = L.roads.some((r) => r.h >= 2 && r.y === b.roadY);
+      expect(onRoad && street).toBe(true);
+    }
+    // More than one street: the village is rows along roads, not one long line.
+    expect(new Set(bs.map((b) => b.roadY)).size).toBeGreaterThan(1);
+  });
+
+  it('crowd slots are free floor, never overlapping, in every room', () => {
+    const L = layoutVillage([{ id: 'repo_mono0001', name: 'mono', tree: mono() }]);
+    for (const r of L.buildings[0]!.rooms) {
+      const slots = crowdSlots(L, r);
+      expect(slots.length).toBeGreaterThan(0);
+      for (let i = 0; i < slots.length; i++) {
+        const p = slots[i]!;
+        expect(roomAt(L, p.x + 0.5, p.y + 0.5)).toBe(r);
+        for (let j = i + 1; j < slots.length; j++) {
+          const q = slots[j]!;
+          expect(Math.abs(p.x - q.x) < FIGURE_W_TILES && Math.abs(p.y - q.y) < FIGURE_H_TILES).toBe(false);
+        }
+      }
+    }
   });
 });

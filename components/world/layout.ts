@@ -29,6 +29,14 @@ export const MAX_DEPTH = 3;
 export const MAX_CHILDREN = 24;
 /** At most this many rooms are drawn per building (breadth first), so a huge repository still draws. */
 export const MAX_ROOMS_PER_BUILDING = 240;
+/** A room a person unfolded shows up to this many children (and its children may go one level deeper). */
+export const MAX_CHILDREN_UNFOLDED = 96;
+/**
+ * A leaf directory with at most this many files is "tiny": when its parent has more than
+ * TINY_FOLD_SIBLINGS children it folds into the parent (one fewer room that says little).
+ */
+export const TINY_DIR_FILES = 1;
+export const TINY_FOLD_SIBLINGS = 8;
 
 /** Free rows at the top of a room with children: its own floor, where its sprites stand. */
 const LOBBY = 2;
@@ -223,24 +231,38 @@ interface Drawn {
   rExit: number;
 }
 
-/** Chooses the drawn rooms breadth first, within the per-room, depth and building limits. */
-function chooseRooms(root: DirNode): { top: Drawn; count: number } {
+/**
+ * Chooses the drawn rooms breadth first, within the per-room, depth and building limits. Deep
+ * directories, tiny leaves among many siblings and whatever exceeds a budget fold into their parent
+ * (its "+N more" marker); a room in `unfolded` shows its children regardless (up to
+ * MAX_CHILDREN_UNFOLDED, on top of the building budget).
+ */
+function chooseRooms(root: DirNode, unfolded: ReadonlySet<string>): { top: Drawn; count: number } {
   const top: Drawn = { node: root, kids: [], more: 0, w: 0, h: 0, rx: 0, ry: 0, rExit: 0 };
   let count = 1;
+  let extra = 0; // budget granted by unfolded rooms
   const queue: Drawn[] = [top];
   for (let qi = 0; qi < queue.length; qi++) {
     const d = queue[qi];
     const all = d.node.children;
-    if (d.node.depth >= MAX_DEPTH || all.length === 0) {
+    const open = unfolded.has(d.node.path);
+    if ((d.node.depth >= MAX_DEPTH && !open) || all.length === 0) {
       d.more = all.length;
       continue;
     }
-    const room = Math.max(0, Math.min(MAX_CHILDREN, MAX_ROOMS_PER_BUILDING - count, all.length));
+    const eligible = open || all.length <= TINY_FOLD_SIBLINGS ? all : all.filter((c) => c.children.length > 0 || c.files > TINY_DIR_FILES);
+    let room: number;
+    if (open) {
+      room = Math.min(MAX_CHILDREN_UNFOLDED, eligible.length);
+      extra += room;
+    } else {
+      room = Math.max(0, Math.min(MAX_CHILDREN, MAX_ROOMS_PER_BUILDING + extra - count, eligible.length));
+    }
     // Prefer the biggest subtrees, then draw the chosen ones in path order.
     const chosen =
-      room >= all.length
-        ? all
-        : [...all]
+      room >= eligible.length
+        ? eligible
+        : [...eligible]
             .sort((a, b) => b.subtree - a.subtree || cmp(a.path, b.path))
             .slice(0, room)
             .sort((a, b) => cmp(a.path, b.path));
@@ -383,12 +405,15 @@ interface Pending {
   drawn: number;
 }
 
-function prepare(repo: VillageRepoInput): Pending {
+function prepare(repo: VillageRepoInput, unfolded: ReadonlySet<string>): Pending {
   if (!repo.tree) {
     return { repoId: repo.id, name: repo.name, kind: 'construction', w: CONSTRUCTION_W, h: CONSTRUCTION_H, top: null, total: 0, drawn: 0 };
   }
   const { root, total } = buildTree(repo.tree);
-  const { top, count } = chooseRooms(root);
+  const open = new Set<string>();
+  const prefix = `${repo.id}|`;
+  for (const k of unfolded) if (k.startsWith(prefix)) open.add(k.slice(prefix.length));
+  const { top, count } = chooseRooms(root, open);
   measure(top, repo.name);
   return { repoId: repo.id, name: repo.name, kind: 'building', w: top.w, h: top.h, top, total, drawn: count };
 }
@@ -490,14 +515,29 @@ function chooseRows(pending: Pending[]): Pending[][] {
 
 // ───────────────────────────── the layout ─────────────────────────────
 
+export interface LayoutOptions {
+  /** Rooms a person unfolded, as unfoldKey(repoId, path): their folded children are drawn. */
+  unfolded?: ReadonlySet<string>;
+}
+
+/** The key of a room in LayoutOptions.unfolded. */
+export function unfoldKey(repoId: string, path: string): string {
+  return `${repoId}|${normalizePath(path)}`;
+}
+
 /**
  * Lays out the village: one building per repository, in rows along roads, each building a floor
  * plan of its directories. Pure and deterministic.
  */
-export function layoutVillage(repos: ReadonlyArray<VillageRepoInput>, workshop: VillageWorkshopInput | null = null): VillageLayout {
+export function layoutVillage(
+  repos: ReadonlyArray<VillageRepoInput>,
+  workshop: VillageWorkshopInput | null = null,
+  options: LayoutOptions = {},
+): VillageLayout {
+  const unfolded = options.unfolded ?? new Set<string>();
   const sorted = [...repos].sort((a, b) => cmp(a.name, b.name) || cmp(a.id, b.id));
   // The workshop stands first, by the village road, then the repositories by name.
-  const pending = [...(workshop ? [prepareWorkshop(workshop)] : []), ...sorted.map(prepare)];
+  const pending = [...(workshop ? [prepareWorkshop(workshop)] : []), ...sorted.map((r) => prepare(r, unfolded))];
 
   // Rows: choose the row width whose village best fits a 16:10 screen (deterministic search).
   const rows = chooseRows(pending);
@@ -660,8 +700,15 @@ function pushPoint(out: Point[], p: Point): void {
  * `spotIndex` of `room`: through each door on the way, along corridors only.
  */
 export function routeTo(layout: VillageLayout, room: RoomLayout, spotIndex: number): Point[] {
+  return routeToPoint(layout, room, spotFor(room, spotIndex));
+}
+
+/**
+ * The walk from the building's entrance to `spot`, a free floor tile of `room` (one of its spots or
+ * crowd slots): through each door on the way, along corridors only.
+ */
+export function routeToPoint(layout: VillageLayout, room: RoomLayout, spot: Point): Point[] {
   const b = buildingFor(layout, room.repoId);
-  const spot = spotFor(room, spotIndex);
   if (!b) return [spot];
   const out: Point[] = [];
   pushPoint(out, { ...b.entrance });
@@ -772,4 +819,60 @@ export function bugSpotsFor(layout: VillageLayout, room: RoomLayout, n: number):
     const lap = Math.floor(i / free.length);
     return lap === 0 ? { ...base } : { x: base.x + [0.3, -0.3, 0.15, -0.15][(lap - 1) % 4]!, y: base.y };
   });
+}
+
+// ───────────────────────────── crowds ─────────────────────────────
+
+/** Sprite footprint in tiles (16×24 px figures on 16 px tiles): used to keep standing figures apart. */
+export const FIGURE_W_TILES = 14 / 16;
+export const FIGURE_H_TILES = 22 / 16;
+/** Standing rows are this many tiles apart, so a head never covers the feet of the figure above. */
+export const CROWD_ROW_STEP = 2;
+
+const slotCache = new WeakMap<RoomLayout, Point[]>();
+
+/**
+ * Where sprites stand in a room, in the order they fill up: free floor of the room itself on a grid
+ * (every tile across, every CROWD_ROW_STEP rows down), never inside a child room, on a child's
+ * doorstep or on the "+N more" note. Only rows that no child room cuts are used, so the straight
+ * walk along a row (see routeToPoint) never crosses a wall. Every other column first, so a few
+ * sprites spread out before a crowd packs in. Deterministic; at least one slot.
+ */
+export function crowdSlots(layout: VillageLayout, room: RoomLayout): Point[] {
+  const cached = slotCache.get(room);
+  if (cached) return cached;
+  const b = buildingFor(layout, room.repoId);
+  let out: Point[];
+  if (!b || b.kind !== 'building') {
+    out = room.spots.map((p) => ({ ...p }));
+  } else {
+    const rooms = indexOf(b).rooms;
+    const kids = room.children.map((c) => rooms.get(c)).filter((k): k is RoomLayout => !!k);
+    const ix = room.x + 1;
+    const iy = room.y + 1;
+    const right = room.x + room.w - 2;
+    const bottom = room.y + room.h - 2;
+    const within = (x: number, y: number, r: Rect) => x >= r.x && x < r.x + r.w && y >= r.y && y < r.y + r.h;
+    const doorsteps = new Set(kids.map((k) => `${k.door.x},${k.exitY}`));
+    const rows: number[] = [];
+    // Rows from the top; in a leaf the lowest row first (the door's side reads as "the floor").
+    for (let y = kids.length > 0 ? iy + LOBBY - 1 : bottom; kids.length > 0 ? y <= bottom : y >= iy; y += kids.length > 0 ? 1 : -1) {
+      if (kids.some((k) => y >= k.y && y < k.y + k.h)) continue;
+      if (rows.length > 0 && Math.abs(y - rows[rows.length - 1]!) < CROWD_ROW_STEP) continue;
+      rows.push(y);
+    }
+    out = [];
+    for (const parity of [0, 1]) {
+      for (const y of rows) {
+        for (let x = ix + 1 + parity; x <= right - 1; x += 2) {
+          if (doorsteps.has(`${x},${y}`) || (room.note && within(x, y, room.note))) continue;
+          if (y === bottom && x === room.door.x) continue; // the room's own doorway stays clear
+          out.push({ x, y });
+        }
+      }
+    }
+    if (out.length === 0) out = room.spots.map((p) => ({ ...p }));
+  }
+  slotCache.set(room, out);
+  return out;
 }

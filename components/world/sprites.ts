@@ -6,6 +6,7 @@
  * into pixi textures with nearest-neighbour scaling so they stay crisp when zoomed.
  */
 import { Texture } from 'pixi.js';
+import { SpriteAtlas } from './atlas';
 import type { BubbleKind } from './status';
 
 export type { BubbleKind };
@@ -626,8 +627,10 @@ export interface VillageTextures {
   /** Soft shadow under a sprite (16×6). */
   shadow: Texture;
   tile(kind: TileKind): Texture;
-  /** Linear filtering for zoomed-out views (less shimmer), nearest otherwise. */
+  /** Linear filtering for zoomed-out views (less shimmer), nearest otherwise (tiles only). */
   setSmooth(smooth: boolean): void;
+  /** Uploads frames added to the atlas since the last frame (call before rendering). */
+  flush(): void;
   destroy(): void;
 }
 
@@ -635,14 +638,22 @@ export interface VillageTextures {
 export function createTextures(): VillageTextures {
   const owned: Texture[] = [];
   let smooth = false;
-  const smoothable: Texture[] = []; // tiles and props; characters and bubbles stay nearest (drawn at 1:1 or more)
-  const own = (c: HTMLCanvasElement, canSmooth = false) => {
+  const smoothable: Texture[] = []; // tiles (tiling sprites need a texture of their own)
+  const atlas = new SpriteAtlas();
+  const extra: Texture[] = []; // frames that did not fit the atlas (a second atlas would be the next step)
+  /** Sprite frames go into the shared atlas so they batch. */
+  const own = (c: HTMLCanvasElement) => {
+    const t = atlas.add(c);
+    if (t) return t;
+    const solo = toTexture(c);
+    extra.push(solo);
+    return solo;
+  };
+  const ownTile = (c: HTMLCanvasElement) => {
     const t = toTexture(c);
     owned.push(t);
-    if (canSmooth) {
-      smoothable.push(t);
-      if (smooth) t.source.scaleMode = 'linear';
-    }
+    smoothable.push(t);
+    if (smooth) t.source.scaleMode = 'linear';
     return t;
   };
   const walkCache = new Map<string, WalkFrames>();
@@ -690,7 +701,7 @@ export function createTextures(): VillageTextures {
     prop(kind) {
       let t = props.get(kind);
       if (!t) {
-        t = own(propCanvas(kind), true);
+        t = own(propCanvas(kind));
         props.set(kind, t);
       }
       return t;
@@ -699,7 +710,7 @@ export function createTextures(): VillageTextures {
     tile(kind) {
       let t = tiles.get(kind);
       if (!t) {
-        t = own(tileCanvas(kind), true);
+        t = ownTile(tileCanvas(kind));
         tiles.set(kind, t);
       }
       return t;
@@ -709,9 +720,15 @@ export function createTextures(): VillageTextures {
       smooth = value;
       for (const t of smoothable) t.source.scaleMode = value ? 'linear' : 'nearest';
     },
+    flush() {
+      atlas.flush();
+    },
     destroy() {
       for (const t of owned) t.destroy(true);
+      for (const t of extra) t.destroy(true);
+      atlas.destroy();
       owned.length = 0;
+      extra.length = 0;
       smoothable.length = 0;
       walkCache.clear();
       tiles.clear();

@@ -1,0 +1,310 @@
+/**
+ * The pixi side of the village, wired together: the camera, the static map (cached chunks), the
+ * patrol overlay, the actors drawn from the pure simulation, crowd badges, input and the
+ * on-demand frame loop. Loaded with a dynamic import from Village.tsx (browser only); React feeds
+ * it the layout, sessions and selection.
+ *
+ * Where a sprite's position comes from: `stepActors` in ./simulation.ts (pure); ActorsLayer only
+ * draws that state.
+ */
+import { Application, BitmapText, Container } from 'pixi.js';
+import type { RepoSummary, SessionSummary } from '../../../protocol/ui';
+import { TILE, roomAt, roomByPath, type VillageLayout } from '../layout';
+import { BACKGROUND, createTextures } from '../sprites';
+import { ActorsLayer } from './actors-layer';
+import { Camera } from './camera';
+import { DETAIL_BUDGET_MS, FIRST_DETAIL_BUDGET_MS } from './constants';
+import { CrowdBadges } from './crowd-badges';
+import { createDebugApi } from './debug-api';
+import { FrameLoop } from './frame-loop';
+import { attachInput } from './input';
+import { FONT_SIZES, Labels, fontName, installFonts } from './labels';
+import { MapLayer } from './map-layer';
+import { PatrolLayer } from './patrol-layer';
+import { MAX_STEP_MS, initialSimState, stepActors, type SimState } from './simulation';
+import type { EngineCallbacks, FrameTimes, VillageEngine } from './types';
+
+export type { EngineCallbacks, VillageDebugApi, VillageEngine } from './types';
+export { ZOOMS } from './constants';
+
+/** Textures one batched draw call may sample (see the comment where it is set). */
+const MAX_BATCH_TEXTURES = 4;
+/** Frames to draw after the first world before the village reports itself ready (painted, not just built). */
+const READY_AFTER_FRAMES = 2;
+/** A sleeping loop catches the simulation up in steps, but at most this much (a tab asleep for an hour). */
+const MAX_CATCH_UP_MS = 10_000;
+/** A slow frame advances the simulation by its real duration, up to this (a frozen tab does not teleport walkers). */
+const MAX_FRAME_STEP_MS = 1_000;
+/** While measuring, the camera pans this many px per frame (so every frame really draws). */
+const MEASURE_PAN_PX = 2;
+const MEASURE_FLIP_FRAMES = 60;
+
+export async function createVillageEngine(host: HTMLElement, callbacks: () => EngineCallbacks): Promise<VillageEngine> {
+  const resolution = Math.max(1, Math.min(3, window.devicePixelRatio || 1));
+  const app = new Application();
+  // No ticker: frames are drawn on demand by FrameLoop.
+  await app.init({ resizeTo: host, background: BACKGROUND, antialias: false, resolution, autoDensity: true, roundPixels: true, autoStart: false });
+  app.ticker?.stop();
+  // Fewer textures per batch: pixi's batch shader picks its texture with one branch per unit, and
+  // a software renderer (SwiftShader, headless Chromium) pays for every branch on every pixel —
+  // measured here: 16 units 633 ms a frame, 4 units 100 ms, 1 unit 117 ms (more draw calls).
+  const limits = (app.renderer as unknown as { limits?: { maxBatchableTextures: number } }).limits;
+  if (limits) limits.maxBatchableTextures = Math.min(limits.maxBatchableTextures, MAX_BATCH_TEXTURES);
+  installFonts(resolution);
+  const tex = createTextures();
+  const canvas = app.canvas;
+  canvas.style.display = 'block';
+  canvas.style.touchAction = 'none';
+  canvas.style.imageRendering = 'pixelated';
+  host.appendChild(canvas);
+
+  const viewW = () => app.screen.width;
+  const viewH = () => app.screen.height;
+  const cam = new Camera({ width: viewW, height: viewH });
+
+  // Layers: the world (scaled by the camera), labels (moved, not scaled, so text stays crisp), HUD.
+  const world = new Container({ label: 'world' });
+  const overlay = new Container({ label: 'labels' });
+  const hud = new Container({ label: 'hud' });
+  const labels = new Labels(overlay);
+  const map = new MapLayer(tex, labels);
+  const patrol = new PatrolLayer(tex, overlay);
+  const actors = new ActorsLayer(tex, overlay);
+  world.addChild(map.ground, map.buildings, map.highlight, patrol.bugsLayer, actors.layer, patrol.healthLayer, patrol.smokeLayer);
+  app.stage.addChild(world, overlay, hud);
+  const emptyText = new BitmapText({ text: 'No repositories yet', style: { fontFamily: fontName('title', 1), fontSize: FONT_SIZES.title[1] } });
+  emptyText.visible = false;
+  hud.addChild(emptyText);
+
+  let layout: VillageLayout | null = null;
+  let sessions: readonly SessionSummary[] = [];
+  let sim: SimState = initialSimState();
+  let selectedRoom: { repoId: string; roomPath: string } | null = null;
+  let cameraDirty = true;
+  let detailPending = false;
+  let framesSinceWorld = -1;
+  let ready = false;
+  let destroyed = false;
+  /** After an unfold: the room to keep at the same screen point once the new layout is in. */
+  let refocus: { repoId: string; path: string; sx: number; sy: number } | null = null;
+  let lastMeasure: { result: FrameTimes } | null = null;
+  let measuring: { until: number; last: number; n: number; result: FrameTimes; done: (x: FrameTimes) => void } | null = null;
+
+  const crowds = new CrowdBadges(host, (id) => callbacks().onSelectSession(id));
+
+  const frame = (dt: number, now: number, sleptMs: number) => {
+    if (destroyed) return;
+    const t0 = performance.now();
+    // The simulation: one clamped step, or (after sleeping) catch up in steps so timers such as a
+    // failed sprite's linger keep real time.
+    // A slow renderer (a few frames a second) steps in several MAX_STEP_MS pieces, so walks keep
+    // real time instead of slowing down with the frame rate.
+    let left = sleptMs > 0 && !sim.busy ? Math.min(sleptMs, MAX_CATCH_UP_MS) : Math.min(dt, MAX_FRAME_STEP_MS);
+    do {
+      sim = stepActors(sim, sessions, layout, Math.min(left, MAX_STEP_MS));
+      left -= MAX_STEP_MS;
+    } while (left > 0);
+    if (measuring) {
+      const m = measuring;
+      lastMeasure = m;
+      if (m.last >= 0) m.result.intervals.push(now - m.last);
+      m.last = now;
+      m.n++;
+      cam.x += Math.floor(m.n / MEASURE_FLIP_FRAMES) % 2 ? -MEASURE_PAN_PX : MEASURE_PAN_PX;
+      cameraDirty = true;
+      if (now >= m.until) {
+        measuring = null;
+        queueMicrotask(() => m.done(m.result));
+      }
+    }
+    if (cameraDirty) applyCamera();
+    if (detailPending || cameraDirty) detailPending = map.updateDetail(cam, viewW(), viewH(), DETAIL_BUDGET_MS);
+    cameraDirty = false;
+    const bubbleWake = actors.sync(sim, cam, now);
+    const patrolWake = patrol.animate(now, cam);
+    crowds.update(sim, cam);
+    tex.flush();
+    const t1 = performance.now();
+    app.render();
+    const t2 = performance.now();
+    const m = measuring ?? lastMeasure;
+    if (m && m.result.js.length < m.result.intervals.length + 1) {
+      m.result.js.push(t2 - t0);
+      m.result.render.push(t2 - t1);
+    }
+    lastMeasure = null;
+    if (framesSinceWorld >= 0 && !ready && ++framesSinceWorld >= READY_AFTER_FRAMES) {
+      ready = true;
+      host.dataset.ready = 'true';
+    }
+    // What the next frame waits for.
+    if (sim.busy || detailPending || measuring || (framesSinceWorld >= 0 && !ready)) loop.request();
+    else {
+      const wakes = [bubbleWake, patrolWake, sim.wakeAt === null ? null : sim.wakeAt - sim.time].filter((x): x is number => x !== null);
+      if (wakes.length) loop.requestIn(Math.min(...wakes));
+    }
+  };
+  const loop = new FrameLoop(frame);
+
+  function applyCamera(): void {
+    cam.clamp(layout);
+    world.scale.set(cam.zoom);
+    world.position.set(cam.ox, cam.oy);
+    overlay.position.set(cam.ox, cam.oy);
+    map.setZoom(cam.zoom);
+    map.cull(cam);
+    labels.layout(cam, viewW(), viewH());
+    patrol.position(cam);
+    emptyText.position.set(Math.round(viewW() / 2 - emptyText.width / 2), Math.round(viewH() / 2 - emptyText.height / 2));
+  }
+
+  const cameraMoved = () => {
+    cameraDirty = true;
+    loop.request();
+  };
+
+  function fit(): void {
+    if (layout && cam.fit(layout)) cameraMoved();
+  }
+
+  const detachInput = attachInput(host, canvas, {
+    panBy(dx, dy) {
+      cam.panBy(dx, dy);
+      cameraMoved();
+    },
+    zoomAt(sx, sy, steps) {
+      if (cam.zoomAt(sx, sy, steps)) cameraMoved();
+    },
+    refit() {
+      cam.userMoved = false;
+      fit();
+    },
+    viewCenter: () => ({ x: viewW() / 2, y: viewH() / 2 }),
+    click(sx, sy) {
+      if (!layout) return;
+      const w = cam.toWorld(sx, sy);
+      const id = actors.actorAt(w.x, w.y, cam);
+      if (id) return callbacks().onSelectSession(id);
+      const bug = patrol.bugAt(w.x, w.y, cam);
+      if (bug) return callbacks().onSelectAlert(bug);
+      const marker = map.markerAt(w.x / TILE, w.y / TILE, cam.zoom);
+      if (marker) {
+        // Keep the unfolded room in view when the new layout arrives (its rooms move).
+        const before = cam.toScreen((marker.x + marker.w / 2) * TILE, (marker.y + marker.h / 2) * TILE);
+        refocus = { repoId: marker.repoId, path: marker.path, sx: before.x, sy: before.y };
+        return callbacks().onUnfold(marker.repoId, marker.path);
+      }
+      const r = roomAt(layout, w.x / TILE, w.y / TILE);
+      if (r) callbacks().onSelectRoom(r.repoId, r.path);
+    },
+    hover(sx, sy) {
+      const w = cam.toWorld(sx, sy);
+      const pointer = !!actors.actorAt(w.x, w.y, cam) || !!patrol.bugAt(w.x, w.y, cam) || !!map.markerAt(w.x / TILE, w.y / TILE, cam.zoom);
+      return { pointer, tooltip: labels.fullTextAt(w.x, w.y, cam.zoom) };
+    },
+  });
+
+  const resizeObserver = new ResizeObserver(() => {
+    app.resize();
+    if (!cam.fitted || !cam.userMoved) fit();
+    else cameraMoved();
+  });
+  resizeObserver.observe(host);
+
+  const debugApi = createDebugApi({
+    ready: () => ready,
+    frames: () => loop.frames,
+    layout: () => layout,
+    sim: () => sim,
+    cam,
+    canvas,
+    actors,
+    map,
+    patrol,
+    zoomTo(zoom, focus) {
+      const sx = viewW() / 2;
+      const sy = viewH() / 2;
+      const r = focus && layout ? roomByPath(layout, focus.repoId, focus.roomPath) : null;
+      if (r) {
+        // Put the room's centre in the middle of the view, then zoom around it.
+        const c = cam.toScreen((r.x + r.w / 2) * TILE, (r.y + r.h / 2) * TILE);
+        cam.x += sx - c.x;
+        cam.y += sy - c.y;
+      }
+      cam.userMoved = true;
+      cam.setZoom(zoom, sx, sy);
+      cameraMoved();
+    },
+    measureFrames(ms) {
+      return new Promise((done) => {
+        measuring = { until: performance.now() + ms, last: -1, n: 0, result: { intervals: [], js: [], render: [] }, done };
+        loop.request();
+      });
+    },
+  });
+
+  return {
+    setWorld(next, repos: readonly RepoSummary[]) {
+      if (next === layout) return;
+      layout = next;
+      map.build(next, repos);
+      patrol.draw(next);
+      map.drawHighlight(selectedRoom);
+      emptyText.visible = next.buildings.length === 0;
+      const keep = refocus ? roomByPath(next, refocus.repoId, refocus.path) : null;
+      if (keep && refocus) {
+        const now = cam.toScreen((keep.x + keep.w / 2) * TILE, (keep.y + keep.h / 2) * TILE);
+        cam.x += refocus.sx - now.x;
+        cam.y += refocus.sy - now.y;
+      } else if (!cam.fitted || !cam.userMoved) fit();
+      refocus = null;
+      cameraDirty = true;
+      applyCamera();
+      detailPending = map.updateDetail(cam, viewW(), viewH(), FIRST_DETAIL_BUDGET_MS);
+      sim = stepActors(sim, sessions, layout, 0);
+      if (framesSinceWorld < 0) framesSinceWorld = 0;
+      loop.request();
+    },
+    setSessions(next) {
+      sessions = next;
+      // Reconcile at once (a zero step): who is where changes now, even if the next frame is late,
+      // so a quick succession of rooms is never skipped.
+      sim = stepActors(sim, sessions, layout, 0);
+      loop.request();
+    },
+    setSelection(sessionId, room) {
+      const changed = room?.repoId !== selectedRoom?.repoId || room?.roomPath !== selectedRoom?.roomPath;
+      selectedRoom = room;
+      if (changed) map.drawHighlight(room);
+      actors.setSelected(sessionId);
+      loop.request();
+    },
+    setPatrolState(alerts, health) {
+      patrol.setState(alerts, health);
+      patrol.draw(layout);
+      patrol.position(cam);
+      loop.request();
+    },
+    setSelectedAlert(id) {
+      patrol.setSelected(id);
+      loop.request();
+    },
+    fit,
+    debugApi,
+    destroy() {
+      if (destroyed) return;
+      destroyed = true;
+      loop.stop();
+      resizeObserver.disconnect();
+      detachInput();
+      crowds.destroy();
+      if (window.__village === debugApi) delete window.__village;
+      if (ready) delete host.dataset.ready;
+      patrol.clear();
+      map.clear();
+      actors.destroy();
+      app.destroy({ removeView: true }, { children: true });
+      tex.destroy();
+    },
+  };
+}

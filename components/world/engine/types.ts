@@ -1,0 +1,73 @@
+/** The village engine's public surface: what Village.tsx calls, and what it is called back with. */
+import type { RepoSummary, SessionSummary } from '../../../protocol/ui';
+import type { AlertSummary, RepoHealth } from '../../../protocol/patrols';
+import type { VillageLayout } from '../layout';
+
+export interface EngineCallbacks {
+  onSelectSession(id: string): void;
+  onSelectRoom(repoId: string, roomPath: string): void;
+  /** Clicking a bug (an alert from a patrol). */
+  onSelectAlert(id: string): void;
+  /** Clicking a room's "+N more" marker: draw its folded directories. */
+  onUnfold(repoId: string, roomPath: string): void;
+}
+
+export interface VillageDebugApi {
+  readonly ready: boolean;
+  /** Client (page) coordinates of the sprite's centre, for a real mouse click. */
+  spriteScreenPosition(sessionId: string): { x: number; y: number } | null;
+  /** The room path the sprite is in or walking to (null when it is leaving or unknown). */
+  spriteRoom(sessionId: string): string | null;
+  /** The bubble drawn over the sprite ('approval', 'input', …), null when none is shown. */
+  spriteBubble(sessionId: string): string | null;
+  /** Whether the sprite waits in a crowd's "+N" instead of being drawn. */
+  spriteHidden(sessionId: string): boolean;
+  /** Client coordinates of a point that selects exactly this room when clicked (its top wall). */
+  roomScreenPosition(repoId: string, roomPath: string): { x: number; y: number } | null;
+  /** Client coordinates of a room's "+N more" (unfold) marker, null when it has none. */
+  foldMarkerScreenPosition(repoId: string, roomPath: string): { x: number; y: number } | null;
+  /** Current zoom level (one of ZOOMS, or a fitted zoom below them). */
+  readonly zoom: number;
+  /** Zooms to `zoom` around the point of `room` (or the view's centre) — for screenshots and benches. */
+  zoomTo(zoom: number, focus?: { repoId: string; roomPath: string }): void;
+  /** The room an alert's bug sits in (null when it is not shown). */
+  alertRoom(alertId: string): string | null;
+  /** Client coordinates of an alert's bug, for a real mouse click. */
+  alertScreenPosition(alertId: string): { x: number; y: number } | null;
+  /** The health a building's bar shows (0..1), null when it has none. */
+  health(repoId: string): number | null;
+  /** Whether the building smokes (its build patrol fails). */
+  smoking(repoId: string): boolean;
+  /** Frames drawn so far (a still village draws none). */
+  readonly frames: number;
+  /** Draws every frame for `ms` while panning to and fro; resolves with each frame's timings. */
+  measureFrames(ms: number): Promise<FrameTimes>;
+}
+
+/** Per-frame figures of a measurement (ms): time between frames, main-thread time of the frame, of which pixi's render call. */
+export interface FrameTimes {
+  intervals: number[];
+  js: number[];
+  render: number[];
+}
+
+declare global {
+  interface Window {
+    /** Read-only debug / test API of the mounted village (see VillageDebugApi); test builds or ?debug only. */
+    __village?: VillageDebugApi;
+  }
+}
+
+export interface VillageEngine {
+  setWorld(layout: VillageLayout, repos: readonly RepoSummary[]): void;
+  setSessions(sessions: readonly SessionSummary[]): void;
+  setSelection(sessionId: string | null, room: { repoId: string; roomPath: string } | null): void;
+  /** Patrol results: open alerts become bugs in their rooms; health bars and smoke over buildings. */
+  setPatrolState(alerts: readonly AlertSummary[], health: readonly RepoHealth[]): void;
+  setSelectedAlert(alertId: string | null): void;
+  /** Re-fits the whole village in view. */
+  fit(): void;
+  /** The read-only debug / test API (Village.tsx publishes it as window.__village when hooks are on). */
+  readonly debugApi: VillageDebugApi;
+  destroy(): void;
+}
