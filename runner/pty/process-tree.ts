@@ -7,6 +7,8 @@ interface ProcInfo {
   sid: number;
   state: string;
   zombie: boolean;
+  /** The command name (/proc/<pid>/stat's second field). */
+  comm: string;
 }
 
 function readProc(pid: number): ProcInfo | null {
@@ -14,7 +16,8 @@ function readProc(pid: number): ProcInfo | null {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name may hold spaces and parentheses; fields resume after the last ')'.
     const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { pid, ppid: Number(rest[1]), pgid: Number(rest[2]), sid: Number(rest[3]), state: rest[0], zombie: rest[0] === 'Z' };
+    const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    return { pid, ppid: Number(rest[1]), pgid: Number(rest[2]), sid: Number(rest[3]), state: rest[0], zombie: rest[0] === 'Z', comm };
   } catch {
     return null;
   }
@@ -73,6 +76,11 @@ export function signalSessionTree(leaderPid: number, signal: NodeJS.Signals, opt
   const groups = new Set<number>([leaderPid]);
   const pids = new Set<number>();
   const procs = listProcs();
+  // spareLeader (a sandbox): bubblewrap's own processes are spared too. When the command inside
+  // ends, bubblewrap's init exits only after the kernel has killed everything left in the PID
+  // namespace (setsid children included), so the session's end is observed after that; a TERM to
+  // bubblewrap itself would end the namespace behind the session leader's back instead.
+  const spared = new Set<number>(opts.spareLeader ? procs.filter((p) => p.comm === 'bwrap').map((p) => p.pid) : []);
   if (procs.length > 0) {
     const children = new Map<number, number[]>();
     for (const p of procs) {
@@ -109,7 +117,7 @@ export function signalSessionTree(leaderPid: number, signal: NodeJS.Signals, opt
   // the whole namespace at once), one process at a time — its group holds the leader too.
   if (opts.spareLeader) {
     pids.delete(leaderPid);
-    for (const p of pids) if (p > 1 && trySignal(p, signal)) n++;
+    for (const p of pids) if (p > 1 && !spared.has(p) && trySignal(p, signal)) n++;
     return n;
   }
   if (leaderGroup && !opts.leaderLast && trySignal(-leaderPid, signal)) n++;

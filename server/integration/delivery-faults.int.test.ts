@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionSummary } from '../../protocol';
-import { Api, ROOT, TerminalWatcher, uiSocket, waitFor } from './harness';
+import { Api, rememberSetupToken, ROOT, TerminalWatcher, uiSocket, waitFor } from './harness';
 
 /**
  * Issue 11 "keep it that way": kill -9 the runner, the server or both at seeded random points
@@ -88,6 +88,8 @@ describe('delivery under kill -9 of runner and server (seeded)', () => {
       child.once('exit', (code) => rej(new Error(`server exited with ${code}:\n${logs.join('')}`)));
     });
     server = child;
+    // The first start prints the first-run link; setupAdmin() sends its token.
+    rememberSetupToken(url, logs);
   }
 
   function startRunner() {

@@ -32,6 +32,12 @@ export function setupTokenFromLogs(logs: string[]): string | null {
   return /\/setup\?token=([\w-]+)/.exec(logs.join(''))?.[1] ?? null;
 }
 
+/** For a test that starts its own server: Api(url).setupAdmin() then sends the token it printed. */
+export function rememberSetupToken(url: string, logs: string[]): void {
+  const token = setupTokenFromLogs(logs);
+  if (token) setupTokens.set(url, token);
+}
+
 export interface Stack {
   url: string;
   dataDir: string;

@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -73,6 +73,8 @@ describe('runner over mutual TLS (a CA made at test time)', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'av-tls-'));
+    // A root server runs its attached runner as an unprivileged user, which must read the CA file.
+    chmodSync(dir, 0o755);
     makeCa(dir, 'ca');
     makeLeaf(dir, 'ca', 'server', 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
     makeLeaf(dir, 'ca', 'runner', 'extendedKeyUsage=clientAuth\n');

@@ -1,18 +1,22 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionSummary } from '../../protocol';
-import { readFileSync } from 'node:fs';
 import { Api, startStack, TerminalWatcher, uiSocket, waitFor, type Stack } from './harness';
 
-/** Alive = exists and is not a zombie waiting for a parent (PID 1 in a container may never reap it). */
-function alive(pid: number): boolean {
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
+/** Live (not zombie) host processes whose command line is exactly `cmdline` (NUL-separated). */
+function hostPidsOf(cmdline: string): number[] {
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        return readFileSync(`/proc/${d}/cmdline`, 'utf8') === cmdline && !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${d}/stat`, 'utf8'));
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
 }
 
 /** The walking village end to end below the browser: REST + /ui socket + attached runner + PTY + git. */
@@ -63,7 +67,8 @@ describe('walking village (real server, real runner, real PTY, real git)', () =>
     const worktree = join(stack.dataDir, 'runner', 'worktrees', session.id);
     await watcher.waitText(`${worktree}/src/core`);
     expect(existsSync(join(worktree, 'src/core/lamp.js'))).toBe(true);
-    const branch = execFileSync('git', ['-C', worktree, 'rev-parse', '--abbrev-ref', 'HEAD']).toString().trim();
+    // The worktree belongs to the runner's user (not this test's): git needs to be told it is safe.
+    const branch = execFileSync('git', ['-c', `safe.directory=${worktree}`, '-C', worktree, 'rev-parse', '--abbrev-ref', 'HEAD']).toString().trim();
     expect(branch).toBe(`agent/${session.id}`);
 
     await watcher.type('env | sort; echo env-done-$((1+1))\r');
@@ -133,15 +138,17 @@ describe('walking village (real server, real runner, real PTY, real git)', () =>
   });
 
   it('stops the session: process group ended, worktree removed, session completed', async () => {
-    await watcher.type('sleep 1000 & echo bg-pid-$!\r');
-    const m = await waitFor(() => /bg-pid-(\d+)/.exec(watcher.text()), 'background pid');
-    const bgPid = Number(m[1]);
+    // The session has its own PID namespace, so the pid it prints means nothing out here: the job
+    // is found by its command line in the host's /proc instead.
+    await watcher.type('sleep 1017 & echo bg-started-$((1+1))\r');
+    await watcher.waitText('bg-started-2');
+    await waitFor(() => hostPidsOf('sleep\u00001017\u0000').length > 0, 'the background job in the host /proc');
     await api.ok('POST', `/api/sessions/${session.id}/stop`);
     const ended = await api.waitState(session.id, ['COMPLETED', 'FAILED']);
     expect(ended.state).toBe('COMPLETED');
     const worktree = join(stack.dataDir, 'runner', 'worktrees', session.id);
     await waitFor(() => !existsSync(worktree), 'worktree removal');
-    await waitFor(() => !alive(bgPid), 'the background job to end with the process group');
+    await waitFor(() => hostPidsOf('sleep\u00001017\u0000').length === 0, 'the background job to end with the session');
     const world = await api.world();
     expect(world.sessions.find((s) => s.id === session.id)?.state).toBe('COMPLETED');
     watcher.socket.close();

@@ -14,6 +14,8 @@ export function gitIn(dir: string, ...args: string[]): string {
 
 export function makeRepo(files: Record<string, string>, prefix = 'dta-fixture'): string {
   const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), `${prefix}-`)));
+  // mkdtemp makes it 0700; a root server's runner (an unprivileged user) must be able to clone it.
+  fs.chmodSync(dir, 0o755);
   writeFiles(dir, files);
   gitIn(dir, 'init', '-q', '-b', 'main');
   gitIn(dir, 'add', '-A');
