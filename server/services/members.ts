@@ -16,11 +16,12 @@ const LAST_ADMIN = 'This is the last admin of the organisation: make another mem
 
 type Ctx = { ip?: string | null };
 
-function inviteSummary(i: { id: string; email: string; role: string; expiresAt: Date; acceptedAt: Date | null; createdAt: Date }): InviteSummary {
+function inviteSummary(i: { id: string; email: string; role: string; kind: string; expiresAt: Date; acceptedAt: Date | null; createdAt: Date }): InviteSummary {
   return {
     id: i.id,
     email: i.email,
     role: i.role as Role,
+    kind: i.kind === 'account' ? 'account' : 'link',
     expires_at: i.expiresAt.toISOString(),
     accepted: i.acceptedAt !== null,
     created_at: i.createdAt.toISOString(),
