@@ -82,3 +82,42 @@ test('[MEMBERS]: an admin invites a viewer, who joins and gets a read-only termi
   // Tidy up: the session Vera watched ends.
   await page.request.post(`/api/sessions/${spawned.data.id}/stop`);
 });
+
+test('[MEMBERS]: an admin creates a member with a one-time password; it is pending until the first sign-in, which must change it', async ({ page, browser }) => {
+  const OTIS = { name: 'Otis', email: 'otis@example.com', password: 'otis picked his own' };
+  await logIn(page);
+  await page.getByRole('link', { name: 'Settings' }).click();
+  const members = page.getByRole('region', { name: STRINGS.membersTitle });
+  await members.getByLabel('Member email').fill(OTIS.email);
+  await members.getByLabel('Member name (for a one-time password)').fill(OTIS.name);
+  await members.getByLabel('Member role').selectOption('operator');
+  await members.getByRole('button', { name: STRINGS.createMemberButton }).click();
+  const shown = page.getByTestId('one-time-password');
+  const otp = (await shown.locator('code').first().textContent())!;
+  // Whether or not the email has an account elsewhere looks the same: a pending row, and a link
+  // for the case where it has one (its owner redeems the code with their own password).
+  await expect(shown.getByTestId('one-time-password-link')).toContainText(`/invite/${otp}`);
+  await expect(members.locator(`tr[data-invite-email="${OTIS.email}"]`)).toContainText(STRINGS.pendingFirstSignIn);
+
+  // Otis signs in with the one-time password: the account is made then, and must change it.
+  const context = await browser.newContext();
+  const otis = await context.newPage();
+  await otis.goto('/login');
+  await otis.getByLabel('Email').fill(OTIS.email);
+  await otis.getByLabel('Password').fill(otp);
+  await otis.getByRole('button', { name: STRINGS.loginButton }).click();
+  await expect(otis).toHaveURL(/\/password$/);
+  await expect(otis.getByText(STRINGS.mustChangePassword)).toBeVisible();
+  await otis.getByLabel('Current password').fill(otp);
+  await otis.getByLabel('New password', { exact: true }).fill(OTIS.password);
+  await otis.getByLabel('New password again').fill(OTIS.password);
+  await otis.getByRole('button', { name: STRINGS.changePasswordButton }).click();
+  await expect(otis).toHaveURL(/\/$/);
+  await expect(otis.getByText(`${OTIS.name} · operator`)).toBeVisible();
+  await context.close();
+
+  // The admin's list now has Otis as an operator, and no pending row for him.
+  await page.reload();
+  await expect(members.getByLabel(`Role of ${OTIS.email}`)).toHaveValue('operator');
+  await expect(members.locator(`tr[data-invite-email="${OTIS.email}"]`)).toHaveCount(0);
+});

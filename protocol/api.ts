@@ -91,6 +91,8 @@ export const InviteSummarySchema = z.object({
   id: z.string(),
   email: z.string(),
   role: RoleSchema,
+  /** 'link': an invite link; 'account': a member added with a one-time password, pending first sign-in. */
+  kind: z.enum(['link', 'account']),
   expires_at: z.string(),
   accepted: z.boolean(),
   created_at: z.string(),

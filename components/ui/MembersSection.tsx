@@ -14,7 +14,7 @@ const message = (e: unknown) => (e instanceof ApiRequestError ? e.message : Stri
 export default function MembersSection({ meId }: { meId: string }) {
   const qc = useQueryClient();
   const [error, setError] = useState<string | null>(null);
-  const [shown, setShown] = useState<{ kind: 'link' | 'password'; email: string; value: string } | null>(null);
+  const [shown, setShown] = useState<{ kind: 'link' | 'password'; email: string; value: string; link?: string } | null>(null);
   const members = useQuery({
     queryKey: MEMBERS_KEY,
     queryFn: () => api<{ members: Member[]; invites: InviteSummary[] }>('/api/members'),
@@ -45,7 +45,7 @@ export default function MembersSection({ meId }: { meId: string }) {
     ...done,
     onSuccess: (r) => {
       done.onSuccess();
-      setShown({ kind: 'password', email: r.member.email, value: r.one_time_password });
+      setShown({ kind: 'password', email: r.member.email, value: r.one_time_password, link: `${window.location.origin}/invite/${r.one_time_password}` });
     },
   });
 
@@ -110,8 +110,8 @@ export default function MembersSection({ meId }: { meId: string }) {
             </tr>
           ))}
           {members.data?.invites.map((i) => (
-            <tr key={i.id} className="invite-row" data-invite-email={i.email}>
-              <td className="muted">invited</td>
+            <tr key={i.id} className="invite-row" data-invite-email={i.email} data-invite-kind={i.kind}>
+              <td className="muted">{i.kind === 'account' ? STRINGS.pendingFirstSignIn : 'invited'}</td>
               <td>{i.email}</td>
               <td>{i.role}</td>
               <td>
@@ -162,6 +162,11 @@ export default function MembersSection({ meId }: { meId: string }) {
             {shown.kind === 'link' ? STRINGS.inviteLinkOnce : STRINGS.oneTimePasswordOnce} <strong>{shown.email}</strong>
           </p>
           <code>{shown.value}</code>
+          {shown.link && (
+            <p className="muted small">
+              {STRINGS.oneTimePasswordExisting} <code data-testid="one-time-password-link">{shown.link}</code>
+            </p>
+          )}
         </div>
       )}
     </section>

@@ -37,6 +37,8 @@ export const STRINGS = {
   removeMember: 'Remove',
   inviteLinkOnce: 'Send this link to them; it is shown once and works for 7 days:',
   oneTimePasswordOnce: 'Give them this one-time password; it is shown once and must be changed at first login:',
+  oneTimePasswordExisting: 'If they already have an account, they open this link instead and sign in with their own password:',
+  pendingFirstSignIn: 'pending first sign-in',
   auditTitle: 'Audit log',
   auditLink: 'Audit',
   auditExport: 'Export CSV',

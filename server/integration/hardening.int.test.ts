@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Member, Plan, RepoSummary } from '../../protocol';
+import type { AuditEventRow, InviteSummary, Member, Plan, RepoSummary } from '../../protocol';
 import { Api, startStack, waitFor, type Stack } from './harness';
 import { rawRequest } from './raw-http';
 
@@ -21,8 +21,8 @@ describe('abuse paths: enumeration, body limits, headers, repository sources', (
   });
   afterAll(async () => stack?.stop());
 
-  it('POST /api/members answers the same whether or not the email has an account in another org', async () => {
-    // An account in org A.
+  it('POST /api/members: org B cannot tell whether the email has an account in org A (answer, members, invites, audit)', async () => {
+    // An account in org A, made the same way (one-time password, changed at first login).
     const { one_time_password: firstOtp } = await admin.ok<{ one_time_password: string }>('POST', '/api/members', { email: 'taken@example.com', name: 'Tak', role: 'viewer' });
     const taken = new Api(stack.url);
     await taken.ok('POST', '/api/auth/login', { email: 'taken@example.com', password: firstOtp });
@@ -32,23 +32,68 @@ describe('abuse paths: enumeration, body limits, headers, repository sources', (
     const bAdmin = new Api(stack.url);
     await bAdmin.ok('POST', '/api/auth/login', { email: 'admin@example.com', password: 'correct horse battery' });
     await bAdmin.ok('POST', '/api/orgs', { name: 'Org B' });
-    const fresh = await bAdmin.request<{ member: Member; one_time_password: string }>('POST', '/api/members', { email: 'fresh@example.com', name: 'F', role: 'operator' });
-    const existing = await bAdmin.request<{ member: Member; one_time_password: string }>('POST', '/api/members', { email: 'taken@example.com', name: 'T', role: 'operator' });
-    expect(existing.status).toBe(fresh.status);
+    const [FRESH, TAKEN] = ['fresh@example.com', 'taken@example.com'];
+    const fresh = await bAdmin.request<{ member: Member; one_time_password: string }>('POST', '/api/members', { email: FRESH, name: 'Pat', role: 'operator' });
+    const existing = await bAdmin.request<{ member: Member; one_time_password: string }>('POST', '/api/members', { email: TAKEN, name: 'Pat', role: 'operator' });
     expect(existing.status).toBe(200);
-    const shape = (r: typeof fresh) => {
-      if (!r.json.ok) return r.json.error;
-      const { member, one_time_password } = r.json.data;
-      return { keys: Object.keys(r.json.data).sort(), memberKeys: Object.keys(member).sort(), otp: one_time_password.length, must: member.must_change_password, role: member.role, id: member.user_id.slice(0, 5) };
+    expect(existing.status).toBe(fresh.status);
+
+    // Everything org B's admin can see, with ids, emails, codes and times masked (their lengths kept).
+    const scrub = (v: unknown): unknown => {
+      if (Array.isArray(v)) return v.map(scrub);
+      if (v && typeof v === 'object') {
+        return Object.fromEntries(
+          Object.entries(v)
+            .sort(([a], [b]) => a.localeCompare(b))
+            .map(([k, x]) => [k, /(^|_)id$|email|target|actor|one_time_password|_at$|^ts$/.test(k) && typeof x === 'string' ? `<${k}:${x.length}>` : scrub(x)]),
+        );
+      }
+      return v;
     };
-    expect(shape(existing)).toEqual(shape(fresh));
-    // Nothing about the existing account changed: its password still works, and it is not in org B…
-    await new Api(stack.url).ok('POST', '/api/auth/login', { email: 'taken@example.com', password: PASSWORD });
-    // …until its owner redeems the code with their own password.
-    const code = existing.json.ok ? existing.json.data.one_time_password : '';
-    await new Api(stack.url).ok('POST', '/api/invites/accept', { token: code, name: 'T', password: PASSWORD });
-    const members = await bAdmin.ok<{ members: Member[] }>('GET', '/api/members');
-    expect(members.members.map((m) => m.email)).toEqual(expect.arrayContaining(['fresh@example.com', 'taken@example.com']));
+    const mask = (v: unknown, email: string) => JSON.parse(JSON.stringify(v ?? null).replaceAll(email, 'EMAIL')) as unknown;
+    expect(scrub(mask(existing.json, TAKEN))).toEqual(scrub(mask(fresh.json, FRESH)));
+
+    const seen = async (email: string) => {
+      const list = await bAdmin.ok<{ members: Member[]; invites: InviteSummary[] }>('GET', '/api/members');
+      const audit = await bAdmin.ok<AuditEventRow[]>('GET', '/api/audit');
+      return mask(
+        scrub({
+          members: list.members.filter((m) => m.email === email),
+          invites: list.invites.filter((i) => i.email === email),
+          audit: audit.filter((e) => e.target === email || JSON.stringify(e.detail).includes(email)).map(({ ip: _ip, ...e }) => e),
+        }),
+        email,
+      );
+    };
+    const seenFresh = await seen(FRESH);
+    expect(await seen(TAKEN)).toEqual(seenFresh);
+    expect(seenFresh).toMatchObject({ members: [], invites: [{ role: 'operator', accepted: false }] });
+
+    // Nothing about the existing account changed: its own password still works, the code is no
+    // password of it, and it is not in org B…
+    await new Api(stack.url).ok('POST', '/api/auth/login', { email: TAKEN, password: PASSWORD });
+    const takenCode = existing.json.ok ? existing.json.data.one_time_password : '';
+    expect((await new Api(stack.url).request('POST', '/api/auth/login', { email: TAKEN, password: takenCode })).status).toBe(401);
+    expect((await bAdmin.ok<{ members: Member[] }>('GET', '/api/members')).members.map((m) => m.email)).not.toContain(TAKEN);
+    // …until its owner redeems the code with their own password (a wrong one is refused).
+    expect((await new Api(stack.url).request('POST', '/api/invites/accept', { token: takenCode, name: 'T', password: 'not the right password' })).status).toBe(401);
+    await new Api(stack.url).ok('POST', '/api/invites/accept', { token: takenCode, name: 'T', password: PASSWORD });
+
+    // The new email: the first login with the one-time password makes the account, which must change it.
+    const freshOtp = fresh.json.ok ? fresh.json.data.one_time_password : '';
+    const pat = new Api(stack.url);
+    const login = await pat.ok<{ must_change_password: boolean }>('POST', '/api/auth/login', { email: FRESH, password: freshOtp });
+    expect(login.must_change_password).toBe(true);
+    expect((await pat.request('GET', '/api/world')).status).toBe(403);
+    await pat.ok('POST', '/api/auth/password', { current_password: freshOtp, new_password: 'pat chose this one' });
+    expect((await new Api(stack.url).request('POST', '/api/auth/login', { email: FRESH, password: freshOtp })).status).toBe(401);
+
+    const after = await bAdmin.ok<{ members: Member[]; invites: InviteSummary[] }>('GET', '/api/members');
+    expect(after.members.filter((m) => m.email === FRESH || m.email === TAKEN).map((m) => [m.email, m.role, m.name])).toEqual([
+      [FRESH, 'operator', 'Pat'],
+      [TAKEN, 'operator', 'Tak'],
+    ]);
+    expect(after.invites.filter((i) => i.email === FRESH || i.email === TAKEN)).toEqual([]);
   });
 
   it('JSON bodies over the limit are refused with 413 before parsing, by Content-Length and by what arrives', async () => {

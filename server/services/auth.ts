@@ -86,6 +86,36 @@ export function createAuthService(db: Db, audit: AuditService, events: MemberEve
     !!setupTokenHash && !!given && timingSafeEqual(createHash('sha256').update(given).digest(), setupTokenHash);
 
   /** A fresh random token per login (never reused from before the login: no session fixation). */
+  /**
+   * First login of a member an admin added with a one-time password (members.create): with no
+   * account for the email yet, a pending "account" invite whose code is this password makes the
+   * account (it must change the password) and its membership. True when it did.
+   */
+  async function claimAccountInvite(email: string, password: string, ip?: string | null): Promise<boolean> {
+    const invite = await db.invite.findFirst({
+      where: { email, kind: 'account', tokenHash: sha256(password), acceptedAt: null, expiresAt: { gt: new Date() } },
+    });
+    if (!invite) return false;
+    const passwordHash = await hashPassword(password);
+    const userId = newId('user');
+    const lost = new Error('account invite already claimed');
+    const made = await db
+      .$transaction(async (tx) => {
+        // Claimed first, conditionally: two racing logins make one account. Losing rolls back.
+        const claimed = await tx.invite.updateMany({ where: { id: invite.id, acceptedAt: null }, data: { acceptedAt: new Date() } });
+        if (claimed.count === 0 || (await tx.user.findUnique({ where: { email }, select: { id: true } }))) throw lost;
+        await tx.user.create({ data: { id: userId, email, name: invite.name ?? email.split('@')[0], passwordHash, mustChangePassword: true } });
+        await tx.membership.create({ data: { orgId: invite.orgId, userId, role: invite.role } });
+        return true;
+      })
+      .catch((err: unknown) => {
+        if (err === lost) return false;
+        throw err;
+      });
+    if (made) await audit.record({ orgId: invite.orgId, actor: email, action: 'member.joined', target: email, detail: { role: invite.role, invite_id: invite.id }, ip });
+    return made;
+  }
+
   async function startSession(userId: string, activeOrgId: string | null = null): Promise<{ token: string; expiresAt: Date }> {
     const token = randomBytes(32).toString('base64url');
     const expiresAt = new Date(Date.now() + SESSION_TTL_MS);
@@ -144,8 +174,8 @@ export function createAuthService(db: Db, audit: AuditService, events: MemberEve
      * (if any) is ended: the session token rotates at every login. Both outcomes are audited.
      */
     async login(email: string, password: string, ctx: { ip?: string | null; previousToken?: string | null } = {}) {
-      const user = await db.user.findUnique({ where: { email }, include: { memberships: { select: { orgId: true } } } });
-      const orgIds = user?.memberships.map((m) => m.orgId) ?? [];
+      let user = await db.user.findUnique({ where: { email }, include: { memberships: { select: { orgId: true } } } });
+      let orgIds = user?.memberships.map((m) => m.orgId) ?? [];
       // Failures are audited once per burst (a count on one row), not once per attempt.
       const recordFailure = async (reason: string, throttled: boolean) => {
         // An unknown email belongs to no org: the installation's first org keeps the record.
@@ -163,6 +193,10 @@ export function createAuthService(db: Db, audit: AuditService, events: MemberEve
         // Refused before the password is even checked: a throttled guess costs no hashing.
         await recordFailure('throttled', true);
         throw err;
+      }
+      if (!user && (await claimAccountInvite(email, password, ctx.ip))) {
+        user = await db.user.findUnique({ where: { email }, include: { memberships: { select: { orgId: true } } } });
+        orgIds = user?.memberships.map((m) => m.orgId) ?? [];
       }
       // Verify against a dummy hash when the user is unknown so timing does not reveal accounts.
       const ok = await verifyPassword(password, user?.passwordHash ?? (await dummyHash()));

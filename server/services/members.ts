@@ -16,11 +16,12 @@ const LAST_ADMIN = 'This is the last admin of the organisation: make another mem
 
 type Ctx = { ip?: string | null };
 
-function inviteSummary(i: { id: string; email: string; role: string; expiresAt: Date; acceptedAt: Date | null; createdAt: Date }): InviteSummary {
+function inviteSummary(i: { id: string; email: string; role: string; kind: string; expiresAt: Date; acceptedAt: Date | null; createdAt: Date }): InviteSummary {
   return {
     id: i.id,
     email: i.email,
     role: i.role as Role,
+    kind: i.kind === 'account' ? 'account' : 'link',
     expires_at: i.expiresAt.toISOString(),
     accepted: i.acceptedAt !== null,
     created_at: i.createdAt.toISOString(),
@@ -111,33 +112,37 @@ export function createMemberService(db: Db, auth: AuthService, audit: AuditServi
     },
 
     /**
-     * A member made by an admin, with a one-time password shown once; they must change it at first
-     * login. The answer is the same whether or not the email already has an account in another
-     * org (no cross-org enumeration): for such an account nothing about it changes, and the
-     * one-time password becomes an invite code its owner redeems on the invite page (/invite/CODE)
-     * with their own password.
+     * A member made by an admin, with a one-time password shown once. Org B's admin must not learn
+     * whether the email already has an account in another org (cross-org enumeration), so both
+     * cases make the same thing: a pending "account" invite whose code is the one-time password,
+     * listed like any invite, audited alike, answered alike. No account is made or changed here:
+     * - a new email: the first login with email + one-time password creates the account (it must
+     *   change the password) and its membership (auth.login);
+     * - an existing account: its owner redeems the code on the invite page (/invite/CODE) with
+     *   their own password; nothing about the account changes until then.
+     * `member.user_id` in the answer is the invite's id (the handle to revoke it), either way.
      */
     async create(p: Principal, email: string, name: string, role: Role, ctx: Ctx = {}): Promise<{ member: Member; one_time_password: string }> {
       requireRole(p, 'admin');
-      const existing = await db.user.findUnique({ where: { email }, select: { id: true, memberships: { where: { orgId: p.orgId }, select: { orgId: true } } } });
       // Membership of *this* org is the admin's own business (the members list shows it anyway).
-      if (existing?.memberships.length) throw new AppError('CONFLICT', `${email} is already a member of this organisation.`);
+      const member = await db.membership.findFirst({ where: { orgId: p.orgId, user: { email } }, select: { userId: true } });
+      if (member) throw new AppError('CONFLICT', `${email} is already a member of this organisation.`);
       const oneTime = randomBytes(ONE_TIME_PASSWORD_BYTES).toString('base64url');
-      // Hashed either way, so both paths cost the same.
-      const passwordHash = await hashPassword(oneTime);
-      const userId = existing?.id ?? newId('user');
-      if (existing) {
-        await db.invite.create({
-          data: { id: newId('inv'), orgId: p.orgId, email, role, tokenHash: sha256(oneTime), expiresAt: new Date(Date.now() + INVITE_TTL_MS), createdBy: p.userId },
-        });
-      } else {
-        await db.$transaction([
-          db.user.create({ data: { id: userId, email, name, passwordHash, mustChangePassword: true } }),
-          db.membership.create({ data: { orgId: p.orgId, userId, role } }),
-        ]);
-      }
-      await audit.record({ orgId: p.orgId, actor: actorOf(p), action: 'member.created', target: email, detail: { role }, ip: ctx.ip });
-      return { member: { user_id: userId, email, name, role, must_change_password: true }, one_time_password: oneTime };
+      const row = await db.invite.create({
+        data: {
+          id: newId('inv'),
+          orgId: p.orgId,
+          email,
+          role,
+          kind: 'account',
+          name,
+          tokenHash: sha256(oneTime),
+          expiresAt: new Date(Date.now() + INVITE_TTL_MS),
+          createdBy: p.userId,
+        },
+      });
+      await audit.record({ orgId: p.orgId, actor: actorOf(p), action: 'member.created', target: email, detail: { role, invite_id: row.id }, ip: ctx.ip });
+      return { member: { user_id: row.id, email, name, role, must_change_password: true }, one_time_password: oneTime };
     },
 
     async changeRole(p: Principal, userId: string, role: Role, ctx: Ctx = {}): Promise<Member> {
