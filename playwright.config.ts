@@ -4,6 +4,9 @@ const PORT = Number(process.env.E2E_PORT ?? 3123);
 const DATA_DIR = process.env.E2E_DATA_DIR ?? `/tmp/agent-village-e2e-${process.pid}`;
 // Workers (other processes) evaluate this file again: they must find the same data directory.
 process.env.E2E_DATA_DIR = DATA_DIR;
+// A root server runs its runner as another user: specs that read the runner's clones with git must
+// tell it those repositories are safe (git refuses other users' repositories).
+Object.assign(process.env, { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'safe.directory', GIT_CONFIG_VALUE_0: '*' });
 
 /** End-to-end: the real server (built Next.js app), its attached runner, Debian's Chromium. */
 export default defineConfig({

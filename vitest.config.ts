@@ -21,6 +21,9 @@ export default defineConfig({
           environment: 'node',
           testTimeout: 60_000,
           hookTimeout: 120_000,
+          // A root server runs its runner as another user: tests that read the runner's clones with
+          // git must tell it those repositories are safe (git refuses other users' repositories).
+          env: { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'safe.directory', GIT_CONFIG_VALUE_0: '*' },
           fileParallelism: false,
         },
       },
