@@ -12,6 +12,8 @@ import { logIn } from './fixtures/login';
  */
 function siteRepo(): string {
   const dir = fs.mkdtempSync(path.join(process.env.E2E_DATA_DIR ?? os.tmpdir(), 'dta-e2e-'));
+  // mkdtemp makes it 0700; a root server's runner (an unprivileged user) must be able to clone it.
+  fs.chmodSync(dir, 0o755);
   fs.mkdirSync(path.join(dir, 'site'));
   fs.writeFileSync(path.join(dir, 'site/index.html'), '<a href="http://old.example.com/about">About</a>\n<img src="https://old.example.com/logo.png">\n');
   fs.writeFileSync(path.join(dir, 'site/notes.md'), 'See [the docs](https://old.example.com/docs).\n');

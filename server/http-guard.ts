@@ -4,13 +4,15 @@ import type { OriginPolicy } from './origin-policy';
 /**
  * Content-Security-Policy for every page. Next.js streams its payload in inline <script> tags
  * without a nonce on statically rendered pages, so scripts are 'self' + 'unsafe-inline' (no
- * remote origin can inject a script); dev mode's hot reload also needs eval. Frames are refused
+ * remote origin can inject a script); ajv in the workshop (and dev mode's hot reload) needs eval. Frames are refused
  * everywhere (clickjacking), and the page talks only to this origin (fetch and Socket.IO).
  */
 export function contentSecurityPolicy(dev: boolean): string {
   return [
     "default-src 'self'",
-    `script-src 'self' 'unsafe-inline'${dev ? " 'unsafe-eval'" : ''}`,
+    // 'unsafe-eval': the workshop checks parameters against each agent's JSON Schema in the
+    // browser with ajv, which compiles validators with new Function (README, "Abuse limits").
+    "script-src 'self' 'unsafe-inline' 'unsafe-eval'",
     "style-src 'self' 'unsafe-inline'",
     "img-src 'self' data: blob:",
     "font-src 'self' data:",
