@@ -33,6 +33,8 @@ test('[PATROLS]: a failing test becomes a bug in its room and lowers health; a p
   // The patrols page, from the header: set up, then run the test patrol now.
   await page.getByRole('link', { name: STRINGS.patrolsLink }).click();
   await expect(page).toHaveURL(/\/patrols$/);
+  // Specs before this one may have added buildings: open the demo repository's patrols by id.
+  await page.goto(`/patrols?repo=${repo.id}`);
   await page.getByRole('button', { name: STRINGS.setUpPatrols }).click();
   await expect(page.getByLabel('Tests command')).toHaveValue('npm test');
   await expect(page.getByLabel('Dependency check command')).toHaveValue('av-check deps');
