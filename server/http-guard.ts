@@ -7,7 +7,7 @@ import type { OriginPolicy } from './origin-policy';
  * remote origin can inject a script); ajv in the workshop (and dev mode's hot reload) needs eval. Frames are refused
  * everywhere (clickjacking), and the page talks only to this origin (fetch and Socket.IO).
  */
-export function contentSecurityPolicy(dev: boolean): string {
+export function contentSecurityPolicy(_dev: boolean): string {
   return [
     "default-src 'self'",
     // 'unsafe-eval': the workshop checks parameters against each agent's JSON Schema in the
