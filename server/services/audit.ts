@@ -35,6 +35,12 @@ function endOf(to: string): Date {
   return /^\d{4}-\d{2}-\d{2}$/.test(to) ? new Date(Date.parse(`${to}T00:00:00Z`) + 24 * 3600 * 1000) : new Date(Date.parse(to) + 1);
 }
 
+
+/** The row of one audit event; `detail` is stored as JSON. */
+function auditRow(r: AuditRecord, detail: Record<string, unknown>) {
+  return { id: newId('aud'), orgId: r.orgId, actor: r.actor, action: r.action, target: r.target ?? '', detail: JSON.stringify(detail), ip: r.ip ?? null };
+}
+
 export function createAuditService(db: Db) {
   /** Bursts are counted one at a time per key, so two parallel failures cannot both open a row. */
   const burstQueues = new Map<string, Promise<unknown>>();
@@ -60,17 +66,7 @@ export function createAuditService(db: Db) {
      */
     async record(r: AuditRecord): Promise<void> {
       try {
-        await db.auditEvent.create({
-          data: {
-            id: newId('aud'),
-            orgId: r.orgId,
-            actor: r.actor,
-            action: r.action,
-            target: r.target ?? '',
-            detail: JSON.stringify(r.detail ?? {}),
-            ip: r.ip ?? null,
-          },
-        });
+        await db.auditEvent.create({ data: auditRow(r, r.detail ?? {}) });
       } catch (err) {
         console.error(`[server] audit write failed for ${r.action}`, err);
       }
@@ -98,16 +94,7 @@ export function createAuditService(db: Db) {
           return;
         }
         await db.auditEvent.create({
-          data: {
-            id: newId('aud'),
-            orgId: r.orgId,
-            actor: r.actor,
-            action: r.action,
-            target: r.target ?? '',
-            detail: JSON.stringify({ ...r.detail, ...r.add, count: 1, last_at: now.toISOString() }),
-            ip: r.ip ?? null,
-            ts: now,
-          },
+          data: { ...auditRow(r, { ...r.detail, ...r.add, count: 1, last_at: now.toISOString() }), ts: now },
         });
       };
       const next = (burstQueues.get(key) ?? Promise.resolve()).then(run).catch((err) => console.error(`[server] audit write failed for ${r.action}`, err));
