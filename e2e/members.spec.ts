@@ -25,7 +25,7 @@ test('[MEMBERS]: an admin invites a viewer, who joins and gets a read-only termi
 
   // A session for Vera to watch.
   const world = await (await page.request.get('/api/world')).json();
-  const repo = world.data.repos.find((r: { status: string }) => r.status === 'ready');
+  const repo = world.data.repos.find((r: { name: string }) => r.name === 'lamplighter');
   const spawned = await (await page.request.post('/api/sessions', { data: { repo_id: repo.id, room_path: 'docs', provider: 'shell', title: 'watched by vera' } })).json();
   expect(spawned.ok).toBe(true);
 

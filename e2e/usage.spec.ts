@@ -38,8 +38,8 @@ test('[USAGE]: after a real session, an admin sees its minutes in the usage char
   await expect(form.getByRole('status')).toContainText('Team saved');
 
   // A real shell session runs for a few seconds on the attached runner.
-  const world = await data<{ repos: Array<{ id: string; status: string }> }>(await page.request.get('/api/world'));
-  const repo = world.repos.find((r) => r.status === 'ready')!;
+  const world = await data<{ repos: Array<{ id: string; name: string; status: string }> }>(await page.request.get('/api/world'));
+  const repo = world.repos.find((r) => r.name === 'lamplighter')!;
   const session = await data<{ id: string }>(await page.request.post('/api/sessions', { data: { repo_id: repo.id, room_path: 'src', provider: 'shell', title: 'metered' } }));
   await waitState(page.request, session.id, ['RUNNING']);
 

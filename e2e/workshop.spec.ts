@@ -104,7 +104,7 @@ test('[WORKSHOP]: the Node word-stats agent (lists, booleans, formats); a runnin
 test('[WORKSHOP]: a run sent to a session lands in its stream and in the agent’s inbox, read from the terminal', async ({ page }) => {
   await logIn(page);
   const world = (await (await page.request.get('/api/world')).json()).data;
-  const repo = world.repos.find((r: { status: string }) => r.status === 'ready');
+  const repo = world.repos.find((r: { name: string }) => r.name === 'lamplighter');
   const spawned = (await (await page.request.post('/api/sessions', { data: { repo_id: repo.id, room_path: '', provider: 'shell', title: 'parent of a run' } })).json()).data;
 
   await page.getByRole('banner').getByRole('link', { name: STRINGS.workshopLink }).click();
