@@ -2,11 +2,11 @@ import { expect, test, type Page } from '@playwright/test';
 import { STRINGS } from '../components/ui/strings';
 import { logIn } from './fixtures/login';
 
-type VillageApi = { ready: boolean; spriteRoom(id: string): string | null };
+type VillageApi = { ready: boolean; spriteTrail(id: string): string[] };
 
-// Null until the renderer is up: on a busy machine the spawn can come before pixi has loaded.
-const spriteRoom = (page: Page, id: string) =>
-  page.evaluate((sid) => (window as unknown as { __village?: VillageApi }).__village?.spriteRoom(sid) ?? null, id);
+// Every room the sprite was sent to, in order (empty until the renderer is up).
+const spriteTrail = (page: Page, id: string) =>
+  page.evaluate((sid) => (window as unknown as { __village?: VillageApi }).__village?.spriteTrail(sid) ?? [], id);
 
 /**
  * The fake agent CLI plays Claude Code (AGENT_RUNNER_CLAUDE_BIN, see playwright.config.ts): it
@@ -29,15 +29,14 @@ test('[AGENT]: a claude session walks room by room, shows its diff and test resu
   const sessionId = (await entry.getAttribute('data-session-id'))!;
 
   // Follow the sprite: it must visit the rooms of the files the agent edits, in that order.
-  const visited: string[] = [];
+  let visited: string[] = [];
   await expect
     .poll(
       async () => {
-        const room = await spriteRoom(page, sessionId);
-        if (room !== null && visited.at(-1) !== room) visited.push(room);
+        visited = await spriteTrail(page, sessionId);
         return visited;
       },
-      { timeout: 45_000, intervals: [100] },
+      { timeout: 45_000 },
     )
     .toEqual(expect.arrayContaining(['src/core', 'src/api/handlers', 'docs/guide']));
   const order = ['src/core', 'src/api/handlers', 'docs/guide'].map((r) => visited.indexOf(r));

@@ -14,6 +14,7 @@ export interface DebugSources {
   frames(): number;
   layout(): VillageLayout | null;
   sim(): SimState;
+  trails: RoomTrails;
   cam: Camera;
   canvas: HTMLCanvasElement;
   actors: ActorsLayer;
@@ -21,6 +22,31 @@ export interface DebugSources {
   patrol: PatrolLayer;
   zoomTo(zoom: number, focus?: { repoId: string; roomPath: string }): void;
   measureFrames(ms: number): Promise<FrameTimes>;
+}
+
+/** Longest room trail kept per sprite. */
+const MAX_TRAIL = 64;
+
+/**
+ * The rooms each sprite was sent to, recorded whenever the sessions change (the engine reconciles
+ * at once then), so a reader polling a busy page cannot miss a room the sprite only passed through.
+ */
+export class RoomTrails {
+  private readonly trails = new Map<string, string[]>();
+
+  record(sim: SimState): void {
+    for (const [id, a] of sim.actors) {
+      if (a.roomPath === null) continue;
+      const trail = this.trails.get(id) ?? [];
+      if (trail.at(-1) !== a.roomPath) trail.push(a.roomPath);
+      if (trail.length > MAX_TRAIL) trail.shift();
+      this.trails.set(id, trail);
+    }
+  }
+
+  get(id: string): string[] {
+    return [...(this.trails.get(id) ?? [])];
+  }
 }
 
 export function createDebugApi(d: DebugSources): VillageDebugApi {
@@ -49,6 +75,9 @@ export function createDebugApi(d: DebugSources): VillageDebugApi {
     },
     spriteRoom(id) {
       return d.sim().actors.get(id)?.roomPath ?? null;
+    },
+    spriteTrail(id) {
+      return d.trails.get(id);
     },
     spriteBubble(id) {
       const a = d.sim().actors.get(id);

@@ -15,7 +15,7 @@ import { ActorsLayer } from './actors-layer';
 import { Camera } from './camera';
 import { DETAIL_BUDGET_MS, FIRST_DETAIL_BUDGET_MS } from './constants';
 import { CrowdBadges } from './crowd-badges';
-import { createDebugApi } from './debug-api';
+import { RoomTrails, createDebugApi } from './debug-api';
 import { FrameLoop } from './frame-loop';
 import { attachInput } from './input';
 import { FONT_SIZES, Labels, fontName, installFonts } from './labels';
@@ -211,7 +211,9 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
   });
   resizeObserver.observe(host);
 
+  const trails = new RoomTrails();
   const debugApi = createDebugApi({
+    trails,
     ready: () => ready,
     frames: () => loop.frames,
     layout: () => layout,
@@ -270,6 +272,7 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
       // Reconcile at once (a zero step): who is where changes now, even if the next frame is late,
       // so a quick succession of rooms is never skipped.
       sim = stepActors(sim, sessions, layout, 0);
+      trails.record(sim);
       loop.request();
     },
     setSelection(sessionId, room) {

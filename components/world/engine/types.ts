@@ -18,6 +18,8 @@ export interface VillageDebugApi {
   spriteScreenPosition(sessionId: string): { x: number; y: number } | null;
   /** The room path the sprite is in or walking to (null when it is leaving or unknown). */
   spriteRoom(sessionId: string): string | null;
+  /** Every room the sprite was sent to, in order (a test need not catch each one while it lasts). */
+  spriteTrail(sessionId: string): string[];
   /** The bubble drawn over the sprite ('approval', 'input', …), null when none is shown. */
   spriteBubble(sessionId: string): string | null;
   /** Whether the sprite waits in a crowd's "+N" instead of being drawn. */
