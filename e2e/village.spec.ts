@@ -104,9 +104,15 @@ test('[VILLAGE]: a second tab sees the same live terminal; bad login is explaine
   await page.keyboard.press('Enter');
   await expect(panel.locator('.xterm-rows')).toContainText('tab-one-4');
 
+  // The second tab opens this very session (a spec before this one may have left others running).
+  const sessionId = await panel.getAttribute('data-session-id');
   const second = await context.newPage();
   await second.goto('/');
-  await second.getByRole('navigation', { name: 'Buildings, rooms and sessions' }).getByRole('button', { name: new RegExp(STRINGS.openTerminal) }).first().click();
+  await second
+    .getByRole('navigation', { name: 'Buildings, rooms and sessions' })
+    .locator(`li[data-session-id="${sessionId}"]`)
+    .getByRole('button', { name: new RegExp(STRINGS.openTerminal) })
+    .click();
   const panel2 = second.locator('.terminal-panel');
   await expect(panel2).toHaveAttribute('data-phase', 'live', { timeout: 15_000 });
   await expect(panel2.locator('.xterm-rows')).toContainText('tab-one-4');
