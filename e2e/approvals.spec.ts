@@ -44,7 +44,7 @@ async function spawnMergingAgent(page: Page, title: string): Promise<string> {
   await page.getByLabel('Task for the agent').fill(`${title}: add the lamp note, then merge it into main`);
   await page.getByRole('button', { name: STRINGS.spawnButton }).click();
   const entry = nav.locator('li[data-session-id]').filter({ hasNotText: '__none__' });
-  await expect.poll(async () => (await entry.evaluateAll((els) => els.map((e) => e.getAttribute('data-session-id')))).find((id) => !before.includes(id))).toBeTruthy();
+  await expect.poll(async () => (await entry.evaluateAll((els) => els.map((e) => e.getAttribute('data-session-id')))).find((id) => !before.includes(id)), { timeout: 30_000 }).toBeTruthy();
   return (await entry.evaluateAll((els) => els.map((e) => e.getAttribute('data-session-id')))).find((id) => !before.includes(id))!;
 }
 
