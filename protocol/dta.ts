@@ -191,3 +191,16 @@ export const DtaRunSummarySchema = z.object({
   passed: z.boolean(),
 });
 export type DtaRunSummary = z.infer<typeof DtaRunSummarySchema>;
+
+/**
+ * /ui `dta-run:updated`: a run changed phase (created, proposing, waiting, applying, verified,
+ * denied, failed). The patch (up to megabytes) is not pushed: `has_patch` says one exists, and the
+ * browser reads it once from the REST list.
+ */
+export const DtaRunUpdatedSchema = DtaRunSummarySchema.omit({ patch: true }).extend({ has_patch: z.boolean() });
+export type DtaRunUpdated = z.infer<typeof DtaRunUpdatedSchema>;
+
+export function dtaRunUpdated(run: DtaRunSummary): DtaRunUpdated {
+  const { patch, ...rest } = run;
+  return { ...rest, has_patch: patch !== null && patch !== '' };
+}

@@ -2,9 +2,9 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ApprovalSummary, DtaRunSummary } from '../../protocol';
+import { DtaRunUpdatedSchema, type ApprovalSummary, type DtaRunSummary, type DtaRunUpdated } from '../../protocol';
 import { DOC_FILES_BEFORE, gitIn, JSON_FILES, JSON_SCHEMA, makeRepo, SITE_FILES, TS_FILES } from '../../runner/dta/testing/fixture-repos';
-import { Api, startStack, waitFor, type Stack } from './harness';
+import { Api, startStack, uiSocket, waitFor, type Stack } from './harness';
 
 /**
  * DTA runs end to end: the real control plane, its real attached runner, real git. Each adapter
@@ -52,7 +52,11 @@ describe('DTA runs through the control plane', () => {
     if (source) fs.rmSync(source, { recursive: true, force: true });
   });
 
-  it('link_updater: dry-run → approval card with the diff → Allow → applied, verified, committed on dta/<id>', async () => {
+  it('link_updater: dry-run → approval card with the diff → Allow → applied, verified, committed on dta/<id>; every phase pushed live on /ui', async () => {
+    // The workshop and the village do not poll: each phase change is pushed as dta-run:updated.
+    const socket = await uiSocket(stack.url, api.cookie);
+    const pushed: DtaRunUpdated[] = [];
+    socket.on('dta-run:updated', (u) => pushed.push(DtaRunUpdatedSchema.parse(u)));
     const created = await start({ tool: 'link_updater', glob: 'site/**', params: LINKS });
     expect(created.branch).toBe(`dta/${created.id}`);
     const waiting = await waitStatus(created.id, ['waiting_for_approval', 'failed']);
@@ -68,6 +72,12 @@ describe('DTA runs through the control plane', () => {
     expect(show(done.branch, 'site/index.html')).toContain('href="https://new.example.com/about?x=1#team"');
     expect(show(done.commit_sha!, 'README.md')).toContain('http://old.example.com/readme');
     expect(gitIn(source, 'status', '--porcelain')).toBe(''); // the source repository is untouched
+    const mine = await waitFor(() => (pushed.some((u) => u.id === created.id && u.status === 'verified') ? pushed.filter((u) => u.id === created.id) : null), 'the verified push');
+    const phases = mine.map((u) => u.status).filter((st, i, all) => st !== all[i - 1]);
+    expect(phases).toEqual(['queued', 'proposing', 'waiting_for_approval', 'applying', 'verified']);
+    expect(mine.at(-1)).toMatchObject({ passed: true, has_patch: true, commit_sha: done.commit_sha });
+    expect(mine.find((u) => u.status === 'waiting_for_approval')).toMatchObject({ approval_id: waiting.approval_id, has_patch: true });
+    socket.close();
   });
 
   it('Deny: nothing is applied, the run is denied and not passed', async () => {

@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import {
   DtaEventSchema,
   DtaOutputSchema,
+  dtaRunUpdated,
   type ApprovalSummary,
   type CreateDtaRunBody,
   type DtaEvent,
@@ -82,7 +83,13 @@ export function createDtaRunService(
       const r = await db.dtaRun.findUniqueOrThrow({ where: { id }, select: { events: true } });
       data.events = JSON.stringify([...(JSON.parse(r.events) as unknown[]), event]);
     }
-    await db.dtaRun.update({ where: { id }, data });
+    const row = await db.dtaRun.update({ where: { id }, data });
+    publish(row);
+  }
+
+  /** Every phase change goes to the org's browsers at once (the workshop and the village listen). */
+  function publish(row: Row): void {
+    broadcast().dtaRunUpdated(row.orgId, dtaRunUpdated(dtaRunSummary(row)));
   }
 
   async function pickRunner(orgId: string, source: string) {
@@ -223,6 +230,7 @@ export function createDtaRunService(
           createdByName: p.name || p.email,
         },
       });
+      publish(row);
       const res = await gateway().command(runner.id, 'dta:start', { run_id: id, org_id: p.orgId, repo_id: repo.id, repo_source: repo.source, base_ref: baseRef, invocation: body.invocation });
       if (!res.ok) {
         await finish(row, 'failed', `The runner refused: ${res.error.message}`);
