@@ -189,6 +189,8 @@ export const DtaRunSummarySchema = z.object({
   ended_at: z.string().nullable(),
   /** Downstream may start only when true (ok && verifier.passed after apply). */
   passed: z.boolean(),
+  /** The run's dta_* events in order, each in a line of words (the full events stay in the database). */
+  events: z.array(z.object({ type: z.string().max(40), ts: z.number().int().nonnegative(), detail: z.string().max(500) })).max(100).optional(),
 });
 export type DtaRunSummary = z.infer<typeof DtaRunSummarySchema>;
 

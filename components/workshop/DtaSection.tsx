@@ -189,6 +189,15 @@ function DtaRunDetails({ run, canDecide }: { run: DtaRunSummary; canDecide: bool
           ))}
         </div>
       )}
+      {(run.events ?? []).length > 0 && (
+        <ol className="small dta-events" aria-label="DTA events">
+          {run.events!.map((e, i) => (
+            <li key={`${e.type}-${i}`}>
+              <code>{e.type}</code> <span className="muted">{new Date(e.ts).toLocaleTimeString()}</span> {e.detail}
+            </li>
+          ))}
+        </ol>
+      )}
       {run.status === 'waiting_for_approval' && run.approval_id && (
         <div className="row">
           <button type="button" className="btn btn-primary" disabled={!canDecide || decide.isPending} onClick={() => decide.mutate('allow')}>

@@ -60,7 +60,29 @@ export function dtaRunSummary(r: Row): DtaRunSummary {
     created_at: r.createdAt.toISOString(),
     ended_at: r.endedAt?.toISOString() ?? null,
     passed: r.status === 'verified' && out !== null && out.ok && out.verifier.passed,
+    events: eventLines(r.events),
   };
+}
+
+/** Events stored on a run → the timeline the workshop shows (a run has a handful; capped anyway). */
+const MAX_EVENT_LINES = 100;
+function eventLines(stored: string): NonNullable<DtaRunSummary['events']> {
+  const counts = (c: Record<string, number>) => Object.entries(c).map(([k, v]) => `${v} ${k}`).join(', ');
+  const lines: NonNullable<DtaRunSummary['events']> = [];
+  for (const raw of JSON.parse(stored) as unknown[]) {
+    const p = DtaEventSchema.safeParse(raw);
+    if (!p.success) continue;
+    const e = p.data;
+    const detail =
+      e.type === 'dta_started' ? `on ${e.branch}, ${e.files.length} files in scope`
+      : e.type === 'dta_waiting_for_lock' ? `lock held by ${e.held_by}`
+      : e.type === 'dta_proposed' ? counts(e.output.proposed_changes)
+      : e.type === 'dta_applied' ? counts(e.output.applied_changes)
+      : e.type === 'dta_verified' ? `verifier ${e.output.verifier.passed ? 'passed' : 'failed'}${e.commit_sha ? `, commit ${e.commit_sha.slice(0, 12)}` : ''}`
+      : e.reason;
+    lines.push({ type: e.type, ts: e.ts, detail: detail.slice(0, 500) });
+  }
+  return lines.slice(-MAX_EVENT_LINES);
 }
 
 export function createDtaRunService(
