@@ -225,6 +225,17 @@ function DtaRunDetails({ run, canDecide }: { run: DtaRunSummary; canDecide: bool
           </>
         )}
       </p>
+      {(run.artifacts ?? []).length > 0 && (
+        <ul className="small dta-artifacts" aria-label="Artifacts">
+          {run.artifacts!.map((p) => (
+            <li key={p}>
+              <a href={`/api/dta-runs/${run.id}/artifacts?path=${encodeURIComponent(p)}`} download>
+                {p.slice(p.lastIndexOf('/') + 1)}
+              </a>
+            </li>
+          ))}
+        </ul>
+      )}
       {run.patch && <pre className="dta-patch" aria-label="Patch">{run.patch}</pre>}
     </div>
   );

@@ -78,6 +78,18 @@ describe('DTA runs through the control plane', () => {
     expect(mine.at(-1)).toMatchObject({ passed: true, has_patch: true, commit_sha: done.commit_sha });
     expect(mine.find((u) => u.status === 'waiting_for_approval')).toMatchObject({ approval_id: waiting.approval_id, has_patch: true });
     socket.close();
+
+    // Events and artifacts on the run: the timeline, and every JSON artifact downloadable after the worktree is gone.
+    expect(done.events!.map((e) => e.type)).toEqual(['dta_started', 'dta_proposed', 'dta_applied', 'dta_verified']);
+    // The dry-run's and the apply's (each run writes its own, stamped).
+    const names = new Set(done.artifacts!.map((p) => p.replace(/^.*\/[0-9TZ]+-/, '')));
+    expect(names).toEqual(new Set(['applied.json', 'baseline.json', 'proposed.json', 'verify.json']));
+    const verifyPath = done.artifacts!.filter((p) => p.endsWith('-verify.json')).at(-1)!;
+    const res = await fetch(`${stack.url}/api/dta-runs/${done.id}/artifacts?path=${encodeURIComponent(verifyPath)}`, { headers: { cookie: api.cookie } });
+    expect(res.headers.get('content-disposition')).toMatch(/attachment; filename=".*-verify\.json"/);
+    expect(JSON.parse(await res.text())).toMatchObject({ phase: 'verify', verifier: { passed: true } });
+    expect((await api.request('GET', `/api/dta-runs/${done.id}/artifacts?path=.runs/nope.json`)).status).toBe(404);
+    expect((await api.request('GET', `/api/dta-runs/${done.id}/artifacts`)).status).toBe(400);
   });
 
   it('Deny: nothing is applied, the run is denied and not passed', async () => {

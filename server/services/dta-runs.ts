@@ -61,7 +61,18 @@ export function dtaRunSummary(r: Row): DtaRunSummary {
     ended_at: r.endedAt?.toISOString() ?? null,
     passed: r.status === 'verified' && out !== null && out.ok && out.verifier.passed,
     events: eventLines(r.events),
+    artifacts: [...artifactsOf(r.events).keys()],
   };
+}
+
+/** The artifacts the run's events carried, by path (later events win: the apply's verify.json). */
+function artifactsOf(stored: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const raw of JSON.parse(stored) as unknown[]) {
+    const p = DtaEventSchema.safeParse(raw);
+    if (p.success && 'artifacts' in p.data) for (const a of p.data.artifacts ?? []) out.set(a.path, a.content);
+  }
+  return out;
 }
 
 /** Events stored on a run → the timeline the workshop shows (a run has a handful; capped anyway). */
@@ -264,6 +275,13 @@ export function createDtaRunService(
 
     async get(p: Principal, id: string): Promise<DtaRunSummary> {
       return dtaRunSummary(await load(p.orgId, id));
+    },
+
+    /** One artifact of a run, as its events carried it. */
+    async artifact(p: Principal, id: string, artifactPath: string): Promise<{ name: string; content: string }> {
+      const content = artifactsOf((await load(p.orgId, id)).events).get(artifactPath);
+      if (content === undefined) throw notFound('That artifact');
+      return { name: artifactPath.slice(artifactPath.lastIndexOf('/') + 1), content };
     },
 
     async list(orgId: string): Promise<DtaRunSummary[]> {
