@@ -47,6 +47,13 @@ test('[DTA]: the workshop form dry-runs link_updater → the approval card shows
   await expect(details.getByRole('table', { name: 'Before and after' })).toContainText('links_to_update');
   await expect(details.getByLabel('Patch')).toContainText('+<a href="https://new.example.com/about">About</a>');
 
+  // In the village the run is a worker in the room of the files it touches, waiting at the gate (the hand).
+  const runId = ((await (await page.request.get('/api/dta-runs')).json()).data as Array<{ id: string }>)[0]!.id;
+  await page.goto('/');
+  const village = (fn: 'spriteRoom' | 'spriteBubble') => page.evaluate(([f, id]) => (window as unknown as { __village?: Record<string, (id: string) => string | null> }).__village?.[f]?.(id) ?? null, [fn, runId] as const);
+  await expect.poll(() => village('spriteRoom'), { timeout: 30_000 }).toBe('site');
+  await expect.poll(() => village('spriteBubble')).toBe('approval');
+
   // The approval card, through the existing approvals inbox.
   await page.getByRole('banner').getByRole('link', { name: /Approvals/ }).click();
   const card = page.getByRole('article', { name: /^Approval: link_updater/ }).first();
@@ -58,6 +65,11 @@ test('[DTA]: the workshop form dry-runs link_updater → the approval card shows
   await expect(page.getByTestId('dta-status')).toHaveText('verified', { timeout: 60_000 });
   await expect(page.getByTestId('dta-verifier')).toHaveText('passed');
   await expect(page.getByTestId('dta-reason')).toContainText('committed');
+  // The run's events and its artifacts, downloadable.
+  await expect(page.getByRole('list', { name: 'DTA events' })).toContainText('dta_verified');
+  const verifyLink = page.getByRole('list', { name: 'Artifacts' }).getByRole('link', { name: /-verify\.json$/ }).last();
+  const artifact = await page.request.get((await verifyLink.getAttribute('href'))!);
+  expect(await artifact.json()).toMatchObject({ phase: 'verify', verifier: { passed: true } });
   const runs = (await (await page.request.get('/api/dta-runs')).json()).data as Array<{ passed: boolean; output: { applied_changes: Record<string, number> } }>;
   expect(runs[0]).toMatchObject({ passed: true, output: { applied_changes: { files: 2, link_updates: 3 } } });
 });

@@ -122,15 +122,28 @@ export const CreateDtaRunBodySchema = z.object({
 });
 export type CreateDtaRunBody = z.infer<typeof CreateDtaRunBodySchema>;
 
+/**
+ * A run's artifact (`.runs/<runId>/dta/<tool>/<ts>-{baseline,proposed,applied,verify}.json`) carried
+ * in its events: a control-plane run's worktree is removed when it ends, and the UI offers these
+ * as downloads. `path` is relative to the worktree's top level.
+ */
+export const MAX_ARTIFACT_CHARS = 200_000;
+export const DtaArtifactSchema = z.object({
+  path: z.string().regex(/^\.runs\/dta_[A-Za-z0-9_-]+\/dta\/[a-z_]+\/[0-9TZ]+-(baseline|proposed|applied|verify)\.json$/, 'a DTA artifact path'),
+  content: z.string().max(MAX_ARTIFACT_CHARS),
+});
+export type DtaArtifact = z.infer<typeof DtaArtifactSchema>;
+const artifacts = z.array(DtaArtifactSchema).max(8).optional();
+
 /** The DTA events a run streams (deterministic-tool-adapters.md "Observability"). */
 const dtaEventBase = { run_id: DtaRunIdSchema, tool: DtaToolSchema, ts: z.number().int().nonnegative() };
 export const DtaEventSchema = z.discriminatedUnion('type', [
   z.object({ ...dtaEventBase, type: z.literal('dta_started'), branch: z.string().max(255), files: z.array(z.string()).max(DTA_LIMITS.MAX_FILES).default([]) }),
   z.object({ ...dtaEventBase, type: z.literal('dta_waiting_for_lock'), held_by: z.string().max(100), paths: z.array(z.string()).max(50) }),
-  z.object({ ...dtaEventBase, type: z.literal('dta_proposed'), output: DtaOutputSchema, patch: z.string().max(2_000_000) }),
+  z.object({ ...dtaEventBase, type: z.literal('dta_proposed'), output: DtaOutputSchema, patch: z.string().max(2_000_000), artifacts }),
   z.object({ ...dtaEventBase, type: z.literal('dta_applied'), output: DtaOutputSchema }),
-  z.object({ ...dtaEventBase, type: z.literal('dta_verified'), output: DtaOutputSchema, commit_sha: z.string().regex(/^[0-9a-f]{7,64}$/).nullable() }),
-  z.object({ ...dtaEventBase, type: z.literal('dta_failed'), reason: z.string().max(4000), output: DtaOutputSchema.nullable() }),
+  z.object({ ...dtaEventBase, type: z.literal('dta_verified'), output: DtaOutputSchema, commit_sha: z.string().regex(/^[0-9a-f]{7,64}$/).nullable(), artifacts }),
+  z.object({ ...dtaEventBase, type: z.literal('dta_failed'), reason: z.string().max(4000), output: DtaOutputSchema.nullable(), artifacts }),
 ]);
 export type DtaEvent = z.infer<typeof DtaEventSchema>;
 
@@ -189,5 +202,22 @@ export const DtaRunSummarySchema = z.object({
   ended_at: z.string().nullable(),
   /** Downstream may start only when true (ok && verifier.passed after apply). */
   passed: z.boolean(),
+  /** The run's dta_* events in order, each in a line of words (the full events stay in the database). */
+  events: z.array(z.object({ type: z.string().max(40), ts: z.number().int().nonnegative(), detail: z.string().max(500) })).max(100).optional(),
+  /** Artifact paths the run's events carried (download: GET /api/dta-runs/:id/artifacts?path=…). */
+  artifacts: z.array(z.string()).max(32).optional(),
 });
 export type DtaRunSummary = z.infer<typeof DtaRunSummarySchema>;
+
+/**
+ * /ui `dta-run:updated`: a run changed phase (created, proposing, waiting, applying, verified,
+ * denied, failed). The patch (up to megabytes) is not pushed: `has_patch` says one exists, and the
+ * browser reads it once from the REST list.
+ */
+export const DtaRunUpdatedSchema = DtaRunSummarySchema.omit({ patch: true }).extend({ has_patch: z.boolean() });
+export type DtaRunUpdated = z.infer<typeof DtaRunUpdatedSchema>;
+
+export function dtaRunUpdated(run: DtaRunSummary): DtaRunUpdated {
+  const { patch, ...rest } = run;
+  return { ...rest, has_patch: patch !== null && patch !== '' };
+}

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DtaEventSchema } from './dta';
+import { DtaEventSchema, DtaToolSchema } from './dta';
 import { MAX_ALERT_EXCERPT_CHARS, PatrolKindSchema } from './patrols';
 import { OrgIdSchema, ProviderIdSchema, RepoRefSchema, RoomPathSchema, SessionIdSchema, SessionStateSchema } from './world';
 
@@ -135,6 +135,8 @@ export const PolicyBlockedSchema = z.object({
   host: z.string().max(300).optional(),
   rule: z.string().max(500),
   detail: z.string().max(2000),
+  /** Strict tools: the DTA whose domain the refused or reverted edit was in. */
+  dta_tool: DtaToolSchema.optional(),
   /** prevented: it never ran; reverted: it ran and was undone (path guards where prevention is impossible). */
   outcome: z.enum(['prevented', 'reverted']),
 });

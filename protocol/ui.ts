@@ -4,6 +4,7 @@ import type { ApprovalSummary } from './approvals';
 import type { SpawnSessionBodySchema } from './api';
 import type { AlertSummary, PatrolRunSummary, PatrolSummary, RepoHealth } from './patrols';
 import type { AgentCatalog, RunSummary } from './deterministic';
+import type { DtaRunUpdated } from './dta';
 import type { Ack } from './result';
 import { ProviderIdSchema, RepoTreeSchema, SessionIdSchema, SessionStateSchema } from './world';
 
@@ -124,6 +125,8 @@ export interface UiServerToClientEvents {
   'patrol-run:updated': (run: PatrolRunSummary) => void;
   /** A deterministic run changed (created, started, finished, its callback delivered). */
   'run:updated': (run: RunSummary) => void;
+  /** A DTA run changed phase (DtaRunUpdatedSchema; the browser validates it on arrival). */
+  'dta-run:updated': (run: DtaRunUpdated) => void;
   /** The org's deterministic agents changed (a runner registered, reloaded its folder, or left). */
   'agents:updated': (catalog: AgentCatalog) => void;
 }

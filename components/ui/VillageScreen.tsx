@@ -16,6 +16,7 @@ import Header from './Header';
 import { STRINGS } from './strings';
 import { useRequireLogin } from './use-auth-redirect';
 import { useWorld } from './use-world';
+import { useDtaRuns } from '../workshop/use-dta-runs';
 import WorldList from './WorldList';
 
 const Village = dynamic(() => import('../world/Village'), {
@@ -31,6 +32,7 @@ export default function VillageScreen() {
   const me = useRequireLogin();
   const router = useRouter();
   const world = useWorld(me.isSuccess);
+  const dtaRuns = useDtaRuns(me.isSuccess);
   const approvals = useApprovals(me.isSuccess);
   const [selectedRoom, setSelectedRoom] = useState<{ repoId: string; roomPath: string } | null>(null);
   const [openSessionId, setOpenSessionIdRaw] = useState<string | null>(null);
@@ -208,7 +210,10 @@ export default function VillageScreen() {
               selectedRoom={room}
               workshopAgents={world.data.agents.length}
               runs={world.data.runs}
-              onSelectSession={(id) => (id.startsWith('run_') ? router.push(`/workshop?run=${encodeURIComponent(id)}`) : setOpenSessionId(id))}
+              dtaRuns={dtaRuns.data}
+              onSelectSession={(id) =>
+                id.startsWith('run_') ? router.push(`/workshop?run=${encodeURIComponent(id)}`) : id.startsWith('dta_') ? router.push('/workshop') : setOpenSessionId(id)
+              }
               onSelectRoom={(repoId, roomPath) => (repoId === WORKSHOP_ID ? router.push('/workshop') : setSelectedRoom({ repoId, roomPath }))}
               alerts={world.data.alerts}
               health={world.data.health}

@@ -1,16 +1,14 @@
 'use client';
 import { useMemo, useState, type FormEvent } from 'react';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { DTA_PARAMS_SCHEMAS, DTA_SUMMARIES, DTA_TOOLS, type DtaRunSummary, type DtaTool, type RepoSummary } from '../../protocol';
 import { api, ApiRequestError } from '../ui/api';
 import SchemaForm from './SchemaForm';
-import { dtaTable, LIVE_DTA_STATUSES, STATUS_WORDS } from './dta-view';
+import { dtaTable, STATUS_WORDS } from './dta-view';
+import { DTA_RUNS_KEY, useDtaRuns } from './use-dta-runs';
 import { fieldsOf, initialValues, toParameters, type FormValues } from './schema-form';
 import { checkParameters } from './validate';
 
-/** While a run is live the list is re-read this often (DTA runs have no socket event of their own yet). */
-const LIVE_REFRESH_MS = 1500;
-const DTA_RUNS_KEY = ['dta-runs'] as const;
 
 /**
  * Deterministic tool adapters beside the blueprints: a form from each adapter's params schema, a
@@ -19,11 +17,7 @@ const DTA_RUNS_KEY = ['dta-runs'] as const;
 export default function DtaSection({ repos, canRun, canDecide }: { repos: RepoSummary[]; canRun: boolean; canDecide: boolean }) {
   const [tool, setTool] = useState<DtaTool>('link_updater');
   const [openId, setOpenId] = useState<string | null>(null);
-  const runs = useQuery({
-    queryKey: DTA_RUNS_KEY,
-    queryFn: () => api<DtaRunSummary[]>('/api/dta-runs'),
-    refetchInterval: (q) => ((q.state.data ?? []).some((r) => LIVE_DTA_STATUSES.has(r.status)) ? LIVE_REFRESH_MS : false),
-  });
+  const runs = useDtaRuns();
   const open = runs.data?.find((r) => r.id === openId) ?? null;
   return (
     <div className="workshop-grid dta-grid">
@@ -195,6 +189,15 @@ function DtaRunDetails({ run, canDecide }: { run: DtaRunSummary; canDecide: bool
           ))}
         </div>
       )}
+      {(run.events ?? []).length > 0 && (
+        <ol className="small dta-events" aria-label="DTA events">
+          {run.events!.map((e, i) => (
+            <li key={`${e.type}-${i}`}>
+              <code>{e.type}</code> <span className="muted">{new Date(e.ts).toLocaleTimeString()}</span> {e.detail}
+            </li>
+          ))}
+        </ol>
+      )}
       {run.status === 'waiting_for_approval' && run.approval_id && (
         <div className="row">
           <button type="button" className="btn btn-primary" disabled={!canDecide || decide.isPending} onClick={() => decide.mutate('allow')}>
@@ -222,6 +225,17 @@ function DtaRunDetails({ run, canDecide }: { run: DtaRunSummary; canDecide: bool
           </>
         )}
       </p>
+      {(run.artifacts ?? []).length > 0 && (
+        <ul className="small dta-artifacts" aria-label="Artifacts">
+          {run.artifacts!.map((p) => (
+            <li key={p}>
+              <a href={`/api/dta-runs/${run.id}/artifacts?path=${encodeURIComponent(p)}`} download>
+                {p.slice(p.lastIndexOf('/') + 1)}
+              </a>
+            </li>
+          ))}
+        </ul>
+      )}
       {run.patch && <pre className="dta-patch" aria-label="Patch">{run.patch}</pre>}
     </div>
   );

@@ -21,7 +21,7 @@ export function dtaTable(run: Pick<DtaRunSummary, 'output'>): DtaTableRow[] {
   return rows;
 }
 
-/** Statuses a run can still leave (the list refreshes while any run is in one). */
+/** Statuses a run can still leave (its worker stays in the village while in one). */
 export const LIVE_DTA_STATUSES: ReadonlySet<string> = new Set(['queued', 'waiting_for_lock', 'proposing', 'waiting_for_approval', 'applying']);
 
 export const STATUS_WORDS: Record<DtaRunSummary['status'], string> = {

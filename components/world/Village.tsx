@@ -13,6 +13,8 @@ import type { AlertSummary, RepoHealth } from '../../protocol/patrols';
 import type { RunSummary } from '../../protocol/deterministic';
 import { layoutVillage, unfoldKey, type VillageLayout } from './layout';
 import { runAsSession } from './runs';
+import { dtaRunAsSession } from './dta-workers';
+import type { DtaRunSummary } from '../../protocol/dta';
 import type { VillageEngine } from './engine';
 import { testHooksEnabled } from './engine/test-hooks';
 
@@ -25,6 +27,8 @@ export interface VillageProps {
   /** The workshop: how many deterministic agents it has (none: no workshop) and their runs (its workers). */
   workshopAgents?: number;
   runs?: RunSummary[];
+  /** DTA runs: workers with a measuring tape in the room of the files they touch (dta-workers.ts). */
+  dtaRuns?: DtaRunSummary[];
   /** Clicking a sprite (a session id, or a run id for a worker in the workshop). */
   onSelectSession(id: string): void;
   /** Clicking a room (the deepest room under the pointer). */
@@ -57,7 +61,10 @@ function layoutSignature(repos: readonly RepoSummary[]): string {
 export default function Village(props: VillageProps) {
   const { repos, selectedSessionId, selectedRoom } = props;
   const agents = props.workshopAgents ?? 0;
-  const sessions = useMemo(() => [...props.sessions, ...(props.runs ?? []).map(runAsSession)], [props.sessions, props.runs]);
+  const sessions = useMemo(
+    () => [...props.sessions, ...(props.runs ?? []).map(runAsSession), ...(props.dtaRuns ?? []).map(dtaRunAsSession)],
+    [props.sessions, props.runs, props.dtaRuns],
+  );
   const hostRef = useRef<HTMLDivElement>(null);
   const engineRef = useRef<VillageEngine | null>(null);
 

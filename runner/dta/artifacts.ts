@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { DtaArtifactSchema, type DtaArtifact } from '../../protocol';
 import { RUNS_DIR } from './git-state';
 
 /**
@@ -35,4 +36,23 @@ export class ArtifactWriter {
   absolute(rel: string): string {
     return path.join(this.root, rel);
   }
+}
+
+/**
+ * The JSON artifacts of a run, with their content, for its events (a control-plane run's worktree
+ * is removed when it ends; the UI offers these as downloads). The patch travels on its own.
+ */
+export function readArtifacts(root: string, paths: readonly string[]): DtaArtifact[] {
+  const out: DtaArtifact[] = [];
+  for (const rel of paths) {
+    if (!rel.endsWith('.json')) continue;
+    try {
+      const content = fs.readFileSync(path.join(root, rel), 'utf8');
+      const a = DtaArtifactSchema.safeParse({ path: rel, content });
+      if (a.success) out.push(a.data);
+    } catch {
+      // A missing artifact is simply not offered.
+    }
+  }
+  return out;
 }

@@ -57,6 +57,23 @@ function flushAll(dir: string, files: string[]): void {
   }
 }
 
+/**
+ * The original kept aside: a hard link to its inode (one metadata operation; renaming the new
+ * content over the target leaves the old inode, and so the link, untouched), or a copy where a
+ * link is impossible (another filesystem). A copy is written as `.tmp` and renamed once flushed,
+ * so a backup exists under its name only complete; a link is complete the moment it exists.
+ * On this machine's loaded filesystem the copies were a third of a 5,000-file apply.
+ */
+function keepOriginal(target: string, backup: string): 'linked' | 'copied' {
+  try {
+    fs.linkSync(target, backup);
+    return 'linked';
+  } catch {
+    fs.writeFileSync(`${backup}.tmp`, fs.readFileSync(target));
+    return 'copied';
+  }
+}
+
 function fault(renamed: number): void {
   const spec = process.env[FAULT_ENV];
   if (!spec) return;
@@ -77,17 +94,18 @@ export function applyAtomic(root: string, journalDir: string, runId: string, cha
   fs.renameSync(path.join(dir, `${JOURNAL_FILE}.tmp`), path.join(dir, JOURNAL_FILE));
   let renamed = 0;
   try {
+    const copied: JournalEntry[] = [];
     for (const e of entries) {
       const target = path.join(root, e.rel);
       const mode = fs.statSync(target).mode & 0o7777;
-      fs.writeFileSync(`${e.backup}.tmp`, fs.readFileSync(target));
+      if (keepOriginal(target, e.backup) === 'copied') copied.push(e);
       fs.writeFileSync(e.tmp, changes.get(e.rel)!, { mode });
       fs.chmodSync(e.tmp, mode);
     }
-    flushAll(root, entries.flatMap((e) => [`${e.backup}.tmp`, e.tmp]));
-    // A backup exists under its name only complete (written, flushed, renamed): rollback never
-    // restores a torn copy.
-    for (const e of entries) fs.renameSync(`${e.backup}.tmp`, e.backup);
+    flushAll(root, [...copied.map((e) => `${e.backup}.tmp`), ...entries.map((e) => e.tmp)]);
+    // A copied backup exists under its name only complete (written, flushed, renamed): rollback
+    // never restores a torn copy.
+    for (const e of copied) fs.renameSync(`${e.backup}.tmp`, e.backup);
     for (const e of entries) {
       fs.renameSync(e.tmp, path.join(root, e.rel));
       renamed++;

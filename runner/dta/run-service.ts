@@ -16,6 +16,7 @@ import {
 import { errorMessage, type Logger } from '../log';
 import { git } from '../workspace/git';
 import type { WorkspaceManager } from '../workspace/workspace-manager';
+import { readArtifacts } from './artifacts';
 import { runDta } from './engine';
 import { DEFAULT_POLICY } from './policy';
 
@@ -103,7 +104,7 @@ export class DtaRunService {
       const out = await runDta(this.invocation(cmd, worktree, 'dry-run'), { runId: cmd.run_id, policy: DEFAULT_POLICY, onPhase: (phase, _o, extra) => phase === 'proposed' && (patch = extra.patch ?? '') });
       if (!out.ok || !out.patch_sha256) return this.failed(cmd, worktree, out.error?.message ?? 'the dry-run failed', out);
       this.pending.set(cmd.run_id, { cmd, worktree, patchSha256: out.patch_sha256 });
-      this.emit(cmd, { type: 'dta_proposed', output: out, patch: patch.slice(0, MAX_EVENT_PATCH_CHARS) });
+      this.emit(cmd, { type: 'dta_proposed', output: out, patch: patch.slice(0, MAX_EVENT_PATCH_CHARS), artifacts: readArtifacts(worktree, out.artifacts) });
     } catch (err) {
       await this.failed(cmd, worktree, errorMessage(err), null);
     }
@@ -127,7 +128,7 @@ export class DtaRunService {
         await git([...COMMITTER, 'commit', '-q', '-m', `${cmd.invocation.tool}: ${JSON.stringify(out.applied_changes)} (DTA run ${cmd.run_id}, verified)`], { cwd: worktree, what: 'commit' });
         commit = (await git(['rev-parse', 'HEAD'], { cwd: worktree, what: 'rev-parse' })).trim();
       }
-      this.emit(cmd, { type: 'dta_verified', output: out, commit_sha: commit });
+      this.emit(cmd, { type: 'dta_verified', output: out, commit_sha: commit, artifacts: readArtifacts(worktree, out.artifacts) });
       await this.deps.workspaces.removeWorktree(cmd.run_id);
     } catch (err) {
       await this.failed(cmd, worktree, errorMessage(err), null);
@@ -141,7 +142,7 @@ export class DtaRunService {
 
   private async failed(cmd: StartDtaCommand, worktree: string | null, reason: string, out: DtaOutput | null): Promise<void> {
     this.deps.log.warn(`DTA run ${cmd.run_id} failed: ${reason}`);
-    this.emit(cmd, { type: 'dta_failed', reason: reason.slice(0, 4000), output: out });
+    this.emit(cmd, { type: 'dta_failed', reason: reason.slice(0, 4000), output: out, ...(worktree && out ? { artifacts: readArtifacts(worktree, out.artifacts) } : {}) });
     if (worktree) await this.deps.workspaces.removeWorktree(cmd.run_id).catch(() => undefined);
   }
 }

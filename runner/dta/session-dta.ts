@@ -6,6 +6,7 @@ import type { HookCall, HookReply } from '../hooks/hook-server';
 import { git } from '../workspace/git';
 import { runDta } from './engine';
 import { loadPolicy } from './policy';
+import type { StrictWatch } from './strict-watch';
 
 /**
  * av-dta inside a session, through the hook channel: the runner (not the agent's process) runs
@@ -19,6 +20,8 @@ export interface SessionDtaContext {
   emit: (body: RunnerEventBody) => void;
   /** The session's approval broker: an apply waits here for a person after its dry-run (the gate). */
   ask?: (req: ApprovalAsk) => Promise<ApprovalDecision>;
+  /** Strict tools: this run's own writes are the DTA's, not a hand edit to revert. */
+  strict?: StrictWatch | null;
 }
 
 /** Patch text on the approval card (the protocol's diff_stat limit). */
@@ -58,7 +61,7 @@ export async function runSessionDta(call: HookCall, ctx: SessionDtaContext): Pro
     inv.data.expected_patch_sha256 = dry.patch_sha256;
   }
   const branch = await git(['symbolic-ref', '--short', '-q', 'HEAD'], { cwd: ctx.worktree }).then((b) => b.trim(), () => '');
-  const out: DtaOutput = await runDta(inv.success ? inv.data : p.data.invocation, {
+  const run = () => runDta(inv.success ? inv.data : p.data.invocation, {
     policy: loadPolicy(),
     onPhase: (phase, o, extra) => {
       const base = { run_id: o.run_id, tool: o.tool as DtaEvent['tool'], ts: Date.now() };
@@ -67,6 +70,7 @@ export async function runSessionDta(call: HookCall, ctx: SessionDtaContext): Pro
       else if (phase === 'applied') emit({ ...base, type: 'dta_applied', output: structuredClone(o) });
     },
   });
+  const out: DtaOutput = ctx.strict && inv.success ? await ctx.strict.runningDta(inv.data.target.repo_path, run) : await run();
   const base = { run_id: out.run_id, tool: out.tool as DtaEvent['tool'], ts: Date.now() };
   if (out.phase === 'verify' && dtaPassed(out)) emit({ ...base, type: 'dta_verified', output: out, commit_sha: null });
   else if (!out.ok || (out.phase === 'verify' && !out.verifier.passed)) {

@@ -62,6 +62,12 @@ export function dtaForEdit(rel: string, before: string, after: string): DtaTool 
   return null;
 }
 
+/** Whether a file lies in any DTA's domain (its paths only; the classifier needs before and after). */
+export function inStrictDomain(rel: string): boolean {
+  const posix = rel.split(path.sep).join('/');
+  return matchers.some(({ match }) => match(posix));
+}
+
 /** What the agent is told when its edit is refused. */
 export function strictRefusal(tool: DtaTool, rel: string): string {
   return `agent-village: strict tools: this edit of ${rel} is what the ${tool} DTA does; do not edit it by hand — run \`av-dta schema ${tool}\` and \`av-dta run -\` with a dry-run first`;

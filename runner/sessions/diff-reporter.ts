@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { RunnerEventBody } from '../../protocol';
+import { StrictWatch } from '../dta/strict-watch';
 import { errorMessage, type Logger } from '../log';
 import type { PathGuard } from '../policy/paths';
 import { isIgnoredPath, WorktreeWatcher, type WatchChange } from '../watch/worktree-watcher';
@@ -37,6 +38,8 @@ export interface DiffReporterOptions {
   diffIntervalMs?: number;
   fileTouchedDedupeMs?: number;
   watchDebounceMs?: number;
+  /** Strict tools: hand edits a DTA covers that got past the hooks are reverted (runner/dta/strict-watch.ts). */
+  strictTools?: boolean;
 }
 
 /**
@@ -58,6 +61,7 @@ export class DiffReporter {
   private diffClosed = false;
   /** Reverts run one after the other. */
   private reverts: Promise<void> = Promise.resolve();
+  private strictWatch: StrictWatch | null = null;
 
   constructor(private readonly o: DiffReporterOptions) {}
 
@@ -65,8 +69,14 @@ export class DiffReporter {
   startWatching(): void {
     const wt = this.o.worktree();
     if (!wt || this.watcher) return;
+    if (this.o.strictTools && !this.o.readOnly) this.strictWatch = new StrictWatch({ worktree: wt.path, baseSha: wt.sha, emit: this.o.emit, log: this.o.log });
     this.watcher = new WorktreeWatcher(wt.path, (changes) => this.onWatchChanges(changes), this.o.log, this.o.watchDebounceMs);
     this.watcher.start();
+  }
+
+  /** The strict-tools reviewer once watching started (null without strict tools). */
+  get strict(): StrictWatch | null {
+    return this.strictWatch;
   }
 
   /**
@@ -104,6 +114,11 @@ export class DiffReporter {
     const paths = this.o.paths;
     const guarded = paths.active ? changes.filter((c) => paths.violation(c.path) !== null) : [];
     if (guarded.length) this.revertForbidden(guarded);
+    const strict = this.strictWatch;
+    if (strict) {
+      const review = changes.filter((c) => !isIgnoredPath(c.path) && !guarded.includes(c));
+      this.reverts = this.reverts.then(() => strict.review(review));
+    }
     for (const c of changes) if (!isIgnoredPath(c.path) && !guarded.includes(c)) this.noteFileTouched(c.path, 'write', 'watcher');
     this.markDiffDirty();
   }

@@ -199,6 +199,7 @@ export class Session {
       diffIntervalMs: deps.diffIntervalMs,
       fileTouchedDedupeMs: deps.fileTouchedDedupeMs,
       watchDebounceMs: deps.watchDebounceMs,
+      strictTools: cmd.policy?.strict_tools === true,
     });
     this.broker = new ApprovalBroker(
       cmd.session_id,
@@ -576,7 +577,7 @@ export class Session {
       gate: this.gate,
       ...(this.cmd.policy?.strict_tools ? { strictTools: strictToolsFor(worktree) } : {}),
       guard: (call) => this.gate.guardCall(call),
-      dta: (call) => runSessionDta(call, { worktree, emit: (body) => void this.emit(body), ask: (req) => this.broker.ask(req) }),
+      dta: (call) => runSessionDta(call, { worktree, emit: (body) => void this.emit(body), ask: (req) => this.broker.ask(req), strict: this.files.strict }),
       sink: {
         emit: (body) => void this.emit(body),
         activity: (activity, detail) => void this.setActivity(activity, detail),

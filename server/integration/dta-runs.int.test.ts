@@ -2,9 +2,9 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ApprovalSummary, DtaRunSummary } from '../../protocol';
+import { DtaRunUpdatedSchema, type ApprovalSummary, type DtaRunSummary, type DtaRunUpdated } from '../../protocol';
 import { DOC_FILES_BEFORE, gitIn, JSON_FILES, JSON_SCHEMA, makeRepo, SITE_FILES, TS_FILES } from '../../runner/dta/testing/fixture-repos';
-import { Api, startStack, waitFor, type Stack } from './harness';
+import { Api, startStack, uiSocket, waitFor, type Stack } from './harness';
 
 /**
  * DTA runs end to end: the real control plane, its real attached runner, real git. Each adapter
@@ -52,7 +52,11 @@ describe('DTA runs through the control plane', () => {
     if (source) fs.rmSync(source, { recursive: true, force: true });
   });
 
-  it('link_updater: dry-run → approval card with the diff → Allow → applied, verified, committed on dta/<id>', async () => {
+  it('link_updater: dry-run → approval card with the diff → Allow → applied, verified, committed on dta/<id>; every phase pushed live on /ui', async () => {
+    // The workshop and the village do not poll: each phase change is pushed as dta-run:updated.
+    const socket = await uiSocket(stack.url, api.cookie);
+    const pushed: DtaRunUpdated[] = [];
+    socket.on('dta-run:updated', (u) => pushed.push(DtaRunUpdatedSchema.parse(u)));
     const created = await start({ tool: 'link_updater', glob: 'site/**', params: LINKS });
     expect(created.branch).toBe(`dta/${created.id}`);
     const waiting = await waitStatus(created.id, ['waiting_for_approval', 'failed']);
@@ -68,6 +72,24 @@ describe('DTA runs through the control plane', () => {
     expect(show(done.branch, 'site/index.html')).toContain('href="https://new.example.com/about?x=1#team"');
     expect(show(done.commit_sha!, 'README.md')).toContain('http://old.example.com/readme');
     expect(gitIn(source, 'status', '--porcelain')).toBe(''); // the source repository is untouched
+    const mine = await waitFor(() => (pushed.some((u) => u.id === created.id && u.status === 'verified') ? pushed.filter((u) => u.id === created.id) : null), 'the verified push');
+    const phases = mine.map((u) => u.status).filter((st, i, all) => st !== all[i - 1]);
+    expect(phases).toEqual(['queued', 'proposing', 'waiting_for_approval', 'applying', 'verified']);
+    expect(mine.at(-1)).toMatchObject({ passed: true, has_patch: true, commit_sha: done.commit_sha });
+    expect(mine.find((u) => u.status === 'waiting_for_approval')).toMatchObject({ approval_id: waiting.approval_id, has_patch: true });
+    socket.close();
+
+    // Events and artifacts on the run: the timeline, and every JSON artifact downloadable after the worktree is gone.
+    expect(done.events!.map((e) => e.type)).toEqual(['dta_started', 'dta_proposed', 'dta_applied', 'dta_verified']);
+    // The dry-run's and the apply's (each run writes its own, stamped).
+    const names = new Set(done.artifacts!.map((p) => p.replace(/^.*\/[0-9TZ]+-/, '')));
+    expect(names).toEqual(new Set(['applied.json', 'baseline.json', 'proposed.json', 'verify.json']));
+    const verifyPath = done.artifacts!.filter((p) => p.endsWith('-verify.json')).at(-1)!;
+    const res = await fetch(`${stack.url}/api/dta-runs/${done.id}/artifacts?path=${encodeURIComponent(verifyPath)}`, { headers: { cookie: api.cookie } });
+    expect(res.headers.get('content-disposition')).toMatch(/attachment; filename=".*-verify\.json"/);
+    expect(JSON.parse(await res.text())).toMatchObject({ phase: 'verify', verifier: { passed: true } });
+    expect((await api.request('GET', `/api/dta-runs/${done.id}/artifacts?path=.runs/nope.json`)).status).toBe(404);
+    expect((await api.request('GET', `/api/dta-runs/${done.id}/artifacts`)).status).toBe(400);
   });
 
   it('Deny: nothing is applied, the run is denied and not passed', async () => {

@@ -61,6 +61,7 @@ export async function openServiceDb(opts: { defaultPlan?: PlanId; runnerGraceMs?
     patrolUpdated: () => undefined,
     patrolRunUpdated: () => undefined,
     runUpdated: () => undefined,
+    dtaRunUpdated: () => undefined,
     agentsUpdated: () => undefined,
     sessionEvents: () => undefined,
     hasViewers: () => false,

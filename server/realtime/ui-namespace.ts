@@ -245,6 +245,7 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
     patrolUpdated: (orgId, patrol) => nsp.to(`org:${orgId}`).emit('patrol:updated', patrol),
     patrolRunUpdated: (orgId, run) => nsp.to(`org:${orgId}`).emit('patrol-run:updated', run),
     runUpdated: (orgId, run) => nsp.to(`org:${orgId}`).emit('run:updated', run),
+    dtaRunUpdated: (orgId, run) => nsp.to(`org:${orgId}`).emit('dta-run:updated', run),
     agentsUpdated: (orgId, catalog) => nsp.to(`org:${orgId}`).emit('agents:updated', catalog),
     hasViewers: (sessionId) => (viewers.get(sessionId)?.size ?? 0) > 0,
     sessionEvents(sessionId, events) {

@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import {
   DtaEventSchema,
   DtaOutputSchema,
+  dtaRunUpdated,
   type ApprovalSummary,
   type CreateDtaRunBody,
   type DtaEvent,
@@ -59,7 +60,40 @@ export function dtaRunSummary(r: Row): DtaRunSummary {
     created_at: r.createdAt.toISOString(),
     ended_at: r.endedAt?.toISOString() ?? null,
     passed: r.status === 'verified' && out !== null && out.ok && out.verifier.passed,
+    events: eventLines(r.events),
+    artifacts: [...artifactsOf(r.events).keys()],
   };
+}
+
+/** The artifacts the run's events carried, by path (later events win: the apply's verify.json). */
+function artifactsOf(stored: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const raw of JSON.parse(stored) as unknown[]) {
+    const p = DtaEventSchema.safeParse(raw);
+    if (p.success && 'artifacts' in p.data) for (const a of p.data.artifacts ?? []) out.set(a.path, a.content);
+  }
+  return out;
+}
+
+/** Events stored on a run → the timeline the workshop shows (a run has a handful; capped anyway). */
+const MAX_EVENT_LINES = 100;
+function eventLines(stored: string): NonNullable<DtaRunSummary['events']> {
+  const counts = (c: Record<string, number>) => Object.entries(c).map(([k, v]) => `${v} ${k}`).join(', ');
+  const lines: NonNullable<DtaRunSummary['events']> = [];
+  for (const raw of JSON.parse(stored) as unknown[]) {
+    const p = DtaEventSchema.safeParse(raw);
+    if (!p.success) continue;
+    const e = p.data;
+    const detail =
+      e.type === 'dta_started' ? `on ${e.branch}, ${e.files.length} files in scope`
+      : e.type === 'dta_waiting_for_lock' ? `lock held by ${e.held_by}`
+      : e.type === 'dta_proposed' ? counts(e.output.proposed_changes)
+      : e.type === 'dta_applied' ? counts(e.output.applied_changes)
+      : e.type === 'dta_verified' ? `verifier ${e.output.verifier.passed ? 'passed' : 'failed'}${e.commit_sha ? `, commit ${e.commit_sha.slice(0, 12)}` : ''}`
+      : e.reason;
+    lines.push({ type: e.type, ts: e.ts, detail: detail.slice(0, 500) });
+  }
+  return lines.slice(-MAX_EVENT_LINES);
 }
 
 export function createDtaRunService(
@@ -82,7 +116,13 @@ export function createDtaRunService(
       const r = await db.dtaRun.findUniqueOrThrow({ where: { id }, select: { events: true } });
       data.events = JSON.stringify([...(JSON.parse(r.events) as unknown[]), event]);
     }
-    await db.dtaRun.update({ where: { id }, data });
+    const row = await db.dtaRun.update({ where: { id }, data });
+    publish(row);
+  }
+
+  /** Every phase change goes to the org's browsers at once (the workshop and the village listen). */
+  function publish(row: Row): void {
+    broadcast().dtaRunUpdated(row.orgId, dtaRunUpdated(dtaRunSummary(row)));
   }
 
   async function pickRunner(orgId: string, source: string) {
@@ -223,6 +263,7 @@ export function createDtaRunService(
           createdByName: p.name || p.email,
         },
       });
+      publish(row);
       const res = await gateway().command(runner.id, 'dta:start', { run_id: id, org_id: p.orgId, repo_id: repo.id, repo_source: repo.source, base_ref: baseRef, invocation: body.invocation });
       if (!res.ok) {
         await finish(row, 'failed', `The runner refused: ${res.error.message}`);
@@ -234,6 +275,13 @@ export function createDtaRunService(
 
     async get(p: Principal, id: string): Promise<DtaRunSummary> {
       return dtaRunSummary(await load(p.orgId, id));
+    },
+
+    /** One artifact of a run, as its events carried it. */
+    async artifact(p: Principal, id: string, artifactPath: string): Promise<{ name: string; content: string }> {
+      const content = artifactsOf((await load(p.orgId, id)).events).get(artifactPath);
+      if (content === undefined) throw notFound('That artifact');
+      return { name: artifactPath.slice(artifactPath.lastIndexOf('/') + 1), content };
     },
 
     async list(orgId: string): Promise<DtaRunSummary[]> {

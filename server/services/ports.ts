@@ -1,4 +1,4 @@
-import type { AgentCatalog, AlertSummary, ApprovalSummary, PatrolRunSummary, PatrolSummary, RepoHealth, RepoSummary, Result, RunSummary, RunnerSummary, ServerToRunnerEvents, SessionSummary, WireEvent } from '../../protocol';
+import type { AgentCatalog, DtaRunUpdated, AlertSummary, ApprovalSummary, PatrolRunSummary, PatrolSummary, RepoHealth, RepoSummary, Result, RunSummary, RunnerSummary, ServerToRunnerEvents, SessionSummary, WireEvent } from '../../protocol';
 
 type CommandName = keyof ServerToRunnerEvents;
 type CommandBody<K extends CommandName> = Parameters<ServerToRunnerEvents[K]>[0];
@@ -27,6 +27,7 @@ export interface Broadcaster {
   patrolUpdated(orgId: string, patrol: PatrolSummary): void;
   patrolRunUpdated(orgId: string, run: PatrolRunSummary): void;
   runUpdated(orgId: string, run: RunSummary): void;
+  dtaRunUpdated(orgId: string, run: DtaRunUpdated): void;
   agentsUpdated(orgId: string, catalog: AgentCatalog): void;
   sessionEvents(sessionId: string, events: WireEvent[]): void;
   /** Whether any browser is attached to the session (flow control is theirs then). */

@@ -8,6 +8,7 @@ import { TILE, type Point } from '../layout';
 import { PALETTE, hashString, type VillageTextures, type WalkFrames } from '../sprites';
 import { bubbleFor, statusText } from '../status';
 import type { Camera } from './camera';
+import { DtaTapes } from './dta-tape';
 import { BUBBLE_BOB_MS, CULL_MARGIN_PX, FEET_Y, TITLE_MAX_CHARS, WALK_FRAME_MS } from './constants';
 import { FONT_SIZES, fontName, tierFor } from './labels';
 import type { SimActor, SimState } from './simulation';
@@ -41,6 +42,8 @@ export class ActorsLayer {
   private readonly titleText: BitmapText;
   private titleKey = '';
   private scale = 1;
+  /** DTA runs' workers hold a measuring tape (dta-tape.ts). */
+  private readonly tapes = new DtaTapes();
 
   constructor(
     private readonly tex: VillageTextures,
@@ -68,6 +71,7 @@ export class ActorsLayer {
     bubble.position.set(0, BUBBLE_Y);
     bubble.visible = false;
     node.addChild(ring, shadow, body, bubble);
+    this.tapes.attach(node, a.id);
     this.layer.addChild(node);
     return { actor: null, node, body, bubble, ring, frames, bob: hashString(a.id) % 1000 };
   }
@@ -175,5 +179,6 @@ export class ActorsLayer {
   destroy(): void {
     for (const v of this.views.values()) v.node.destroy({ children: true });
     this.views.clear();
+    this.tapes.destroy();
   }
 }

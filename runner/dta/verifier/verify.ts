@@ -4,11 +4,10 @@ import path from 'node:path';
 import picomatch from 'picomatch';
 import { z } from 'zod';
 import { DtaCountsSchema, DtaToolSchema, type DtaCounts, type DtaVerifier } from '../../../protocol';
-import { measureOf } from '../adapters';
-import { byteCompare, globMatcher, headSha, readBlobs, RUNS_DIR, sha256, statusText, trackedFiles } from '../git-state';
+import { loadMeasure } from '../adapters/measures';
+import { byteCompare, commonDir, globMatcher, headSha, readBlobs, RUNS_DIR, sha256, statusText, trackedFiles } from '../git-state';
 import { applyPatchInMemory } from '../patch';
 import type { MeasureContext } from '../types';
-import { sampleHttp } from './http-sample';
 
 /**
  * The independent verifier (deterministic-tool-adapters.md "Verifier Recipe"). It gets the run's
@@ -57,8 +56,29 @@ function changedPaths(status: string): string[] {
   return out.sort(byteCompare);
 }
 
+/** Where the verifier keeps its memo of parsed texts (memo.ts), per repository. */
+const MEMO_FILE = 'agent-village-dta/verifier-memo.json';
+
 export async function verify(req: VerifyRequest): Promise<DtaVerifier> {
-  const m = measureOf(req.tool);
+  const m = await loadMeasure(req.tool);
+  if (req.tool !== 'link_updater' && req.tool !== 'intra_repo_link_fixer') return measureAndCheck(req, m);
+  const { VerifierMemo } = await import('./memo');
+  const { useLinkStore } = await import('../adapters/link-updater/links');
+  const memo = VerifierMemo.open(path.join(await commonDir(req.root), MEMO_FILE));
+  useLinkStore(memo);
+  try {
+    return await measureAndCheck(req, m);
+  } finally {
+    useLinkStore(null);
+    try {
+      memo.save();
+    } catch {
+      // The memo only saves work; a full disk must not fail a verification.
+    }
+  }
+}
+
+async function measureAndCheck(req: VerifyRequest, m: Awaited<ReturnType<typeof loadMeasure>>): Promise<DtaVerifier> {
   const checks: string[] = ['head_unchanged', 'baseline_matches', 'files_match'];
   const failures: string[] = [];
   const { root, claim } = req;
@@ -140,6 +160,7 @@ export async function verify(req: VerifyRequest): Promise<DtaVerifier> {
   const sample = req.params.sample_http as { size: number; timeout_ms?: number } | undefined;
   if (req.tool === 'link_updater' && req.mode === 'applied' && sample) {
     checks.push('no_404s_sampled');
+    const { sampleHttp } = await import('./http-sample');
     const r = await sampleHttp(after, claimed, String(req.params.to_host), sample.size, sample.timeout_ms ?? 5000, req.seed);
     sample_size = r.sampled;
     failures.push(...r.failures);

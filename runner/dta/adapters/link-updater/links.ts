@@ -37,11 +37,27 @@ export function kindOf(rel: string): LinkKind | null {
 const CACHE_MAX = 20_000;
 const cache = new Map<string, FoundLink[]>();
 
+/** A second level behind the in-process cache, by content (the verifier's memo across its runs). */
+export interface LinkStore {
+  key(kind: string, text: string): string;
+  get(key: string): FoundLink[] | undefined;
+  set(key: string, links: FoundLink[]): void;
+}
+let store: LinkStore | null = null;
+
+/** The verifier process sets its own memo here; nothing else does. */
+export function useLinkStore(s: LinkStore | null): void {
+  store = s;
+}
+
 export function extractLinks(rel: string, text: string): FoundLink[] {
-  const key = `${kindOf(rel)}\0${text}`;
+  const kind = kindOf(rel);
+  const key = `${kind}\0${text}`;
   const hit = cache.get(key);
   if (hit) return hit;
-  const links = parseLinks(rel, text);
+  const storeKey = store && kind ? store.key(kind, text) : null;
+  const links = (storeKey && store!.get(storeKey)) || parseLinks(rel, text);
+  if (storeKey) store!.set(storeKey, links);
   if (cache.size >= CACHE_MAX) cache.clear();
   cache.set(key, links);
   return links;
