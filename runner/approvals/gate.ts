@@ -7,6 +7,7 @@ import {
   blockedCommandLine,
   classifyArgv,
   classifyCommandLine,
+  needsAsking,
   SECRET_HELPER,
   type Classification,
   type EffectivePolicy,
@@ -66,7 +67,7 @@ export class PolicyGate {
     if (argv[0] === SECRET_HELPER) return this.secret(argv, cwd);
     const current = argv[0] === 'git' ? await currentBranch(cwd) : null;
     const c = classifyArgv(argv, this.deps.policy, current);
-    if (!c || !asks(this.deps.policy, c.category)) return reply({ action: 'run' });
+    if (!c || !needsAsking(this.deps.policy, c)) return reply({ action: 'run' });
     if (this.takePreapproved(argv, cwd)) return reply({ action: 'run' });
     const d = await this.ask(c, argv, cwd, command, 'shim', current);
     return d.decision === 'allow' ? reply({ action: 'run' }) : reply({ action: 'deny', message: refusal(c, d) });
@@ -85,7 +86,7 @@ export class PolicyGate {
     const where = cwd ?? process.cwd();
     const current = await currentBranch(where);
     const found = classifyCommandLine(line, this.deps.policy, current);
-    if (!found || !asks(this.deps.policy, found.classification.category)) return null;
+    if (!found || !needsAsking(this.deps.policy, found.classification)) return null;
     const d = await this.ask(found.classification, ['bash', '-c', line], where, line, 'hook', current, found.argv);
     if (d.decision !== 'allow') return { decision: 'deny', reason: refusal(found.classification, d) };
     // The shim inside the tool will see exactly this argv; it is not asked twice.

@@ -106,3 +106,14 @@ describe('blast radius of installs and deploys', () => {
     expect(deployHosts(['npm', 'publish', '--registry', 'https://registry.npmjs.org/'])).toEqual(['registry.npmjs.org']);
   });
 });
+
+describe('"always allow this" in the policy', () => {
+  it('skips asking only for the exact kind (category and rule) it names', async () => {
+    const { needsAsking } = await import('../policy/classify');
+    const policy = effectivePolicy({ always_allow: [{ category: 'merge', rule: 'merge into protected branch main' }] });
+    expect(needsAsking(policy, classifyArgv(['git', 'merge', 'feat'], policy, 'main')!)).toBe(false);
+    expect(needsAsking(policy, classifyArgv(['git', 'merge', 'feat'], policy, 'master')!)).toBe(true);
+    expect(needsAsking(policy, classifyArgv(['git', 'push', 'origin', 'main'], policy, 'main')!)).toBe(true);
+    expect(needsAsking(effectivePolicy({}), classifyArgv(['git', 'merge', 'feat'], policy, 'main')!)).toBe(true);
+  });
+});
