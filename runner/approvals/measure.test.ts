@@ -51,8 +51,9 @@ describe('the range an approval measures', () => {
     r.write('docs/x.md', 'x\n');
     r.git('add', '-A');
     r.git('commit', '-qm', 'docs');
-    const c = classifyArgv(['git', 'merge', 'feat'], effectivePolicy({}), 'main')!;
-    const m = await measureAction(c, ['git', 'merge', 'feat'], r.dir, 'feat');
+    const argv = ['git', 'merge', '--no-ff', '-q', '-m', 'Merge feat: docs', 'feat'];
+    const c = classifyArgv(argv, effectivePolicy({}), 'main')!;
+    const m = await measureAction(c, argv, r.dir, 'feat');
     expect(m.changed_files).toBe(1);
     expect(m.blast_radius).toMatchObject({ kind: 'files', total_files: 1, lines_added: 1 });
   });

@@ -94,6 +94,9 @@ export async function measurePush(cwd: string, remote: string | null, src: strin
   return {};
 }
 
+/** git merge / push options whose value is the next word. */
+const OPTS_WITH_VALUE = new Set(['-m', '--message', '-F', '--file', '-s', '--strategy', '-X', '--strategy-option', '--into-name', '--cleanup', '-o', '--push-option', '--receive-pack', '--exec', '--repo']);
+
 /** The merge source and push refspec in a git argv (what classify.ts saw as a merge). */
 export function gitMergeTarget(argv: string[], current: string | null): { kind: 'merge'; source: string } | { kind: 'push'; remote: string | null; src: string; dst: string } | null {
   const args = argv.slice(1);
@@ -101,7 +104,16 @@ export function gitMergeTarget(argv: string[], current: string | null): { kind: 
   while (i < args.length && args[i].startsWith('-')) i += args[i] === '-C' || args[i] === '-c' ? 2 : 1;
   const sub = args[i];
   const rest = args.slice(i + 1);
-  const positional = rest.filter((a) => !a.startsWith('-'));
+  const positional: string[] = [];
+  for (let j = 0; j < rest.length; j++) {
+    if (rest[j] === '--') continue;
+    if (rest[j].startsWith('-')) {
+      // `-m "Merge x"`: the message is not the branch.
+      if (OPTS_WITH_VALUE.has(rest[j])) j++;
+      continue;
+    }
+    positional.push(rest[j]);
+  }
   if (sub === 'merge') {
     const source = positional[0];
     return source ? { kind: 'merge', source } : null;
