@@ -100,7 +100,7 @@ test('[NOTIFY]: a pending approval rings the bell and reaches the org webhook si
     await expect(nora.getByRole('status')).toContainText(`Allowed by ${NORA.name}`);
     await nora.goto('/');
     await nora.goto(linkUrl);
-    await expect(nora.getByRole('alert')).toContainText('already used');
+    await expect(nora.locator('.error-line')).toContainText('already used');
     await page.request.post(`/api/sessions/${first}/stop`);
 
     // 3. More merges allowed from the inbox until this kind has been allowed four times.
