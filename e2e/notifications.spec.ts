@@ -77,7 +77,8 @@ test('[NOTIFY]: a pending approval rings the bell and reaches the org webhook si
     const bell = nora.getByRole('button', { name: /^Notifications: \d+ unread$/ });
     await expect(bell).toHaveAccessibleName('Notifications: 1 unread', { timeout: 60_000 });
     // The card shows what the merge really brings (the measured range, not 0 files).
-    const card = nora.locator('.approval-card[data-state="pending"]').filter({ hasText: 'git merge' });
+    await expect.poll(() => pendingFor(page, first), { timeout: 60_000 }).toBeTruthy();
+    const card = nora.locator(`.approval-card[data-approval-id="${(await pendingFor(page, first))!.id}"]`);
     await expect(card.getByRole('region', { name: 'Blast radius' })).toContainText('src/core/lamp.js');
     await bell.click();
     const inbox = nora.getByRole('dialog', { name: 'Notifications' });
@@ -112,8 +113,8 @@ test('[NOTIFY]: a pending approval rings the bell and reaches the org webhook si
       // Not yet: an admin sees no suggestion before the fourth allow.
       expect((await (await page.request.get('/api/policy-suggestions')).json()).data.filter((s: { state: string }) => s.state === 'offered')).toEqual([]);
       await nora.goto('/approvals');
-      const pending = nora.locator('.approval-card[data-state="pending"]').filter({ hasText: 'git merge' });
-      await pending.first().getByRole('button', { name: 'Allow' }).click();
+      const pending = nora.locator(`.approval-card[data-approval-id="${(await pendingFor(page, sid))!.id}"]`);
+      await pending.getByRole('button', { name: 'Allow' }).click();
       await expect.poll(async () => (await approvalsOf(page)).find((a) => a.session_id === sid)?.state).toBe('allowed');
       allowed++;
       await page.request.post(`/api/sessions/${sid}/stop`);
@@ -131,6 +132,12 @@ test('[NOTIFY]: a pending approval rings the bell and reaches the org webhook si
     expect((await (await page.request.get('/api/policy')).json()).data.policy.always_allow).toEqual([{ category: 'merge', rule: MERGE_RULE }]);
     const audit = JSON.stringify((await (await page.request.get('/api/audit?action=policy.suggestion_applied')).json()).data);
     expect(audit).toContain('ada@example.com');
+
+    // 5. The runner honours it: the next merge into main runs without asking anyone.
+    const fifth = await spawnMergingAgent(page, 'Notify after the rule');
+    await expect(page.locator(`.terminal-panel[data-session-id="${fifth}"] .xterm-rows`)).toContainText('Merged agent/', { timeout: 60_000 });
+    expect((await approvalsOf(page)).filter((a) => a.session_id === fifth)).toEqual([]);
+    await page.request.post(`/api/sessions/${fifth}/stop`);
   } finally {
     rx.server.close();
   }
