@@ -186,4 +186,22 @@ describe('notifications, org webhooks and one-time approval links', () => {
     await services.notifications.markRead(env.admin);
     expect((await services.notifications.inbox(env.admin)).unread).toBe(0);
   });
+
+  it('a session waiting for input tells its starter; a failed patrol tells the org; a quest step failure comes through the hook', async () => {
+    const { services, runner } = env;
+    await services.events.ingest(runner, [ev(1, { type: 'AGENT_ACTIVITY', activity: 'waiting_for_input', detail: 'turn ended; waiting for input', since: Date.now() })]);
+    await services.events.ingest(runner, [ev(2, { type: 'AGENT_ACTIVITY', activity: 'working', detail: 'editing', since: Date.now() })]);
+    const mine = await services.notifications.inbox(env.admin);
+    expect(mine.items.map((n) => n.kind)).toEqual(['session_waiting_input']);
+    expect(mine.items[0]).toMatchObject({ title: 'Waiting for you: lamp work', body: 'turn ended; waiting for input' });
+    // Not Otto's session: he is not told.
+    expect((await services.notifications.inbox(approver)).items).toEqual([]);
+
+    await services.events.ingest(runner, [
+      ev(3, { type: 'PATROL_FINISHED', patrol_id: 'patrol_none', run_id: 'prun_x1', kind: 'test', status: 'failed', exit_code: 1, summary: '2 tests failed', commit_sha: null, tests: { passed: 3, failed: 2 }, findings: 0, duration_ms: 10 }),
+    ]);
+    await services.notifications.questStepFailed(env.orgId, { questId: 'quest_1', stepId: 'step_2', title: 'rename helpers', message: 'tests failed after apply', userId: 'user_otto01' });
+    expect((await services.notifications.inbox(approver)).items.map((n) => n.kind).sort()).toEqual(['patrol_red', 'quest_step_failed']);
+    expect((await services.notifications.inbox(env.admin)).items.map((n) => n.kind).sort()).toEqual(['patrol_red', 'session_waiting_input']);
+  });
 });
