@@ -144,6 +144,13 @@ export function createNotificationService(
             key: `input:${e.session_id}:${e.seq}`,
           });
         } else if (e.type === 'PATROL_FINISHED' && e.status === 'failed') {
+          // "Turns red": a patrol already failing does not ring again on every run.
+          const previous = await db.patrolRun.findFirst({
+            where: { patrolId: e.patrol_id, id: { not: e.run_id }, status: { in: ['passed', 'failed'] } },
+            orderBy: { createdAt: 'desc' },
+            select: { status: true },
+          });
+          if (previous?.status === 'failed') continue;
           const p = await db.patrol.findUnique({ where: { id: e.patrol_id }, select: { repoId: true } });
           const repo = p ? await db.repo.findUnique({ where: { id: p.repoId }, select: { name: true } }) : null;
           await service.notify(orgId, {
