@@ -32,7 +32,8 @@ async function spawnMergingAgent(page: Page, title: string): Promise<string> {
   await page.getByLabel('Provider').selectOption('claude');
   await page.getByLabel('Task for the agent').fill(`${title}: add the lamp note, then merge it into main`);
   await page.getByRole('button', { name: STRINGS.spawnButton }).click();
-  await expect.poll(async () => (await ids()).find((id) => id && !before.includes(id))).toBeTruthy();
+  // A loaded machine can take a while to place the session and list it.
+  await expect.poll(async () => (await ids()).find((id) => id && !before.includes(id)), { timeout: 45_000 }).toBeTruthy();
   return (await ids()).find((id) => id && !before.includes(id))!;
 }
 
@@ -67,6 +68,14 @@ test('[NOTIFY]: a pending approval rings the bell and reaches the org webhook si
     await hooks.getByRole('button', { name: 'Add webhook' }).click();
     const secret = (await hooks.getByRole('status').textContent())!.split(': ').at(-1)!.trim();
     expect(secret.length).toBeGreaterThan(20);
+
+    // Bad input over REST: a clear error, nothing saved, the server stays up.
+    const bad = await page.request.post('/api/org-webhooks', { data: { url: 'ftp://nope', kinds: [] } });
+    expect(bad.status()).toBe(400);
+    expect((await bad.json()).error.message).toMatch(/http/);
+    expect((await (await page.request.get('/api/org-webhooks')).json()).data).toHaveLength(1);
+    const forged = await page.request.post('/api/approval-links/decide', { data: { token: 'eyJuIjoiYWJjZGVmZ2gifQ.bm90LWEtbWFj', decision: 'allow' } });
+    expect(forged.status()).toBe(401);
 
     const nora = await approverPage(browser, page);
     const allowedBefore = (await approvalsOf(page)).filter((a) => a.state === 'allowed' && a.context.rule === MERGE_RULE).length;
