@@ -146,6 +146,11 @@ export const AUDIT_ACTIONS = [
   'patrol.updated',
   'patrol.run_requested',
   'webhook.secret_rotated',
+  'webhook.outgoing_created',
+  'webhook.outgoing_removed',
+  'policy.suggestion_offered',
+  'policy.suggestion_applied',
+  'policy.suggestion_dismissed',
   'session.transition_refused',
   'session.redaction',
 ] as const;

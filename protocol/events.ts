@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { BlastRadiusSchema } from './blast-radius';
 import { DtaEventSchema, DtaToolSchema } from './dta';
 import { MAX_ALERT_EXCERPT_CHARS, PatrolKindSchema } from './patrols';
 import { OrgIdSchema, ProviderIdSchema, RepoRefSchema, RoomPathSchema, SessionIdSchema, SessionStateSchema } from './world';
@@ -94,6 +95,9 @@ export const ApprovalContextSchema = z
     target_branch: z.string().max(255).optional(),
     changed_files: z.number().int().nonnegative().optional(),
     diff_stat: z.string().max(20_000).optional(),
+    /** The revision range changed_files and diff_stat measure (merge-base..source, remote/dst..src). */
+    range: z.string().max(600).optional(),
+    blast_radius: BlastRadiusSchema.optional(),
     /** The policy rule that matched, in words ("merge into protected branch main"). */
     rule: z.string().max(500),
     /** Where the request came from: a PATH shim, a provider hook, a DTA gate. */

@@ -12,3 +12,5 @@ export * from './deterministic';
 export * from './agent-gates';
 export * from './dta';
 export * from './dta-params';
+export * from './blast-radius';
+export * from './notifications';

@@ -155,6 +155,16 @@ export const PolicySchema = z.object({
   dta_gate: z.boolean().optional(),
   /** Strict tools: provider hooks refuse hand edits a DTA covers (links, renames) and name the DTA to use. */
   strict_tools: z.boolean().optional(),
+  /**
+   * "Always allow this": actions of these kinds (category + the rule that matched, e.g. merge /
+   * "merge into protected branch main") run without asking. Added by an admin, usually from a
+   * suggestion after repeated allows (issue 19 item 3).
+   */
+  always_allow: z
+    // Secrets are not here: reading an org secret is asked every time.
+    .array(z.object({ category: z.enum(['merge', 'deploy', 'deps_add']), rule: z.string().min(1).max(500) }))
+    .max(200)
+    .optional(),
 });
 export type Policy = z.infer<typeof PolicySchema>;
 

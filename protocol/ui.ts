@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ProviderInfoSchema } from './runner';
 import type { ApprovalSummary } from './approvals';
+import type { NotificationSummary } from './notifications';
 import type { SpawnSessionBodySchema } from './api';
 import type { AlertSummary, PatrolRunSummary, PatrolSummary, RepoHealth } from './patrols';
 import type { AgentCatalog, RunSummary } from './deterministic';
@@ -117,6 +118,8 @@ export interface UiServerToClientEvents {
   'repo:updated': (repo: RepoSummary) => void;
   'runner:updated': (runner: RunnerSummary) => void;
   'approval:updated': (approval: ApprovalSummary) => void;
+  /** A new inbox entry for this user (issue 19 item 2). */
+  'notification:new': (notification: NotificationSummary) => void;
   /** An alert was raised, seen again or resolved (a bug sprite appears or leaves). */
   'alert:updated': (alert: AlertSummary) => void;
   /** A building's health changed (a patrol finished). */

@@ -73,9 +73,12 @@ export async function createControlPlane({
     // Shared by every node through Redis when there is one, so a guesser cannot spread over nodes.
     loginThrottle: createLoginThrottle({ redisUrl: env.REDIS_URL, prefix: env.AGENT_VILLAGE_QUEUE_PREFIX }),
     allowPrivateGitHosts: env.AGENT_VILLAGE_ALLOW_PRIVATE_GIT_HOSTS,
+    publicOrigin: () => publicOriginOf(httpServer, env),
   });
   setServices(services);
   await services.plans.ensureDefaults();
+  // Webhook deliveries a previous process left waiting for a retry go out when due.
+  await services.outgoingWebhooks.resume();
   // Closed periods become invoices (idempotent): at start, then every minute.
   const rollover = () => void services.billing.rolloverAll().catch((e) => console.error('[server] invoice rollover failed', e));
   rollover();
@@ -107,10 +110,18 @@ export async function createControlPlane({
     orgId: org.id,
     async close() {
       clearInterval(rolloverTimer);
+      services.outgoingWebhooks.close();
       await scheduler.close().catch((err) => console.error('[server] closing the patrol scheduler', err));
       // Not awaited: the HTTP server's close waits for keep-alive connections to go.
       void io.close();
       void runnerEngine.io.close();
     },
   };
+}
+
+/** Links in notifications and webhooks: PUBLIC_URL, else the port this server listens on. */
+function publicOriginOf(httpServer: HttpServer, env: ServerEnv): string {
+  if (env.PUBLIC_URL) return env.PUBLIC_URL.replace(/\/$/, '');
+  const a = httpServer.address();
+  return `http://localhost:${a && typeof a === 'object' ? a.port : env.PORT}`;
 }

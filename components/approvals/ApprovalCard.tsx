@@ -3,6 +3,7 @@ import { useState } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import type { ApprovalSummary } from '../../protocol';
 import { api, ApiRequestError } from '../ui/api';
+import BlastRadius from './BlastRadius';
 import { APPROVALS_KEY } from './use-approvals';
 
 const CATEGORY: Record<ApprovalSummary['category'], string> = {
@@ -67,6 +68,7 @@ export default function ApprovalCard({ approval: a, canDecide }: { approval: App
         )}
       </dl>
       {c.diff_stat && <pre className="approval-diff">{c.diff_stat}</pre>}
+      <BlastRadius context={c} />
       {pending ? (
         canDecide ? (
           <div className="approval-actions">

@@ -5,6 +5,7 @@ import Header from '../ui/Header';
 import { useRequireLogin } from '../ui/use-auth-redirect';
 import { useWorld } from '../ui/use-world';
 import ApprovalCard from './ApprovalCard';
+import PolicySuggestions from './PolicySuggestions';
 import { useApprovals } from './use-approvals';
 
 /** The approvals inbox: pending requests first, then the history. */
@@ -24,6 +25,7 @@ export default function ApprovalsScreen() {
       <main className="settings">
         <h1>Approvals</h1>
         {!canDecide && <p className="muted">You can see requests; deciding needs the approver role.</p>}
+        {canDecide && <PolicySuggestions isAdmin={me.data.role === 'admin'} approvalsVersion={done.length} />}
         <h2 className="panel-title">Waiting ({pending.length})</h2>
         {pending.length === 0 ? <p className="muted">Nothing is waiting for a decision.</p> : pending.map((a) => <ApprovalCard key={a.id} approval={a} canDecide={canDecide} />)}
         <h2 className="panel-title">History</h2>

@@ -2,6 +2,7 @@
 import Link from 'next/link';
 import type { Me, RunnerSummary } from '../../protocol';
 import { useApprovals } from '../approvals/use-approvals';
+import NotificationBell from '../notifications/NotificationBell';
 import { api } from './api';
 import { STRINGS } from './strings';
 
@@ -20,6 +21,7 @@ export default function Header({ me, runners }: { me: Me; runners?: RunnerSummar
       )}
       {me.role === 'admin' && runners && <RunnerSecurityAlerts runners={runners} />}
       <span className="spacer" />
+      <NotificationBell />
       <ApprovalsBadge />
       <Link href="/patrols" className="btn btn-small">
         {STRINGS.patrolsLink}

@@ -5,6 +5,7 @@ import type { RepoSummary } from '../../protocol';
 import { api, ApiRequestError } from './api';
 import Header from './Header';
 import MembersSection from './MembersSection';
+import NotificationSettingsSection from '../notifications/NotificationSettingsSection';
 import { STRINGS } from './strings';
 import { useRequireLogin } from './use-auth-redirect';
 import { useWorld, WORLD_KEY } from './use-world';
@@ -63,6 +64,7 @@ export default function SettingsScreen() {
             <p className="muted">{STRINGS.adminsOnly}</p>
           </section>
         )}
+        <NotificationSettingsSection isAdmin={isAdmin} />
         <section className="card" aria-labelledby="repos-title">
           <h2 id="repos-title">Repositories</h2>
           <p className="muted">Each repository is a building. A runner clones it and reports its directories (the rooms).</p>

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { fail, ok, type ApprovalContext, type Result, type RunnerEventBody } from '../../protocol';
+import { fail, ok, type ApprovalContext, type BlastRadius, type Result, type RunnerEventBody } from '../../protocol';
 import type { ApprovalCategory } from '../policy/classify';
 import type { ApprovalJournal } from './journal';
 
@@ -29,7 +29,7 @@ export interface ApprovalAsk {
   /** The exact command and where it runs: the hash binds the decision to them. */
   argv: string[];
   cwd: string;
-  context: { command?: string; rule: string; source: ApprovalContext['source']; branch?: string; target_branch?: string; changed_files?: number; diff_stat?: string };
+  context: { command?: string; rule: string; source: ApprovalContext['source']; branch?: string; target_branch?: string; changed_files?: number; diff_stat?: string; range?: string; blast_radius?: BlastRadius };
 }
 
 export interface BrokerSink {

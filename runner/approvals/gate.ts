@@ -7,12 +7,14 @@ import {
   blockedCommandLine,
   classifyArgv,
   classifyCommandLine,
+  needsAsking,
   SECRET_HELPER,
   type Classification,
   type EffectivePolicy,
 } from '../policy/classify';
 import { git } from '../workspace/git';
 import { commandHash, displayCommand, type ApprovalBroker, type ApprovalDecision } from './broker';
+import { measureAction } from './measure-action';
 
 /**
  * The runner's side of every policy check inside a session: the guard shims' calls (exec of a
@@ -24,8 +26,6 @@ import { commandHash, displayCommand, type ApprovalBroker, type ApprovalDecision
 export const PREAPPROVED_TTL_MS = 60_000;
 /** git calls for the approval context; a huge repository must not hold the request up. */
 const CONTEXT_GIT_TIMEOUT_MS = 5_000;
-/** Protocol limit on diff_stat. */
-const MAX_DIFF_STAT = 20_000;
 
 const ExecPayload = z.object({ argv: z.array(z.string().max(100_000)).min(1).max(10_000), cwd: z.string().min(1).max(4096) });
 const BlockedPayload = z.object({ rule: z.string().max(500), line: z.string().max(100_000), cwd: z.string().max(4096).optional() });
@@ -67,7 +67,7 @@ export class PolicyGate {
     if (argv[0] === SECRET_HELPER) return this.secret(argv, cwd);
     const current = argv[0] === 'git' ? await currentBranch(cwd) : null;
     const c = classifyArgv(argv, this.deps.policy, current);
-    if (!c || !asks(this.deps.policy, c.category)) return reply({ action: 'run' });
+    if (!c || !needsAsking(this.deps.policy, c)) return reply({ action: 'run' });
     if (this.takePreapproved(argv, cwd)) return reply({ action: 'run' });
     const d = await this.ask(c, argv, cwd, command, 'shim', current);
     return d.decision === 'allow' ? reply({ action: 'run' }) : reply({ action: 'deny', message: refusal(c, d) });
@@ -86,8 +86,8 @@ export class PolicyGate {
     const where = cwd ?? process.cwd();
     const current = await currentBranch(where);
     const found = classifyCommandLine(line, this.deps.policy, current);
-    if (!found || !asks(this.deps.policy, found.classification.category)) return null;
-    const d = await this.ask(found.classification, ['bash', '-c', line], where, line, 'hook', current);
+    if (!found || !needsAsking(this.deps.policy, found.classification)) return null;
+    const d = await this.ask(found.classification, ['bash', '-c', line], where, line, 'hook', current, found.argv);
     if (d.decision !== 'allow') return { decision: 'deny', reason: refusal(found.classification, d) };
     // The shim inside the tool will see exactly this argv; it is not asked twice.
     this.preapproved.set(commandHash(found.argv, where), Date.now() + PREAPPROVED_TTL_MS);
@@ -118,8 +118,9 @@ export class PolicyGate {
     return reply({ action: 'print', text: `${this.deps.secrets[name]}\n` });
   }
 
-  private async ask(c: Classification, argv: string[], cwd: string, command: string, source: 'shim' | 'hook', branch: string | null): Promise<ApprovalDecision> {
-    const extra = c.category === 'merge' && c.target_branch ? await mergeContext(cwd, c.target_branch) : {};
+  /** `measured`: the simple command the classification is about (a hook's line may hold several). */
+  private async ask(c: Classification, argv: string[], cwd: string, command: string, source: 'shim' | 'hook', branch: string | null, measured = argv): Promise<ApprovalDecision> {
+    const extra = await measureAction(c, measured, cwd, branch);
     return this.deps.broker.ask({
       category: c.category,
       summary: c.summary,
@@ -165,20 +166,5 @@ async function currentBranch(cwd: string): Promise<string | null> {
     return (await git(['symbolic-ref', '--short', '-q', 'HEAD'], { cwd, what: 'symbolic-ref', timeoutMs: CONTEXT_GIT_TIMEOUT_MS })).trim() || null;
   } catch {
     return null;
-  }
-}
-
-/** What a merge into `target` brings: files changed and `git diff --stat target...HEAD`. */
-async function mergeContext(cwd: string, target: string): Promise<{ changed_files?: number; diff_stat?: string }> {
-  try {
-    const range = `${target}...HEAD`;
-    const [names, stat] = await Promise.all([
-      git(['diff', '--name-only', range, '--'], { cwd, what: 'diff', timeoutMs: CONTEXT_GIT_TIMEOUT_MS }),
-      git(['diff', '--stat', range, '--'], { cwd, what: 'diff', timeoutMs: CONTEXT_GIT_TIMEOUT_MS }),
-    ]);
-    return { changed_files: names.split('\n').filter(Boolean).length, diff_stat: stat.slice(0, MAX_DIFF_STAT) };
-  } catch {
-    // A target git does not know here (no such local branch): the approver still sees the command.
-    return {};
   }
 }

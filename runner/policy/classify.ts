@@ -40,6 +40,8 @@ export interface EffectivePolicy {
   network: 'restricted' | 'open';
   /** Hosts a restricted session may reach through the egress proxy. */
   allowHosts: string[];
+  /** "Always allow this" entries: `${category}\u0000${rule}`. */
+  alwaysAllow: Set<string>;
 }
 
 export function words(s: string): string[] {
@@ -59,6 +61,7 @@ export function effectivePolicy(p: Policy = {}): EffectivePolicy {
     allowedPaths: p.allowed_paths ?? [],
     network: p.network?.mode ?? 'open',
     allowHosts: p.network?.allow_hosts ?? [],
+    alwaysAllow: new Set((p.always_allow ?? []).map((a) => `${a.category}\u0000${a.rule}`)),
   };
 }
 
@@ -66,6 +69,11 @@ export function effectivePolicy(p: Policy = {}): EffectivePolicy {
 export function asks(policy: EffectivePolicy, category: ApprovalCategory): boolean {
   if (category === 'merge') return policy.requiresApproval.has('merge') || !policy.autoMerge;
   return policy.requiresApproval.has(category);
+}
+
+/** Does this exact kind of action (category and matching rule) stop and ask? false when an admin said "always allow this". */
+export function needsAsking(policy: EffectivePolicy, c: Classification): boolean {
+  return asks(policy, c.category) && !policy.alwaysAllow.has(`${c.category}\u0000${c.rule}`);
 }
 
 const base = (p: string) => path.posix.basename(p);

@@ -6,6 +6,7 @@ import type { PlanId, Result } from '../../protocol';
 import { connectDb, migrate, type Db } from '../db';
 import { createServices, type Services } from '../services';
 import type { Principal } from '../services/auth';
+import type { DeliveryOptions } from '../services/outgoing-webhooks';
 
 /**
  * The domain services on a fresh, migrated SQLite file, with the realtime ports played by stubs
@@ -25,7 +26,7 @@ export interface ServiceDb {
   close(): Promise<void>;
 }
 
-export async function openServiceDb(opts: { defaultPlan?: PlanId; runnerGraceMs?: number } = {}): Promise<ServiceDb> {
+export async function openServiceDb(opts: { defaultPlan?: PlanId; runnerGraceMs?: number; webhookDelivery?: DeliveryOptions } = {}): Promise<ServiceDb> {
   const dir = mkdtempSync(join(tmpdir(), 'av-svc-'));
   const url = `file:${join(dir, 'village.db')}`;
   await migrate(url);
@@ -37,7 +38,7 @@ export async function openServiceDb(opts: { defaultPlan?: PlanId; runnerGraceMs?
   await db.repo.create({ data: { id: 'repo_test01', orgId, name: 'demo', source: '/srv/demo', status: 'ready' } });
   const runner = { id: 'runner_fake01', orgId, name: 'fake' };
   await db.runner.create({ data: { id: runner.id, orgId, name: 'fake', hostname: 'h', capacity: 1000, providers: '["shell","claude"]', version: '0', online: true } });
-  const services = createServices(db, orgId, { secretKey: randomBytes(32), defaultPlan: opts.defaultPlan ?? 'free', runnerGraceMs: opts.runnerGraceMs });
+  const services = createServices(db, orgId, { secretKey: randomBytes(32), defaultPlan: opts.defaultPlan ?? 'free', runnerGraceMs: opts.runnerGraceMs, webhookDelivery: opts.webhookDelivery });
   const offline = new Set<string>();
   const commands: ServiceDb['commands'] = [];
   services.ports.gateway = {
@@ -63,6 +64,7 @@ export async function openServiceDb(opts: { defaultPlan?: PlanId; runnerGraceMs?
     runUpdated: () => undefined,
     dtaRunUpdated: () => undefined,
     agentsUpdated: () => undefined,
+    notificationCreated: () => undefined,
     sessionEvents: () => undefined,
     hasViewers: () => false,
   };

@@ -240,6 +240,7 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
     repoUpdated: (orgId, repo) => nsp.to(`org:${orgId}`).emit('repo:updated', repo),
     runnerUpdated: (orgId, runner) => nsp.to(`org:${orgId}`).emit('runner:updated', runner),
     approvalUpdated: (orgId, approval) => nsp.to(`org:${orgId}`).emit('approval:updated', approval),
+    notificationCreated: (userId, notification) => nsp.to(`user:${userId}`).emit('notification:new', notification),
     alertUpdated: (orgId, alert) => nsp.to(`org:${orgId}`).emit('alert:updated', alert),
     healthUpdated: (orgId, health) => nsp.to(`org:${orgId}`).emit('health:updated', health),
     patrolUpdated: (orgId, patrol) => nsp.to(`org:${orgId}`).emit('patrol:updated', patrol),

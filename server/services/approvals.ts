@@ -57,6 +57,8 @@ export function createApprovalService(
   policyOf: (orgId: string, repoId: string) => Promise<Policy>,
   /** The DTA gate's cards (category `dta`) are decided by the DTA run service, not a session's runner. */
   dtaGate?: () => { decide(p: Principal, approvalId: string, decision: 'allow' | 'deny', note?: string): Promise<ApprovalSummary> },
+  /** Approvals that learn (policy-suggestions.ts): told of every allow a person made here. */
+  learn?: () => { afterAllow(orgId: string, approval: { category: string; context: string }): Promise<void> },
 ) {
   async function publish(orgId: string, id: string) {
     const a = await db.approval.findUnique({ where: { id } });
@@ -81,6 +83,13 @@ export function createApprovalService(
       const dtaRuns = await db.dtaRun.findMany({ where: { id: { in: rows.filter((r) => r.sessionId.startsWith('dta_')).map((r) => r.sessionId) } }, select: { id: true, tool: true, repoId: true } });
       for (const d of dtaRuns) byId.set(d.id, { id: d.id, title: `DTA ${d.tool}`, repoId: d.repoId, roomPath: '' });
       return rows.map((r) => approvalSummary(r, byId.get(r.sessionId)));
+    },
+
+    /** One request as the inbox shows it (a one-time link's page, a notification). */
+    async one(orgId: string, id: string): Promise<ApprovalSummary> {
+      const a = await db.approval.findFirst({ where: { id, orgId } });
+      if (!a) throw notFound('That approval request');
+      return approvalSummary(a, await db.session.findUnique({ where: { id: a.sessionId }, select: { title: true, repoId: true, roomPath: true } }));
     },
 
     /** Events of a runner batch that concern approvals and policy (called after they are stored). */
@@ -160,6 +169,8 @@ export function createApprovalService(
         data: { state: decision === 'allow' ? 'allowed' : 'denied', reason: 'decided', decidedBy: p.name || p.email, decidedAt: new Date(), note: note ?? null },
       });
       await audit()({ orgId: p.orgId, actor: p.email, action: 'approval.decided', target: id, detail: { decision, note, category: a.category } });
+      // The decision stands whatever the learning does; a failure there is only logged.
+      if (decision === 'allow' && learn) await learn().afterAllow(p.orgId, a).catch((err) => console.error('[server] counting allows failed', err));
       await publish(p.orgId, id);
       const row = await db.approval.findUniqueOrThrow({ where: { id } });
       return approvalSummary(row, await db.session.findUnique({ where: { id: a.sessionId }, select: { title: true, repoId: true, roomPath: true } }));

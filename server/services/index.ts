@@ -27,6 +27,9 @@ import { createBlueprintService } from './blueprints';
 import { createRunService } from './runs';
 import { createRedactionService, redactingIngest } from './redaction';
 import { createDtaRunService } from './dta-runs';
+import { createNotificationParts } from './notifications-wiring';
+import { notifyingIngest } from './notifications';
+import type { DeliveryOptions } from './outgoing-webhooks';
 
 export interface Ports {
   gateway: RunnerGateway;
@@ -39,7 +42,19 @@ export interface Ports {
 export function createServices(
   db: Db,
   orgId: string,
-  opts: { runnerGraceMs?: number; secretKey: Buffer; defaultPlan?: PlanId; loginThrottle?: LoginThrottle; allowPrivateGitHosts?: boolean },
+  opts: {
+    runnerGraceMs?: number;
+    secretKey: Buffer;
+    defaultPlan?: PlanId;
+    loginThrottle?: LoginThrottle;
+    allowPrivateGitHosts?: boolean;
+    /** Where links in notifications and webhooks point (PUBLIC_URL, else the local port). */
+    publicOrigin?: () => string;
+    /** Outgoing webhooks' retry schedule (tests: no real waits). */
+    webhookDelivery?: DeliveryOptions;
+    /** Allows of one kind before "always allow this" is offered. */
+    allowsBeforeSuggesting?: number;
+  },
 ) {
   const ports: Partial<Ports> = {};
   const gateway = () => ports.gateway ?? missing('gateway');
@@ -58,7 +73,9 @@ export function createServices(
   const sessions = createSessionService(db, gateway, broadcast, { policy, secrets, limits, states });
   // DTA runs (dry-run → gate → apply → verify) decide their own approval cards; created below.
   let dtaRuns: ReturnType<typeof createDtaRunService> | null = null;
-  const approvals = createApprovalService(db, gateway, broadcast, () => record as never, (orgId, repoId) => policy.effective(orgId, repoId), () => dtaRuns!);
+  // Notifications, org webhooks, one-time approval links, policy suggestions (issue 19 items 2–3).
+  const notify = createNotificationParts(db, { ...opts, audit, policy, broadcast, approvals: () => approvals });
+  const approvals = createApprovalService(db, gateway, broadcast, () => record as never, (orgId, repoId) => policy.effective(orgId, repoId), () => dtaRuns!, () => notify.suggestions);
   const memberEvents = new MemberEvents();
   const auth = createAuthService(db, audit, memberEvents, opts.loginThrottle);
   const repos = createRepoService(db, gateway, broadcast, { allowPrivateGitHosts: opts.allowPrivateGitHosts });
@@ -112,7 +129,8 @@ export function createServices(
     dtaRuns,
     sessions,
     redaction,
-    events: redactingIngest(createEventService(
+    ...notify,
+    events: redactingIngest(notifyingIngest(createEventService(
       db,
       () => sessions,
       gateway,
@@ -122,7 +140,7 @@ export function createServices(
       writer,
       () => patrols,
       states,
-    ), redaction),
+    ), () => notify.notifications), redaction),
     /** Plans as data (installation admin edits terms; org admins pick one from the next period). */
     plans,
     /** Figures from the stored USAGE_TICKs. */

@@ -1,4 +1,4 @@
-import type { AgentCatalog, DtaRunUpdated, AlertSummary, ApprovalSummary, PatrolRunSummary, PatrolSummary, RepoHealth, RepoSummary, Result, RunSummary, RunnerSummary, ServerToRunnerEvents, SessionSummary, WireEvent } from '../../protocol';
+import type { AgentCatalog, DtaRunUpdated, AlertSummary, ApprovalSummary, NotificationSummary, PatrolRunSummary, PatrolSummary, RepoHealth, RepoSummary, Result, RunSummary, RunnerSummary, ServerToRunnerEvents, SessionSummary, WireEvent } from '../../protocol';
 
 type CommandName = keyof ServerToRunnerEvents;
 type CommandBody<K extends CommandName> = Parameters<ServerToRunnerEvents[K]>[0];
@@ -22,6 +22,8 @@ export interface Broadcaster {
   repoUpdated(orgId: string, repo: RepoSummary): void;
   runnerUpdated(orgId: string, runner: RunnerSummary): void;
   approvalUpdated(orgId: string, approval: ApprovalSummary): void;
+  /** A new inbox entry, to that user's browsers only. */
+  notificationCreated(userId: string, notification: NotificationSummary): void;
   alertUpdated(orgId: string, alert: AlertSummary): void;
   healthUpdated(orgId: string, health: RepoHealth): void;
   patrolUpdated(orgId: string, patrol: PatrolSummary): void;

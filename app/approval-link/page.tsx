@@ -1,0 +1,5 @@
+import ApprovalLinkScreen from '../../components/approvals/ApprovalLinkScreen';
+
+export default function ApprovalLinkPage() {
+  return <ApprovalLinkScreen />;
+}
