@@ -10,6 +10,7 @@ import { createRunnerEngine } from './realtime/runner-engine';
 import { attachUiNamespace } from './realtime/ui-namespace';
 import { startPatrolScheduling } from './scheduler';
 import { createServices, type Services } from './services';
+import { terminalOptions } from './services/terminal/options';
 import { createLoginThrottle } from './services/login-throttle';
 import { ensureDefaultOrg } from './services/orgs';
 import { loadSecretKey } from './services/secrets';
@@ -73,6 +74,7 @@ export async function createControlPlane({
     // Shared by every node through Redis when there is one, so a guesser cannot spread over nodes.
     loginThrottle: createLoginThrottle({ redisUrl: env.REDIS_URL, prefix: env.AGENT_VILLAGE_QUEUE_PREFIX }),
     allowPrivateGitHosts: env.AGENT_VILLAGE_ALLOW_PRIVATE_GIT_HOSTS,
+    terminal: terminalOptions(env),
   });
   setServices(services);
   await services.plans.ensureDefaults();

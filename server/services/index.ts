@@ -18,6 +18,7 @@ import { createUsageService } from './usage';
 import { createBillingService } from './billing';
 import { createLimitService } from './limits';
 import { createWriterQueue } from './writer-queue';
+import { createTerminalScreens, type TerminalScreensOptions } from './terminal/screens';
 import { type PlanId } from '../../protocol';
 import { periodOf } from '../../common/period';
 import { createAlertService } from './alerts';
@@ -39,7 +40,7 @@ export interface Ports {
 export function createServices(
   db: Db,
   orgId: string,
-  opts: { runnerGraceMs?: number; secretKey: Buffer; defaultPlan?: PlanId; loginThrottle?: LoginThrottle; allowPrivateGitHosts?: boolean },
+  opts: { runnerGraceMs?: number; secretKey: Buffer; defaultPlan?: PlanId; loginThrottle?: LoginThrottle; allowPrivateGitHosts?: boolean; terminal?: TerminalScreensOptions },
 ) {
   const ports: Partial<Ports> = {};
   const gateway = () => ports.gateway ?? missing('gateway');
@@ -112,6 +113,8 @@ export function createServices(
     dtaRuns,
     sessions,
     redaction,
+    /** Headless mirrors of session terminals: attach from a screen, snapshots, time-travel seek. */
+    terminalScreens: createTerminalScreens(db, writer, opts.terminal),
     events: redactingIngest(createEventService(
       db,
       () => sessions,
