@@ -30,6 +30,8 @@ export class TerminalMirror {
   /** The last event applied (every event kind takes a seq, so they are contiguous). */
   seq: number;
   ts: number;
+  /** The last screen serialised, reused while nothing has changed. */
+  private last: TerminalScreen | null = null;
   /** Output characters applied since the last snapshot was taken (the persistence cadence). */
   charsSinceSnapshot = 0;
 
@@ -98,9 +100,13 @@ export class TerminalMirror {
     const ts = this.ts;
     this.charsSinceSnapshot = 0;
     return new Promise((resolve) =>
-      this.term.write('', () =>
-        resolve({ seq, ts, cols: this.term.cols, rows: this.term.rows, data: this.serializer.serialize({ scrollback: this.size.scrollback }) }),
-      ),
+      this.term.write('', () => {
+        // Serialising 10,000 lines is the costly part of an attach: nothing changed, nothing to redo.
+        const last = this.last;
+        if (last && last.seq === seq && last.cols === this.term.cols && last.rows === this.term.rows) return resolve(last);
+        this.last = { seq, ts, cols: this.term.cols, rows: this.term.rows, data: this.serializer.serialize({ scrollback: this.size.scrollback }) };
+        resolve(this.last);
+      }),
     );
   }
 
