@@ -14,3 +14,4 @@ export * from './dta';
 export * from './dta-params';
 export * from './blast-radius';
 export * from './notifications';
+export * from './terminal';

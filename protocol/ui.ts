@@ -8,6 +8,7 @@ import type { AgentCatalog, RunSummary } from './deterministic';
 import type { DtaRunUpdated } from './dta';
 import type { Ack } from './result';
 import { ProviderIdSchema, RepoTreeSchema, SessionIdSchema, SessionStateSchema } from './world';
+import type { TerminalClientToServerEvents, TerminalServerToClientEvents } from './terminal';
 
 /** What the browser is told about a session. */
 export const SessionSummarySchema = z.object({
@@ -89,7 +90,12 @@ export const WireEventSchema = z.object({
 });
 export type WireEvent = z.infer<typeof WireEventSchema>;
 
-export const AttachSchema = z.object({ session_id: SessionIdSchema, after_seq: z.number().int().min(0).default(0) });
+export const AttachSchema = z.object({
+  session_id: SessionIdSchema,
+  after_seq: z.number().int().min(0).default(0),
+  // true: start from the serialised screen (session:snapshot) instead of every stored event.
+  snapshot: z.boolean().default(false),
+});
 export const DetachSchema = z.object({ session_id: SessionIdSchema });
 export const UiInputSchema = z.object({ session_id: SessionIdSchema, data: z.string().min(1).max(65536) });
 export const UiResizeSchema = z.object({
@@ -99,7 +105,7 @@ export const UiResizeSchema = z.object({
 });
 export const UiTerminalAckSchema = z.object({ session_id: SessionIdSchema, seq: z.number().int().min(0) });
 
-export interface UiClientToServerEvents {
+export interface UiClientToServerEvents extends TerminalClientToServerEvents {
   'session:attach': (body: z.input<typeof AttachSchema>, ack: Ack<{ session: SessionSummary }>) => void;
   'session:detach': (body: z.infer<typeof DetachSchema>, ack?: Ack<null>) => void;
   'terminal:input': (body: z.infer<typeof UiInputSchema>, ack?: Ack<null>) => void;
@@ -109,7 +115,7 @@ export interface UiClientToServerEvents {
   'session:spawn': (body: z.input<typeof SpawnSessionBodySchema>, ack: Ack<SessionSummary>) => void;
 }
 
-export interface UiServerToClientEvents {
+export interface UiServerToClientEvents extends TerminalServerToClientEvents {
   /** Events of an attached session, in seq order; `replay` marks those read back from the database. */
   'session:events': (body: { session_id: string; events: WireEvent[]; replay: boolean }) => void;
   /** Replay is complete through this seq: live events follow, input may be enabled. */

@@ -10,6 +10,7 @@ import { createRunnerEngine } from './realtime/runner-engine';
 import { attachUiNamespace } from './realtime/ui-namespace';
 import { startPatrolScheduling } from './scheduler';
 import { createServices, type Services } from './services';
+import { terminalOptions } from './services/terminal/options';
 import { createLoginThrottle } from './services/login-throttle';
 import { ensureDefaultOrg } from './services/orgs';
 import { loadSecretKey } from './services/secrets';
@@ -74,6 +75,7 @@ export async function createControlPlane({
     loginThrottle: createLoginThrottle({ redisUrl: env.REDIS_URL, prefix: env.AGENT_VILLAGE_QUEUE_PREFIX }),
     allowPrivateGitHosts: env.AGENT_VILLAGE_ALLOW_PRIVATE_GIT_HOSTS,
     publicOrigin: () => publicOriginOf(httpServer, env),
+    terminal: terminalOptions(env),
   });
   setServices(services);
   await services.plans.ensureDefaults();

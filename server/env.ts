@@ -32,6 +32,12 @@ const EnvSchema = z.object({
   AGENT_VILLAGE_ATTACHED_RUNNER: bool.default(true),
   /** Accept git URLs on loopback, link-local and private addresses (a forge on the LAN); off by default. */
   AGENT_VILLAGE_ALLOW_PRIVATE_GIT_HOSTS: bool.default(false),
+  /** Lines of scrollback a terminal keeps (snapshots, reattach and replay show this many). */
+  AGENT_VILLAGE_TERMINAL_SCROLLBACK: z.coerce.number().int().min(0).max(1_000_000).default(10_000),
+  /** A terminal snapshot is stored after this many KB of output (seek parses at most this much). */
+  AGENT_VILLAGE_TERMINAL_SNAPSHOT_KB: z.coerce.number().int().min(16).max(1_048_576).default(1024),
+  /** Snapshots kept per session, newest first; 0 keeps them all (replay can seek anywhere). */
+  AGENT_VILLAGE_TERMINAL_SNAPSHOTS_KEPT: z.coerce.number().int().min(0).default(0),
   /** Register the shipped demo repository on first start. */
   AGENT_VILLAGE_DEMO_REPO: bool.default(true),
   /** How long sessions of a lost runner wait for it to return before they are FAILED. */

@@ -8,6 +8,8 @@ import type { ProviderId, SessionSummary } from '../../protocol';
 import { LIMIT_MESSAGES, providerAllowed, ROLE_RANK } from '../../protocol';
 import { useLimits } from '../usage/use-limits';
 import TerminalPanel from '../terminal/TerminalPanel';
+import ReplayBadge from '../terminal/ReplayBadge';
+import { useReplaySignal, withReplayedRoom } from '../terminal/replay-signal';
 import SessionDetails from './SessionDetails';
 import AlertPanel from './AlertPanel';
 import { useApprovals } from '../approvals/use-approvals';
@@ -54,6 +56,9 @@ export default function VillageScreen() {
 
   const canOperate = me.data ? ROLE_RANK[me.data.role] >= ROLE_RANK.operator : false;
   const sessions = useMemo(() => (world.data?.sessions ?? []).filter((s) => s.state !== 'COMPLETED'), [world.data]);
+  // A terminal replaying its past puts its sprite where it stood then (issue 17).
+  const replaySignal = useReplaySignal();
+  const villageSessions = useMemo(() => withReplayedRoom(sessions, replaySignal), [sessions, replaySignal]);
   const providers = useMemo(() => {
     const set = new Set<ProviderId>();
     for (const r of world.data?.runners ?? []) if (r.online) r.providers.forEach((p) => set.add(p));
@@ -203,9 +208,10 @@ export default function VillageScreen() {
         </aside>
         <main className="world-column">
           <div className="village-wrap">
+            <ReplayBadge />
             <Village
               repos={world.data.repos}
-              sessions={sessions}
+              sessions={villageSessions}
               selectedSessionId={openSessionId}
               selectedRoom={room}
               workshopAgents={world.data.agents.length}

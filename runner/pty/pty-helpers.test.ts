@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { makeTempDir, removeTempDir } from '../testing/fixtures';
 import { buildSessionEnv, renderBashrc } from './clean-env';
 import { FlowControl } from './flow-control';
@@ -34,18 +34,37 @@ describe('FlowControl', () => {
 });
 
 describe('OutputBatcher', () => {
-  it('merges writes until flushed or large enough', () => {
+  it('sends the first write after a quiet spell at once, then merges until flushed or large enough', () => {
     const out: string[] = [];
     const b = new OutputBatcher((d) => out.push(d), 1_000, 10);
+    b.push('echo');
+    expect(out).toEqual(['echo']); // sparse output (a keystroke's echo) does not wait
     b.push('abc');
     b.push('def');
-    expect(out).toEqual([]);
+    expect(out).toEqual(['echo']);
     b.push('ghijk');
-    expect(out).toEqual(['abcdefghijk']);
+    expect(out).toEqual(['echo', 'abcdefghijk']);
     b.push('z');
     b.flush();
     b.flush();
-    expect(out).toEqual(['abcdefghijk', 'z']);
+    expect(out).toEqual(['echo', 'abcdefghijk', 'z']);
+    b.push('next');
+    expect(out.at(-1)).toBe('next'); // flushed: the next write goes at once again
+    b.flush();
+  });
+
+  it('keeps coalescing while output keeps coming and goes back to immediate after a quiet window', async () => {
+    const out: string[] = [];
+    const b = new OutputBatcher((d) => out.push(d), 5, 1_000);
+    b.push('a');
+    b.push('b');
+    b.push('c');
+    await vi.waitFor(() => expect(out).toEqual(['a', 'bc']));
+    // The window after 'bc' closes empty; then a write is sent at once.
+    await vi.waitFor(() => expect(b.idle).toBe(true));
+    b.push('x');
+    expect(out).toEqual(['a', 'bc', 'x']);
+    b.flush();
   });
 });
 

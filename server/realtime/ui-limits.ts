@@ -17,6 +17,11 @@ export const UI_EVENT_LIMITS: Record<UiEvent, { points: number; seconds: number 
   // One ack per FLOW_CONTROL.ACK_CHARS (5,000) characters parsed: 5,000 a second is 25 MB/s of
   // output, more than xterm parses; an ack touches no database, so the room costs nothing.
   'terminal:ack': { points: 5_000, seconds: 1 },
+  // Dragging the scrubber seeks often; each seek reads one snapshot and at most one interval of events.
+  'terminal:seek': { points: 30, seconds: 1 },
+  // Playback at 16× asks for a page every few hundred events.
+  'terminal:history': { points: 60, seconds: 1 },
+  'terminal:timeline': { points: 10, seconds: 10 },
 };
 /** A socket that keeps sending after being refused — this many times its allowance in one window — is disconnected. */
 export const ABUSE_FACTOR = 3;

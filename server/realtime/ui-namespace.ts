@@ -18,6 +18,7 @@ import type { MemberChange } from '../services/member-events';
 import type { Broadcaster } from '../services/ports';
 import type { OriginPolicy } from '../origin-policy';
 import { handle } from './handler';
+import { attachTerminalTimeTravel } from './ui-terminal';
 import { createUiEventLimits, MAX_ATTACHED_PER_SOCKET, UI_LIMIT_MESSAGES, type UiEvent } from './ui-limits';
 
 interface UiSocketData {
@@ -149,7 +150,7 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
 
     on(
       'session:attach',
-      handle('session:attach', AttachSchema, async ({ session_id, after_seq }) => {
+      handle('session:attach', AttachSchema, async ({ session_id, after_seq, snapshot }) => {
         if (!attached.has(session_id) && attached.size >= MAX_ATTACHED_PER_SOCKET) throw new AppError('CONFLICT', UI_LIMIT_MESSAGES.attached);
         const session = await services.sessions.get(await currentPrincipal(socket), session_id);
         removeViewer(session_id, socket.id);
@@ -157,10 +158,39 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
         if (!viewers.has(session_id)) viewers.set(session_id, new Map());
         viewers.get(session_id)!.set(socket.id, viewer);
         attached.add(session_id);
-        setImmediate(() => void replay(session_id, viewer));
+        setImmediate(() => void (snapshot ? paint(session_id, viewer) : replay(session_id, viewer)));
         return { session };
       }),
     );
+
+    /**
+     * Attach from the serialised screen (constant cost however long the session ran): the
+     * mirror's snapshot through seq S, then the live events after S that arrived meanwhile.
+     */
+    async function paint(sessionId: string, viewer: Viewer) {
+      try {
+        const screen = await services.terminalScreens.current(sessionId);
+        if (viewers.get(sessionId)?.get(socket.id) !== viewer) return; // detached meanwhile
+        socket.emit('session:snapshot', { session_id: sessionId, screen, scrollback: services.terminalScreens.scrollback });
+        viewer.lastSeq = screen.seq;
+        finishReplay(sessionId, viewer);
+      } catch (err) {
+        console.error('[server] painting a terminal snapshot failed', err);
+        socket.disconnect(true);
+      }
+    }
+
+    /** Live events that came during the replay, then the switch to live. */
+    function finishReplay(sessionId: string, viewer: Viewer) {
+      const rest = viewer.buffer.filter((e) => e.seq > viewer.lastSeq);
+      viewer.buffer = [];
+      viewer.replaying = false;
+      if (rest.length) {
+        socket.emit('session:events', { session_id: sessionId, events: rest, replay: false });
+        viewer.lastSeq = rest.at(-1)!.seq;
+      }
+      socket.emit('session:replayed', { session_id: sessionId, through_seq: viewer.lastSeq });
+    }
 
     async function replay(sessionId: string, viewer: Viewer) {
       try {
@@ -169,14 +199,7 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
           socket.emit('session:events', { session_id: sessionId, events: page, replay: true });
           viewer.lastSeq = page.at(-1)!.seq;
         }
-        const rest = viewer.buffer.filter((e) => e.seq > viewer.lastSeq);
-        viewer.buffer = [];
-        viewer.replaying = false;
-        if (rest.length) {
-          socket.emit('session:events', { session_id: sessionId, events: rest, replay: false });
-          viewer.lastSeq = rest.at(-1)!.seq;
-        }
-        socket.emit('session:replayed', { session_id: sessionId, through_seq: viewer.lastSeq });
+        finishReplay(sessionId, viewer);
       } catch (err) {
         console.error('[server] replay failed', err);
         socket.disconnect(true);
@@ -210,6 +233,8 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
       'terminal:resize',
       handle('terminal:resize', UiResizeSchema, async ({ session_id, cols, rows }) => {
         await services.sessions.resize(await currentPrincipal(socket), session_id, cols, rows);
+        // The mirror reflows as the PTY does, so snapshots match what viewers see.
+        services.terminalScreens.resize(session_id, cols, rows);
         return null;
       }),
     );
@@ -228,6 +253,8 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
         return null;
       }),
     );
+
+    attachTerminalTimeTravel(on, services, () => currentPrincipal(socket));
 
     socket.on('disconnect', () => {
       limits.forget(socket.id);
@@ -250,6 +277,8 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
     agentsUpdated: (orgId, catalog) => nsp.to(`org:${orgId}`).emit('agents:updated', catalog),
     hasViewers: (sessionId) => (viewers.get(sessionId)?.size ?? 0) > 0,
     sessionEvents(sessionId, events) {
+      // The mirror first: an attach that snapshots it right after this call must include these.
+      services.terminalScreens.feed(sessionId, events);
       for (const v of viewers.get(sessionId)?.values() ?? []) {
         if (v.replaying) {
           v.buffer.push(...events);

@@ -25,9 +25,13 @@ const INGEST_TX_TIMEOUT_MS = 60_000;
 const INGEST_TX_MAX_WAIT_MS = 10_000;
 
 export function toWire(e: { seq: number; type: string; ts: number | bigint; payload: string }): WireEvent {
-  const ev = JSON.parse(e.payload) as RunnerEvent;
-  if (ev.type === 'TERMINAL_CHUNK') return { seq: e.seq, type: e.type, ts: Number(e.ts), data: ev.data };
-  return { seq: e.seq, type: e.type, ts: Number(e.ts), payload: ev as unknown as Record<string, unknown> };
+  return runnerToWire(JSON.parse(e.payload) as RunnerEvent, e.seq, Number(e.ts));
+}
+
+/** A runner event as viewers get it (no JSON round trip in the live path). */
+export function runnerToWire(ev: RunnerEvent, seq = ev.seq, ts = ev.ts): WireEvent {
+  if (ev.type === 'TERMINAL_CHUNK') return { seq, type: ev.type, ts, data: ev.data };
+  return { seq, type: ev.type, ts, payload: ev as unknown as Record<string, unknown> };
 }
 
 /** What a batch changes on its sessions' rows besides the state. */
@@ -90,6 +94,31 @@ export function createEventService(
 ) {
   /** Which runner and org own a session, and whom its usage is billed to: fixed at spawn, so read once and kept. */
   const owners = new Map<string, TickOwner & { runnerId: string | null }>();
+
+  /** Refuses the whole batch when one event is for a session this runner does not own. */
+  async function checkOwners(runner: { id: string; orgId: string }, events: RunnerEvent[], ids: string[]) {
+    const unknown = ids.filter((id) => !owners.has(id));
+    if (unknown.length) {
+      const rows = await db.session.findMany({
+        where: { id: { in: unknown } },
+        select: { id: true, orgId: true, runnerId: true, repoId: true, createdById: true, kind: true },
+      });
+      for (const r of rows) owners.set(r.id, { orgId: r.orgId, runnerId: r.runnerId, repoId: r.repoId, userId: r.createdById, kind: r.kind });
+    }
+    for (const e of events) {
+      const s = owners.get(e.session_id);
+      if (!s || s.orgId !== runner.orgId || s.runnerId !== runner.id || e.org_id !== runner.orgId) {
+        throw forbidden(`Event for session ${e.session_id} that this runner does not own.`);
+      }
+    }
+  }
+
+  function liveFanOut(ids: string[], events: RunnerEvent[]) {
+    for (const id of ids) {
+      const wire = events.filter((e) => e.session_id === id).sort((a, b) => a.seq - b.seq).map((e) => runnerToWire(e));
+      broadcast().sessionEvents(id, wire);
+    }
+  }
   /**
    * Sessions with events stored above a hole (a batch that failed while a later one was stored):
    * the highest such seq. Only for them does the prefix need a walk over stored rows; losing this
@@ -164,23 +193,14 @@ export function createEventService(
      */
     async ingest(runner: { id: string; orgId: string; name: string }, events: RunnerEvent[]) {
       const ids = [...new Set(events.map((e) => e.session_id))];
+      await checkOwners(runner, events, ids);
+      // The live path comes first (ARCHITECTURE.md §5): viewers and the terminal mirror get the
+      // batch now; storing it runs beside, in order. Viewers and the mirror drop seqs they have,
+      // so a resend of a stored batch changes nothing on screen.
+      liveFanOut(ids, events);
       // Everything from reading the sessions to the last update runs in the writer queue, so a
       // later batch never sees a session row older than an earlier batch's changes.
       const { fresh, changed, ticks, prefixes, refused } = await serialize(async () => {
-        const unknown = ids.filter((id) => !owners.has(id));
-        if (unknown.length) {
-          const rows = await db.session.findMany({
-            where: { id: { in: unknown } },
-            select: { id: true, orgId: true, runnerId: true, repoId: true, createdById: true, kind: true },
-          });
-          for (const r of rows) owners.set(r.id, { orgId: r.orgId, runnerId: r.runnerId, repoId: r.repoId, userId: r.createdById, kind: r.kind });
-        }
-        for (const e of events) {
-          const s = owners.get(e.session_id);
-          if (!s || s.orgId !== runner.orgId || s.runnerId !== runner.id || e.org_id !== runner.orgId) {
-            throw forbidden(`Event for session ${e.session_id} that this runner does not own.`);
-          }
-        }
         // A busy database (a backup, a long report, another node) is waited out, not failed.
         const result = await withBusyRetry(`storing ${events.length} events from runner ${runner.name}`, () => store(runner.orgId, events, ids));
         usage.stored(result.ticks);
@@ -190,15 +210,6 @@ export function createEventService(
       // Not awaited: an over-budget pause asks the runner, whose batch ack must not wait for that.
       if (ticks.length) void usage.after(runner.orgId, ticks).catch((err) => console.error('[server] usage after ticks failed', err));
 
-      for (const id of ids) {
-        const mine = fresh.filter((e) => e.session_id === id);
-        if (mine.length) {
-          broadcast().sessionEvents(
-            id,
-            mine.map((e) => toWire({ seq: e.seq, type: e.type, ts: e.ts, payload: JSON.stringify(e) })),
-          );
-        }
-      }
       for (const id of changed) await sessions().publish(runner.orgId, id);
       const governance = fresh.filter((e) => e.type === 'APPROVAL_REQUESTED' || e.type === 'APPROVAL_RESOLVED' || e.type === 'POLICY_BLOCKED');
       if (governance.length) await approvals.onEvents(runner.orgId, runner.name, governance);

@@ -18,6 +18,7 @@ import { createUsageService } from './usage';
 import { createBillingService } from './billing';
 import { createLimitService } from './limits';
 import { createWriterQueue } from './writer-queue';
+import { createTerminalScreens, type TerminalScreensOptions } from './terminal/screens';
 import { type PlanId } from '../../protocol';
 import { periodOf } from '../../common/period';
 import { createAlertService } from './alerts';
@@ -54,6 +55,7 @@ export function createServices(
     webhookDelivery?: DeliveryOptions;
     /** Allows of one kind before "always allow this" is offered. */
     allowsBeforeSuggesting?: number;
+    terminal?: TerminalScreensOptions;
   },
 ) {
   const ports: Partial<Ports> = {};
@@ -130,6 +132,8 @@ export function createServices(
     sessions,
     redaction,
     ...notify,
+    /** Headless mirrors of session terminals: attach from a screen, snapshots, time-travel seek. */
+    terminalScreens: createTerminalScreens(db, writer, opts.terminal),
     events: redactingIngest(notifyingIngest(createEventService(
       db,
       () => sessions,

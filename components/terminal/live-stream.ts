@@ -1,0 +1,103 @@
+'use client';
+import type { Terminal as XTerm } from '@xterm/xterm';
+import type { TerminalScreen, WireEvent } from '../../protocol';
+import { FLOW_CONTROL } from '../../protocol';
+import { terminalNote } from '../../common/terminal-notes';
+import type { UiSocket } from '../realtime/socket';
+
+/** Small outputs are acked after this long, coalesced; big ones every FLOW_CONTROL.ACK_CHARS at once. */
+const ACK_INTERVAL_MS = 20;
+
+declare global {
+  interface Window {
+    /** Optional tap on every terminal chunk (the throughput benchmark checksums through it). */
+    __avOnChunk?: (sessionId: string, data: string) => void;
+  }
+}
+
+export interface LiveStreamHooks {
+  /** Painting the screen (true) or live (false): input waits until painted. */
+  onPhase(replaying: boolean): void;
+  onError(message: string | null): void;
+}
+
+/**
+ * The live half of a terminal view: attach from the serialised screen (constant cost however
+ * long the session ran), then stream; ack output only after xterm has parsed it (flow control).
+ * Reconnects attach again from a fresh screen, so nothing is lost or doubled.
+ */
+export function streamLive(term: XTerm, socket: UiSocket, sessionId: string, hooks: LiveStreamHooks): { dispose(): void; replaying(): boolean } {
+  let lastSeq = 0;
+  let replaying = true;
+  let ackSeq = 0;
+  let unackedChars = 0;
+  let ackTimer: ReturnType<typeof setTimeout> | null = null;
+
+  const sendAck = () => {
+    if (ackTimer) clearTimeout(ackTimer);
+    ackTimer = null;
+    unackedChars = 0;
+    socket.emit('terminal:ack', { session_id: sessionId, seq: ackSeq });
+  };
+  const scheduleAck = (seq: number, chars: number) => {
+    ackSeq = Math.max(ackSeq, seq);
+    unackedChars += chars;
+    if (unackedChars >= FLOW_CONTROL.ACK_CHARS) return sendAck();
+    ackTimer ??= setTimeout(sendAck, ACK_INTERVAL_MS);
+  };
+
+  const onSnapshot = (body: { session_id: string; screen: TerminalScreen; scrollback: number }) => {
+    if (body.session_id !== sessionId) return;
+    term.reset();
+    term.options.scrollback = body.scrollback;
+    term.write(body.screen.data);
+    lastSeq = body.screen.seq;
+  };
+  const onEvents = (body: { session_id: string; events: WireEvent[]; replay: boolean }) => {
+    if (body.session_id !== sessionId) return;
+    for (const e of body.events) {
+      if (e.seq <= lastSeq) continue; // a duplicate after a reconnect
+      lastSeq = e.seq;
+      if (e.type === 'TERMINAL_CHUNK' && e.data !== undefined) {
+        const seq = e.seq;
+        const chars = e.data.length;
+        const live = !body.replay;
+        window.__avOnChunk?.(sessionId, e.data);
+        term.write(e.data, () => {
+          if (live) scheduleAck(seq, chars);
+        });
+      } else {
+        const note = terminalNote(e);
+        if (note) term.write(note);
+      }
+    }
+  };
+  const onReplayed = (body: { session_id: string }) => {
+    if (body.session_id !== sessionId) return;
+    replaying = false;
+    hooks.onPhase(false);
+  };
+  const attach = () => {
+    replaying = true;
+    hooks.onPhase(true);
+    socket.emit('session:attach', { session_id: sessionId, after_seq: lastSeq, snapshot: true }, (res) => hooks.onError(res.ok ? null : res.error.message));
+  };
+
+  socket.on('session:snapshot', onSnapshot);
+  socket.on('session:events', onEvents);
+  socket.on('session:replayed', onReplayed);
+  socket.on('connect', attach);
+  if (socket.connected) attach();
+
+  return {
+    replaying: () => replaying,
+    dispose() {
+      if (ackTimer) clearTimeout(ackTimer);
+      socket.off('session:snapshot', onSnapshot);
+      socket.off('session:events', onEvents);
+      socket.off('session:replayed', onReplayed);
+      socket.off('connect', attach);
+      socket.emit('session:detach', { session_id: sessionId });
+    },
+  };
+}

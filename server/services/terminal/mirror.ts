@@ -1,0 +1,116 @@
+import xtermHeadless from '@xterm/headless';
+import serializeAddon from '@xterm/addon-serialize';
+import type { TerminalScreen, WireEvent } from '../../../protocol';
+import { terminalText } from '../../../common/terminal-notes';
+
+const { Terminal } = xtermHeadless;
+const { SerializeAddon } = serializeAddon;
+
+/**
+ * Events that arrived ahead of a hole are held this many deep, waiting for the resend that fills
+ * it; past that the hole is taken as final (the runner records real losses as OUTPUT_GAP events).
+ */
+export const MAX_HELD_EVENTS = 2_000;
+
+export interface MirrorSize {
+  cols: number;
+  rows: number;
+  scrollback: number;
+}
+
+/**
+ * A headless xterm fed one session's events in seq order (VS Code's pty host does the same): its
+ * serialised screen is what a live viewer shows, so attach and seek paint from it instead of
+ * replaying every byte since seq 1.
+ */
+export class TerminalMirror {
+  private readonly term: InstanceType<typeof Terminal>;
+  private readonly serializer: InstanceType<typeof SerializeAddon>;
+  private readonly held = new Map<number, WireEvent>();
+  /** The last event applied (every event kind takes a seq, so they are contiguous). */
+  seq: number;
+  ts: number;
+  /** The last screen serialised, reused while nothing has changed. */
+  private last: TerminalScreen | null = null;
+  /** Output characters applied since the last snapshot was taken (the persistence cadence). */
+  charsSinceSnapshot = 0;
+
+  constructor(
+    readonly size: MirrorSize,
+    from?: TerminalScreen,
+  ) {
+    this.term = new Terminal({ cols: from?.cols ?? size.cols, rows: from?.rows ?? size.rows, scrollback: size.scrollback, allowProposedApi: true });
+    this.serializer = new SerializeAddon();
+    this.term.loadAddon(this.serializer as never);
+    this.seq = from?.seq ?? 0;
+    this.ts = from?.ts ?? 0;
+    if (from?.data) this.term.write(from.data);
+  }
+
+  get cols(): number {
+    return this.term.cols;
+  }
+
+  get rows(): number {
+    return this.term.rows;
+  }
+
+  /** Applies the events that follow what it has; older ones (resends) are ignored. */
+  feed(events: readonly WireEvent[]): void {
+    for (const e of events) {
+      if (e.seq <= this.seq) continue;
+      if (e.seq === this.seq + 1) this.apply(e);
+      else this.held.set(e.seq, e);
+    }
+    this.drainHeld();
+    if (this.held.size > MAX_HELD_EVENTS) {
+      // The hole is not going to fill: go on from the first event after it rather than stall.
+      const next = Math.min(...this.held.keys());
+      this.seq = next - 1;
+      this.drainHeld();
+    }
+  }
+
+  private drainHeld(): void {
+    for (let e = this.held.get(this.seq + 1); e; e = this.held.get(this.seq + 1)) {
+      this.held.delete(e.seq);
+      this.apply(e);
+    }
+  }
+
+  private apply(e: WireEvent): void {
+    this.seq = e.seq;
+    this.ts = e.ts;
+    const text = terminalText(e);
+    if (!text) return;
+    this.charsSinceSnapshot += text.length;
+    this.term.write(text);
+  }
+
+  resize(cols: number, rows: number): void {
+    if (cols !== this.term.cols || rows !== this.term.rows) this.term.resize(cols, rows);
+  }
+
+  /**
+   * The screen through the last event fed so far. Taken in a write callback: xterm parses writes
+   * in order, so at that point everything before is parsed and nothing after is.
+   */
+  snapshot(): Promise<TerminalScreen> {
+    const seq = this.seq;
+    const ts = this.ts;
+    this.charsSinceSnapshot = 0;
+    return new Promise((resolve) =>
+      this.term.write('', () => {
+        // Serialising 10,000 lines is the costly part of an attach: nothing changed, nothing to redo.
+        const last = this.last;
+        if (last && last.seq === seq && last.cols === this.term.cols && last.rows === this.term.rows) return resolve(last);
+        this.last = { seq, ts, cols: this.term.cols, rows: this.term.rows, data: this.serializer.serialize({ scrollback: this.size.scrollback }) };
+        resolve(this.last);
+      }),
+    );
+  }
+
+  dispose(): void {
+    this.term.dispose();
+  }
+}

@@ -1,0 +1,250 @@
+import type { TerminalScreen, TerminalTimeline, TimelineMark, WireEvent } from '../../../protocol';
+import { DEFAULT_TERMINAL_SCROLLBACK, TERMINAL_STATES } from '../../../protocol';
+import type { Db } from '../../db';
+import { toWire } from '../events';
+import type { WriterQueue } from '../writer-queue';
+import { TerminalMirror } from './mirror';
+
+/**
+ * A snapshot is stored after this much output: seeking then parses at most this much past the
+ * nearest one (tens of ms on a slow core), and 64 MB of output costs 64 rows.
+ */
+export const DEFAULT_SNAPSHOT_EVERY_CHARS = 1024 * 1024;
+/** Rows read per query when catching a mirror up or seeking: one interval fits in a few pages. */
+const EVENT_PAGE = 2_000;
+/** A timeline lists at most this many moments (a long session touches files all day). */
+export const MAX_TIMELINE_MARKS = 5_000;
+/** The size a session's PTY starts with when nothing else is known (sessions.ts spawns 120×32). */
+const DEFAULT_COLS = 120;
+const DEFAULT_ROWS = 32;
+
+/** Event types the scrubber can jump to. */
+const MARK_TYPES = ['APPROVAL_REQUESTED', 'TEST_RUN_STARTED', 'TEST_RUN_FINISHED', 'FILE_TOUCHED', 'ALERT_RAISED', 'POLICY_BLOCKED', 'OUTPUT_GAP', 'SESSION_STATE_CHANGED'];
+
+export interface TerminalScreensOptions {
+  scrollback?: number;
+  snapshotEveryChars?: number;
+  /** Snapshots kept per session (the oldest go first); seeking before the oldest kept one replays from it. */
+  keepSnapshots?: number;
+}
+
+interface Entry {
+  mirror: TerminalMirror | null;
+  /** Events that arrived while the mirror was being restored from the database. */
+  pending: WireEvent[];
+  ready: Promise<TerminalMirror>;
+  saving: Promise<void> | null;
+}
+
+type SnapshotRow = { seq: number; ts: bigint; cols: number; rows: number; data: string };
+const screenOf = (r: SnapshotRow): TerminalScreen => ({ seq: r.seq, ts: Number(r.ts), cols: r.cols, rows: r.rows, data: r.data });
+
+function markOf(e: WireEvent): TimelineMark | null {
+  const p = e.payload ?? {};
+  const base = { seq: e.seq, ts: e.ts };
+  switch (e.type) {
+    case 'APPROVAL_REQUESTED':
+      return { ...base, kind: 'approval', label: String(p.summary ?? p.action ?? 'approval') };
+    case 'TEST_RUN_STARTED':
+      return { ...base, kind: 'test', label: `tests: ${String(p.command ?? '')}` };
+    case 'TEST_RUN_FINISHED': {
+      const failed = Number(p.failed ?? 0) > 0 || (p.exit_code !== undefined && p.exit_code !== 0 && p.exit_code !== null);
+      return { ...base, kind: failed ? 'error' : 'test', label: `tests ${failed ? 'failed' : 'passed'}: ${String(p.command ?? '')}` };
+    }
+    case 'FILE_TOUCHED':
+      return { ...base, kind: 'file', label: String(p.path ?? p.room_path ?? ''), room: String(p.room_path ?? '') };
+    case 'ALERT_RAISED':
+    case 'POLICY_BLOCKED':
+    case 'OUTPUT_GAP':
+      return { ...base, kind: 'error', label: String(p.message ?? p.reason ?? e.type) };
+    case 'SESSION_STATE_CHANGED':
+      return p.to === 'FAILED' ? { ...base, kind: 'error', label: `failed: ${String(p.reason ?? '')}` } : null;
+    default:
+      return null;
+  }
+}
+
+/**
+ * One headless mirror per session with output on this node, fed in the live path; its snapshots
+ * are persisted every `snapshotEveryChars` so attach, seek and a restarted control plane start
+ * from a screen, not from seq 1.
+ */
+export function createTerminalScreens(db: Db, serialize: WriterQueue, opts: TerminalScreensOptions = {}) {
+  const scrollback = opts.scrollback ?? DEFAULT_TERMINAL_SCROLLBACK;
+  const every = opts.snapshotEveryChars ?? DEFAULT_SNAPSHOT_EVERY_CHARS;
+  const keep = opts.keepSnapshots ?? 0;
+  const size = { cols: DEFAULT_COLS, rows: DEFAULT_ROWS, scrollback };
+  const entries = new Map<string, Entry>();
+
+  async function latestSnapshot(sessionId: string, where: { seq?: number; ts?: number } = {}): Promise<TerminalScreen | null> {
+    const row = await db.terminalSnapshot.findFirst({
+      where: {
+        sessionId,
+        ...(where.seq !== undefined ? { seq: { lte: where.seq } } : {}),
+        ...(where.ts !== undefined ? { ts: { lte: BigInt(Math.floor(where.ts)) } } : {}),
+      },
+      orderBy: { seq: 'desc' },
+    });
+    return row ? screenOf(row) : null;
+  }
+
+  /** Stored events in (afterSeq, throughSeq], page by page. */
+  async function* stored(sessionId: string, afterSeq: number, through = Number.MAX_SAFE_INTEGER): AsyncGenerator<WireEvent[]> {
+    let cursor = afterSeq;
+    for (;;) {
+      const rows = await db.sessionEvent.findMany({ where: { sessionId, seq: { gt: cursor, lte: through } }, orderBy: { seq: 'asc' }, take: EVENT_PAGE });
+      if (!rows.length) return;
+      yield rows.map(toWire);
+      cursor = rows.at(-1)!.seq;
+      if (rows.length < EVENT_PAGE) return;
+    }
+  }
+
+  async function restore(sessionId: string): Promise<TerminalMirror> {
+    const mirror = new TerminalMirror(size, (await latestSnapshot(sessionId)) ?? undefined);
+    for await (const page of stored(sessionId, mirror.seq)) mirror.feed(page);
+    return mirror;
+  }
+
+  function entry(sessionId: string): Entry {
+    let e = entries.get(sessionId);
+    if (e) return e;
+    const created: Entry = { mirror: null, pending: [], saving: null, ready: null as never };
+    created.ready = restore(sessionId).then((mirror) => {
+      mirror.feed(created.pending);
+      created.pending = [];
+      created.mirror = mirror;
+      return mirror;
+    });
+    created.ready.catch((err) => {
+      console.error(`[server] restoring the terminal mirror of ${sessionId} failed`, err);
+      if (entries.get(sessionId) === created) entries.delete(sessionId);
+    });
+    entries.set(sessionId, created);
+    e = created;
+    return e;
+  }
+
+  async function save(sessionId: string, mirror: TerminalMirror): Promise<void> {
+    const s = await mirror.snapshot();
+    if (s.seq === 0) return;
+    await serialize(async () => {
+      // The session may be gone (deleted with its events): nothing to keep then.
+      if (!(await db.session.findUnique({ where: { id: sessionId }, select: { id: true } }))) return;
+      const row = { sessionId, seq: s.seq, ts: BigInt(Math.floor(s.ts)), cols: s.cols, rows: s.rows, data: s.data };
+      await db.terminalSnapshot.upsert({ where: { sessionId_seq: { sessionId, seq: s.seq } }, create: row, update: {} });
+      if (keep > 0) {
+        const old = await db.terminalSnapshot.findMany({ where: { sessionId }, orderBy: { seq: 'desc' }, skip: keep, select: { seq: true } });
+        if (old.length) await db.terminalSnapshot.deleteMany({ where: { sessionId, seq: { in: old.map((o) => o.seq) } } });
+      }
+    });
+  }
+
+  /** One save at a time per session; a save that fails is logged (the next interval tries again). */
+  function saveSoon(sessionId: string, e: Entry, mirror: TerminalMirror, then?: () => void) {
+    const run = (e.saving ?? Promise.resolve())
+      .then(() => save(sessionId, mirror))
+      .catch((err) => console.error(`[server] saving a terminal snapshot of ${sessionId} failed`, err))
+      .finally(() => {
+        if (e.saving === run) e.saving = null;
+        then?.();
+      });
+    e.saving = run;
+  }
+
+  return {
+    /** Lines of scrollback every view of a terminal keeps. */
+    scrollback,
+
+    /** The live path: every event of a session, as broadcast (in seq order per call, resends included). */
+    feed(sessionId: string, events: readonly WireEvent[]): void {
+      const e = entry(sessionId);
+      if (!e.mirror) {
+        e.pending.push(...events);
+        return;
+      }
+      const mirror = e.mirror;
+      mirror.feed(events);
+      const ended = events.some((ev) => ev.type === 'SESSION_STATE_CHANGED' && (TERMINAL_STATES as string[]).includes(String(ev.payload?.to)));
+      if (ended) {
+        // The last screen is kept for the story page and replay; the mirror's memory is not. It
+        // serves attaches until the save is done: by then the batch itself is stored too (the
+        // save queues behind the batch in the writer queue).
+        saveSoon(sessionId, e, mirror, () => {
+          if (entries.get(sessionId) !== e) return;
+          entries.delete(sessionId);
+          mirror.dispose();
+        });
+      } else if (mirror.charsSinceSnapshot >= every && !e.saving) saveSoon(sessionId, e, mirror);
+    },
+
+    resize(sessionId: string, cols: number, rows: number): void {
+      const e = entry(sessionId);
+      void e.ready.then((m) => m.resize(cols, rows)).catch(() => undefined);
+    },
+
+    /** The screen now, for an attaching viewer: live events after its seq follow. */
+    async current(sessionId: string): Promise<TerminalScreen> {
+      const live = entries.get(sessionId);
+      if (live) return (await live.ready).snapshot();
+      // Not live on this node (ended, or no output since a restart): the stored screen plus its tail.
+      const m = await restore(sessionId);
+      try {
+        return await m.snapshot();
+      } finally {
+        m.dispose();
+      }
+    },
+
+    /** The screen as it was at event `seq`, or at moment `ts`: nearest stored snapshot, then the events up to it. */
+    async seek(sessionId: string, at: { seq?: number; ts?: number }): Promise<TerminalScreen> {
+      let through = at.seq;
+      if (through === undefined) {
+        const last = await db.sessionEvent.findFirst({ where: { sessionId, ts: { lte: BigInt(Math.floor(at.ts!)) } }, orderBy: { seq: 'desc' }, select: { seq: true } });
+        through = last?.seq ?? 0;
+      }
+      const m = new TerminalMirror(size, (await latestSnapshot(sessionId, { seq: through })) ?? undefined);
+      try {
+        for await (const page of stored(sessionId, m.seq, through)) m.feed(page);
+        return await m.snapshot();
+      } finally {
+        m.dispose();
+      }
+    },
+
+    /** Stored events after `afterSeq` (playback). */
+    async history(sessionId: string, afterSeq: number, limit: number): Promise<WireEvent[]> {
+      const rows = await db.sessionEvent.findMany({ where: { sessionId, seq: { gt: afterSeq } }, orderBy: { seq: 'asc' }, take: limit });
+      return rows.map(toWire);
+    },
+
+    /** The span of a session and the moments worth jumping to. */
+    async timeline(sessionId: string): Promise<TerminalTimeline> {
+      const [first, last, marks] = await Promise.all([
+        db.sessionEvent.findFirst({ where: { sessionId }, orderBy: { seq: 'asc' }, select: { seq: true, ts: true } }),
+        db.sessionEvent.findFirst({ where: { sessionId }, orderBy: { seq: 'desc' }, select: { seq: true, ts: true } }),
+        db.sessionEvent.findMany({ where: { sessionId, type: { in: MARK_TYPES } }, orderBy: { seq: 'asc' }, take: MAX_TIMELINE_MARKS }),
+      ]);
+      const point = (r: { seq: number; ts: bigint } | null) => (r ? { seq: r.seq, ts: Number(r.ts) } : null);
+      return { first: point(first), last: point(last), marks: marks.map(toWire).map(markOf).filter((m): m is TimelineMark => m !== null) };
+    },
+
+    /** Waits for pending snapshot writes (tests and shutdown). */
+    async flush(): Promise<void> {
+      await Promise.all([...entries.values()].map((e) => e.saving));
+    },
+
+    /** Store every live mirror's screen now (shutdown, tests). */
+    async saveAll(): Promise<void> {
+      await Promise.all(
+        [...entries.entries()].map(async ([id, e]) => {
+          const m = await e.ready.catch(() => null);
+          if (m) saveSoon(id, e, m);
+          await e.saving;
+        }),
+      );
+    },
+  };
+}
+
+export type TerminalScreens = ReturnType<typeof createTerminalScreens>;
