@@ -1,4 +1,5 @@
 import { Validator, type OutputUnit, type Schema } from '@cfworker/json-schema';
+import { errorText } from '../../common/error-text';
 
 /**
  * The form checks parameters against each agent's JSON Schema before sending, so a person sees
@@ -163,7 +164,7 @@ export function checkParameters(schema: Record<string, unknown>, parameters: Rec
     try {
       validator = new Validator(schema as Schema, DRAFT, false);
     } catch (err) {
-      validator = { broken: err instanceof Error ? err.message : String(err) };
+      validator = { broken: errorText(err) };
     }
     cache.set(key, validator);
   }
@@ -176,7 +177,7 @@ export function checkParameters(schema: Record<string, unknown>, parameters: Rec
     result = validator.validate(value);
   } catch (err) {
     // The interpreter finds a broken schema (a bad $ref, a bad pattern) only when it walks it.
-    return { '': `the agent's schema does not compile: ${err instanceof Error ? err.message : String(err)}` };
+    return { '': `the agent's schema does not compile: ${errorText(err)}` };
   }
   return result.valid ? {} : fieldErrors(schema, value, result.errors);
 }
