@@ -5,7 +5,7 @@ import { useMutation } from '@tanstack/react-query';
 import { useRouter } from 'next/navigation';
 import { WORKSHOP_ID } from '../world/layout';
 import type { ProviderId, SessionSummary } from '../../protocol';
-import { LIMIT_MESSAGES, providerAllowed, ROLE_RANK } from '../../protocol';
+import { LIMIT_MESSAGES, providerAllowed } from '../../protocol';
 import { useLimits } from '../usage/use-limits';
 import TerminalPanel from '../terminal/TerminalPanel';
 import SessionDetails from './SessionDetails';
@@ -17,6 +17,7 @@ import { STRINGS } from './strings';
 import { useRequireLogin } from './use-auth-redirect';
 import { useWorld } from './use-world';
 import WorldList from './WorldList';
+import { useRole } from './use-role';
 
 const Village = dynamic(() => import('../world/Village'), {
   ssr: false,
@@ -50,7 +51,8 @@ export default function VillageScreen() {
   const [goal, setGoal] = useState('');
   const [mode, setMode] = useState<'write' | 'read_only'>('write');
 
-  const canOperate = me.data ? ROLE_RANK[me.data.role] >= ROLE_RANK.operator : false;
+  const { atLeast } = useRole();
+  const canOperate = atLeast('operator');
   const sessions = useMemo(() => (world.data?.sessions ?? []).filter((s) => s.state !== 'COMPLETED'), [world.data]);
   const providers = useMemo(() => {
     const set = new Set<ProviderId>();
@@ -269,7 +271,7 @@ export default function VillageScreen() {
                 <SessionDetails
                   session={openSession}
                   canOperate={canOperate}
-                  canDecide={me.data ? ROLE_RANK[me.data.role] >= ROLE_RANK.approver : false}
+                  canDecide={atLeast('approver')}
                   approvals={(approvals.data ?? []).filter((a) => a.session_id === openSession.id && a.state === 'pending')}
                   onPause={() => control.mutate({ id: openSession.id, action: 'pause' })}
                   onResume={() => control.mutate({ id: openSession.id, action: 'resume' })}

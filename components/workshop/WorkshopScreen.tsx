@@ -2,7 +2,6 @@
 import { useEffect, useMemo, useState, type FormEvent } from 'react';
 import { useMutation } from '@tanstack/react-query';
 import type { DeterministicAgent, RunSummary } from '../../protocol';
-import { ROLE_RANK } from '../../protocol';
 import { api, ApiRequestError } from '../ui/api';
 import Header from '../ui/Header';
 import { STRINGS } from '../ui/strings';
@@ -13,6 +12,7 @@ import SchemaForm from './SchemaForm';
 import { fieldsOf, initialValues, toParameters, type FormValues } from './schema-form';
 import { useWorkshop } from './use-workshop';
 import { checkParameters } from './validate';
+import { useRole } from '../ui/use-role';
 
 const agentKey = (a: Pick<DeterministicAgent, 'name' | 'runner_id'>) => `${a.runner_id}/${a.name}`;
 
@@ -32,7 +32,8 @@ export default function WorkshopScreen() {
 
   const list = agents.data?.agents ?? [];
   const selected = list.find((a) => agentKey(a) === selectedKey) ?? list[0] ?? null;
-  const canRun = me.data ? ROLE_RANK[me.data.role] >= ROLE_RANK.operator : false;
+  const { atLeast } = useRole();
+  const canRun = atLeast('operator');
 
   if (!me.data || !world.data) return <main className="center-note">Opening the workshop…</main>;
   const openRun = runs.data?.find((r) => r.id === openRunId) ?? null;
@@ -99,7 +100,7 @@ export default function WorkshopScreen() {
           </div>
           <RunsSection runs={runs.data ?? []} loading={runs.isPending} openRun={openRun} onOpen={setOpenRunId} />
         </div>
-        <DtaSection repos={world.data.repos} canRun={canRun} canDecide={me.data ? ROLE_RANK[me.data.role] >= ROLE_RANK.approver : false} />
+        <DtaSection repos={world.data.repos} canRun={canRun} canDecide={atLeast('approver')} />
       </main>
     </div>
   );
