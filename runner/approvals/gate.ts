@@ -13,6 +13,7 @@ import {
 } from '../policy/classify';
 import { git } from '../workspace/git';
 import { commandHash, displayCommand, type ApprovalBroker, type ApprovalDecision } from './broker';
+import { WIRE_LIMITS } from '../../protocol';
 
 /**
  * The runner's side of every policy check inside a session: the guard shims' calls (exec of a
@@ -138,7 +139,7 @@ export class PolicyGate {
   }
 
   private blocked(command: string, rule: string, detail: string): void {
-    this.deps.emit({ type: 'POLICY_BLOCKED', command: command.slice(0, 8000), rule: rule.slice(0, 500), detail, outcome: 'prevented' });
+    this.deps.emit({ type: 'POLICY_BLOCKED', command: command.slice(0, WIRE_LIMITS.POLICY_COMMAND), rule: rule.slice(0, WIRE_LIMITS.RULE), detail, outcome: 'prevented' });
   }
 }
 
