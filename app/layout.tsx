@@ -1,9 +1,10 @@
-import type { Metadata } from 'next';
 import type { ReactNode } from 'react';
 import Providers from './providers';
 import './globals.css';
 
-export const metadata: Metadata = {
+// A plain object (Next.js checks its shape at build time): importing the `Metadata` type from 'next'
+// would load Node's types into the browser code's type check (tsconfig.browser.json).
+export const metadata = {
   title: 'Agent Village',
   description: 'AI coding agents at work in a pixel village of your repositories.',
 };

@@ -1,5 +1,6 @@
 import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
+import { errorText } from './error-text';
 
 /**
  * The one ajv configuration of the project. The runner (blueprints' parameters, DTA schemas), the
@@ -34,7 +35,7 @@ export function compileSchema(ajv: Ajv, schema: Record<string, unknown>): { ok: 
   try {
     return { ok: true, validate: ajv.compile(schema) };
   } catch (err) {
-    return { ok: false, reason: err instanceof Error ? err.message : String(err) };
+    return { ok: false, reason: errorText(err) };
   }
 }
 

@@ -34,16 +34,24 @@ export class LogRedaction {
    * Routes every write of `stream` through redact(). Strings and Buffers (decoded as UTF-8) are
    * both handled; the original callback/encoding arguments are passed on.
    */
-  install(stream: NodeJS.WriteStream): void {
+  install(stream: WritableText): void {
     const original = stream.write.bind(stream) as (chunk: unknown, ...rest: unknown[]) => boolean;
     const patched = (chunk: unknown, ...rest: unknown[]): boolean => {
       if (typeof chunk === 'string') return original(this.redact(chunk), ...rest);
-      if (chunk instanceof Uint8Array) return original(this.redact(Buffer.from(chunk).toString('utf8')), ...rest);
+      if (chunk instanceof Uint8Array) return original(this.redact(UTF8.decode(chunk)), ...rest);
       return original(chunk, ...rest);
     };
     stream.write = patched as typeof stream.write;
   }
 }
+
+/** What install() needs of a stream (process.stdout, process.stderr): a write method to wrap. */
+export interface WritableText {
+  write: (chunk: never, ...rest: never[]) => boolean;
+}
+
+/** Malformed bytes become U+FFFD, as Buffer#toString('utf8') does. */
+const UTF8 = new TextDecoder('utf-8');
 
 /** The one instance of this process. */
 export const logRedaction = new LogRedaction();

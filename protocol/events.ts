@@ -3,6 +3,7 @@ import { BlastRadiusSchema } from './blast-radius';
 import { DtaEventSchema, DtaToolSchema } from './dta';
 import { MAX_ALERT_EXCERPT_CHARS, PatrolKindSchema } from './patrols';
 import { OrgIdSchema, ProviderIdSchema, RepoRefSchema, RoomPathSchema, SessionIdSchema, SessionStateSchema } from './world';
+import { WIRE_LIMITS } from './wire-limits';
 
 /**
  * Runner → control plane events (agent-runner.md §7): UPPER_SNAKE type, snake_case fields, and on
@@ -32,7 +33,7 @@ export const SessionStateChangedSchema = z.object({
   type: z.literal('SESSION_STATE_CHANGED'),
   from: SessionStateSchema,
   to: SessionStateSchema,
-  reason: z.string().max(2000),
+  reason: z.string().max(WIRE_LIMITS.TEXT),
   exit_code: z.number().int().nullable().optional(),
 });
 
@@ -46,14 +47,14 @@ export const TerminalChunkSchema = z.object({
 export const OutputGapSchema = z.object({
   ...base,
   type: z.literal('OUTPUT_GAP'),
-  reason: z.string().max(2000),
+  reason: z.string().max(WIRE_LIMITS.TEXT),
   down_since: z.number().int().nonnegative().nullable(),
 });
 
 export const FileTouchedSchema = z.object({
   ...base,
   type: z.literal('FILE_TOUCHED'),
-  path: z.string().min(1).max(4096),
+  path: z.string().min(1).max(WIRE_LIMITS.PATH),
   room_path: RoomPathSchema,
   reason: z.enum(['write', 'read', 'diff']),
 });
@@ -61,20 +62,20 @@ export const FileTouchedSchema = z.object({
 export const DiffSummarySchema = z.object({
   ...base,
   type: z.literal('DIFF_SUMMARY'),
-  files: z.array(z.object({ path: z.string(), added: z.number().int().nullable(), removed: z.number().int().nullable() })).max(5000),
+  files: z.array(z.object({ path: z.string(), added: z.number().int().nullable(), removed: z.number().int().nullable() })).max(WIRE_LIMITS.DIFF_FILES),
   final: z.boolean(),
 });
 
 export const TestRunStartedSchema = z.object({
   ...base,
   type: z.literal('TEST_RUN_STARTED'),
-  command: z.string().max(4096),
+  command: z.string().max(WIRE_LIMITS.COMMAND),
 });
 
 export const TestRunFinishedSchema = z.object({
   ...base,
   type: z.literal('TEST_RUN_FINISHED'),
-  command: z.string().max(4096),
+  command: z.string().max(WIRE_LIMITS.COMMAND),
   passed: z.number().int().nonnegative(),
   failed: z.number().int().nonnegative(),
   exit_code: z.number().int().nullable(),
@@ -87,7 +88,7 @@ export const ApprovalCategorySchema = z.enum(['merge', 'deps_add', 'secrets', 'd
 export const ApprovalContextSchema = z
   .object({
     /** The command as it will run (argv joined for display). */
-    command: z.string().max(8000),
+    command: z.string().max(WIRE_LIMITS.POLICY_COMMAND),
     /** sha256 of the exact argv + cwd: the decision is bound to it. */
     command_hash: z.string().min(1).max(200),
     cwd: z.string().max(4096).optional(),
@@ -99,7 +100,7 @@ export const ApprovalContextSchema = z
     range: z.string().max(600).optional(),
     blast_radius: BlastRadiusSchema.optional(),
     /** The policy rule that matched, in words ("merge into protected branch main"). */
-    rule: z.string().max(500),
+    rule: z.string().max(WIRE_LIMITS.RULE),
     /** Where the request came from: a PATH shim, a provider hook, a DTA gate. */
     source: z.enum(['shim', 'hook', 'dta']),
     expires_at: z.number().int().nonnegative(),
@@ -112,7 +113,7 @@ export const ApprovalRequestedSchema = z.object({
   type: z.literal('APPROVAL_REQUESTED'),
   approval_id: z.string().min(1).max(100),
   category: ApprovalCategorySchema,
-  summary: z.string().max(2000),
+  summary: z.string().max(WIRE_LIMITS.TEXT),
   risk: z.enum(['low', 'medium', 'high']),
   context: ApprovalContextSchema,
 });
@@ -123,7 +124,7 @@ export const ApprovalResolvedSchema = z.object({
   approval_id: z.string().min(1).max(100),
   decision: z.enum(['allow', 'deny']),
   note: z.string().max(2000).optional(),
-  decided_by: z.string().max(200).optional(),
+  decided_by: z.string().max(WIRE_LIMITS.NAME).optional(),
   /** decided by a person, expired unanswered (deny), or lost with a runner restart (deny). */
   reason: z.enum(['decided', 'expired', 'runner_restarted', 'session_ended']).default('decided'),
 });
@@ -133,12 +134,12 @@ export const PolicyBlockedSchema = z.object({
   ...base,
   type: z.literal('POLICY_BLOCKED'),
   /** The command that was refused, or the path whose write was refused/reverted. */
-  command: z.string().max(8000).optional(),
-  path: z.string().max(4096).optional(),
+  command: z.string().max(WIRE_LIMITS.POLICY_COMMAND).optional(),
+  path: z.string().max(WIRE_LIMITS.PATH).optional(),
   /** The host a refused network connection was for (egress allowlist). */
   host: z.string().max(300).optional(),
-  rule: z.string().max(500),
-  detail: z.string().max(2000),
+  rule: z.string().max(WIRE_LIMITS.RULE),
+  detail: z.string().max(WIRE_LIMITS.TEXT),
   /** Strict tools: the DTA whose domain the refused or reverted edit was in. */
   dta_tool: DtaToolSchema.optional(),
   /** prevented: it never ran; reverted: it ran and was undone (path guards where prevention is impossible). */
@@ -149,12 +150,12 @@ export const AlertRaisedSchema = z.object({
   ...base,
   type: z.literal('ALERT_RAISED'),
   severity: z.enum(['info', 'warning', 'error']),
-  message: z.string().max(4000),
+  message: z.string().max(WIRE_LIMITS.MESSAGE),
   room_path: RoomPathSchema.optional(),
   /** Set when a patrol found it: the control plane keeps it as an alert (a bug sprite) until fixed. */
   patrol_id: z.string().min(1).max(100).optional(),
   /** The file the failure points to (relative to the repository root) and its line. */
-  path: z.string().min(1).max(4096).optional(),
+  path: z.string().min(1).max(WIRE_LIMITS.PATH).optional(),
   line: z.number().int().positive().optional(),
   /** The lines of the log about it. */
   excerpt: z.string().max(MAX_ALERT_EXCERPT_CHARS).optional(),
@@ -172,7 +173,7 @@ export const PatrolFinishedSchema = z.object({
   /** passed: exit 0; failed: the check failed; error: it could not run (timeout, stopped, setup). */
   status: z.enum(['passed', 'failed', 'error']),
   exit_code: z.number().int().nullable(),
-  summary: z.string().max(2000),
+  summary: z.string().max(WIRE_LIMITS.TEXT),
   /** The commit it checked; null when no worktree could be made. */
   commit_sha: z.string().regex(/^[0-9a-f]{7,64}$/).nullable(),
   tests: z.object({ passed: z.number().int().nonnegative(), failed: z.number().int().nonnegative() }).nullable(),
@@ -190,7 +191,7 @@ export const AgentActivitySchema = z.object({
   ...base,
   type: z.literal('AGENT_ACTIVITY'),
   activity: z.enum(['working', 'waiting_for_input', 'idle']),
-  detail: z.string().max(2000),
+  detail: z.string().max(WIRE_LIMITS.TEXT),
   /** Since when (epoch ms) the agent has been in this activity. */
   since: z.number().int().nonnegative(),
 });

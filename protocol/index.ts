@@ -2,6 +2,7 @@ export * from './result';
 export * from './world';
 export * from './lifecycle';
 export * from './events';
+export * from './wire-limits';
 export * from './runner';
 export * from './ui';
 export * from './api';

@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { describeZodError } from '../protocol';
 import { splitPatternList } from '../common/repo-access';
+import { errorText } from '../common/error-text';
 
 /** Default concurrency of one runner: a laptop copes with this many shells/agents at once. */
 export const DEFAULT_CAPACITY = 8;
@@ -156,7 +157,7 @@ export function loadConfig(argv: string[], env: Record<string, string | undefine
       allowPositionals: false,
     }));
   } catch (err) {
-    return { ok: false, message: `${err instanceof Error ? err.message : String(err)}\n${USAGE}` };
+    return { ok: false, message: `${errorText(err)}\n${USAGE}` };
   }
   if (values.help) return { ok: false, message: USAGE, help: true };
   const pick = (flag: string, envName: string): string | undefined => {
@@ -190,7 +191,7 @@ export function loadConfig(argv: string[], env: Record<string, string | undefine
     try {
       tls[field] = fs.readFileSync(file);
     } catch (err) {
-      return { ok: false, message: `invalid runner configuration: ${field}: cannot read ${file} (${err instanceof Error ? err.message : String(err)})` };
+      return { ok: false, message: `invalid runner configuration: ${field}: cannot read ${file} (${errorText(err)})` };
     }
   }
   if (Object.keys(tls).length > 0) config.tls = tls;

@@ -28,8 +28,5 @@ export function createStderrLogger(write: (line: string) => void = (line) => pro
 
 export const silentLogger: Logger = { info() {}, warn() {}, error() {} };
 
-/** A readable one-liner from anything caught. */
-export function errorMessage(err: unknown): string {
-  if (err instanceof Error) return err.message;
-  return String(err);
-}
+/** A readable one-liner from anything caught: the project's one helper (common/error-text.ts). */
+export { errorText as errorMessage } from '../common/error-text';

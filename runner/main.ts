@@ -22,6 +22,7 @@ import { DtaRunService } from './dta/run-service';
 import { RunManager } from './runs/run-manager';
 import { parseSandboxEnv, setUpSandbox } from './sandbox/settings';
 import type { SandboxSupport } from './sandbox';
+import { errorText } from '../common/error-text';
 
 /** On shutdown, give the final state changes this long to reach the server; the spool keeps the rest. */
 export const SHUTDOWN_DRAIN_MS = 2_000;
@@ -186,7 +187,7 @@ export async function startRunner(config: StartRunnerConfig, options: StartRunne
     } catch (err) {
       spool.close();
       await hooks.close();
-      throw new Error(`cannot listen on ${config.listen}: ${err instanceof Error ? err.message : String(err)}`);
+      throw new Error(`cannot listen on ${config.listen}: ${errorText(err)}`);
     }
   }
   connection.start();

@@ -54,7 +54,10 @@ const steps = {
   lint: async () => {
     const lint = await run('npx', ['eslint', '.']);
     const tsc = await run('npx', ['tsc', '--noEmit', '-p', '.']);
-    if (lint.code || tsc.code) {
+    // Per-area settings: browser code without Node's types, the leaves with neither Node nor DOM.
+    const browser = await run('npx', ['tsc', '--noEmit', '-p', 'tsconfig.browser.json']);
+    const leaf = await run('npx', ['tsc', '--noEmit', '-p', 'tsconfig.leaf.json']);
+    if (lint.code || tsc.code || browser.code || leaf.code) {
       broken = true;
       failed += 1;
     } else passed += 1;

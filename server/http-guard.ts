@@ -4,15 +4,16 @@ import type { OriginPolicy } from './origin-policy';
 /**
  * Content-Security-Policy for every page. Next.js streams its payload in inline <script> tags
  * without a nonce on statically rendered pages, so scripts are 'self' + 'unsafe-inline' (no
- * remote origin can inject a script); ajv in the workshop (and dev mode's hot reload) needs eval. Frames are refused
- * everywhere (clickjacking), and the page talks only to this origin (fetch and Socket.IO).
+ * remote origin can inject a script). No eval in production: the workshop validates JSON Schema with an
+ * interpreter (components/workshop/validate.ts) and pixi uses its eval-free shader module. Frames are
+ * refused everywhere (clickjacking), and the page talks only to this origin (fetch and Socket.IO).
  */
-export function contentSecurityPolicy(_dev: boolean): string {
+export function contentSecurityPolicy(dev: boolean): string {
   return [
     "default-src 'self'",
-    // 'unsafe-eval': the workshop checks parameters against each agent's JSON Schema in the
-    // browser with ajv, which compiles validators with new Function (README, "Abuse limits").
-    "script-src 'self' 'unsafe-inline' 'unsafe-eval'",
+    // Dev mode only: React's development build and Next's hot reload evaluate code (call stacks,
+    // refreshed modules). A production build never does.
+    `script-src 'self' 'unsafe-inline'${dev ? " 'unsafe-eval'" : ''}`,
     "style-src 'self' 'unsafe-inline'",
     "img-src 'self' data: blob:",
     "font-src 'self' data:",

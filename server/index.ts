@@ -10,6 +10,7 @@ import { createOriginPolicy, setOriginPolicy, type OriginPolicy } from './origin
 import { publishSetupLink } from './setup-link';
 import { createListeningServer } from './tls';
 import { logRedaction } from '../common/log-redaction';
+import { errorText } from '../common/error-text';
 
 /** The control plane: Next.js pages and API, Socket.IO (/ui, /runner) and Prisma, on one port. */
 async function main() {
@@ -93,6 +94,6 @@ async function main() {
 }
 
 main().catch((err) => {
-  console.error(`[server] failed to start: ${err instanceof Error ? err.message : String(err)}`);
+  console.error(`[server] failed to start: ${errorText(err)}`);
   process.exit(1);
 });

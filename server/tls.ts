@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type RequestListener, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
+import { errorText } from '../common/error-text';
 
 export interface TlsEnv {
   TLS_CERT?: string;
@@ -12,7 +13,7 @@ function readPem(name: string, file: string): Buffer {
   try {
     return readFileSync(file);
   } catch (err) {
-    throw new Error(`${name}: cannot read ${file} (${err instanceof Error ? err.message : String(err)})`);
+    throw new Error(`${name}: cannot read ${file} (${errorText(err)})`);
   }
 }
 

@@ -1,12 +1,12 @@
 'use client';
 import { useState } from 'react';
-import { ROLE_RANK } from '../../protocol';
 import Header from '../ui/Header';
 import { useRequireLogin } from '../ui/use-auth-redirect';
 import { useWorld } from '../ui/use-world';
 import ApprovalCard from './ApprovalCard';
 import PolicySuggestions from './PolicySuggestions';
 import { useApprovals } from './use-approvals';
+import { roleAtLeast } from '../ui/use-role';
 
 /** The approvals inbox: pending requests first, then the history. */
 export default function ApprovalsScreen() {
@@ -15,7 +15,7 @@ export default function ApprovalsScreen() {
   const approvals = useApprovals(me.isSuccess);
   const [showAll, setShowAll] = useState(false);
   if (!me.data || !world.data) return <main className="center-note">Loading approvals…</main>;
-  const canDecide = ROLE_RANK[me.data.role] >= ROLE_RANK.approver;
+  const canDecide = roleAtLeast(me.data.role, 'approver');
   const list = approvals.data ?? [];
   const pending = list.filter((a) => a.state === 'pending');
   const done = list.filter((a) => a.state !== 'pending');

@@ -2,7 +2,7 @@
 import { useEffect, useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { PatrolRunSummary, PatrolSummary, RepoHealth, RepoPatrols, SessionSummary, WebhookInfo } from '../../protocol';
-import { PATROL_KIND_LABELS, ROLE_RANK } from '../../protocol';
+import { PATROL_KIND_LABELS } from '../../protocol';
 import TerminalPanel from '../terminal/TerminalPanel';
 import { getUiSocket } from '../realtime/socket';
 import { api, ApiRequestError } from './api';
@@ -10,6 +10,7 @@ import Header from './Header';
 import { healthLabel, STRINGS } from './strings';
 import { useRequireLogin } from './use-auth-redirect';
 import { useWorld } from './use-world';
+import { useRole } from './use-role';
 
 const when = (iso: string | null) => (iso ? new Date(iso).toLocaleString() : '—');
 
@@ -162,8 +163,9 @@ export default function PatrolsScreen() {
   const [repoId, setRepoId] = useState('');
   const [message, setMessage] = useState<string | null>(null);
   const [logOf, setLogOf] = useState<string | null>(null);
-  const isAdmin = me.data?.role === 'admin';
-  const canOperate = me.data ? ROLE_RANK[me.data.role] >= ROLE_RANK.operator : false;
+  const { atLeast } = useRole();
+  const isAdmin = atLeast('admin');
+  const canOperate = atLeast('operator');
 
   useEffect(() => {
     const wanted = new URLSearchParams(window.location.search).get('repo');

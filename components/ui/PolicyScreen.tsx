@@ -6,6 +6,7 @@ import { api, ApiRequestError } from './api';
 import Header from './Header';
 import { useRequireLogin } from './use-auth-redirect';
 import { useWorld } from './use-world';
+import { useRole } from './use-role';
 
 const CATEGORIES = [
   ['merge', 'Merges and pushes to protected branches'],
@@ -25,7 +26,7 @@ export default function PolicyScreen() {
   const me = useRequireLogin();
   const world = useWorld(me.isSuccess);
   const qc = useQueryClient();
-  const isAdmin = me.data?.role === 'admin';
+  const isAdmin = useRole().atLeast('admin');
   const policy = useQuery({ queryKey: ['policy'], queryFn: () => api<{ policy: Policy; defaults: Policy }>('/api/policy'), enabled: me.isSuccess });
   const secrets = useQuery({ queryKey: ['secrets'], queryFn: () => api<Array<{ name: string; updated_at: string; inject_into_sessions: boolean }>>('/api/secrets'), enabled: isAdmin });
   const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);

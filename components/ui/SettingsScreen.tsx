@@ -10,6 +10,7 @@ import { STRINGS } from './strings';
 import { useRequireLogin } from './use-auth-redirect';
 import { useWorld, WORLD_KEY } from './use-world';
 import { RunnerProviders } from './RunnerProviders';
+import { useRole } from './use-role';
 
 type TokenRow = { id: string; name: string; created_at: string; revoked: boolean };
 
@@ -17,7 +18,7 @@ export default function SettingsScreen() {
   const me = useRequireLogin();
   const world = useWorld(me.isSuccess);
   const qc = useQueryClient();
-  const isAdmin = me.data?.role === 'admin';
+  const isAdmin = useRole().atLeast('admin');
   const [repoError, setRepoError] = useState<string | null>(null);
   const [newToken, setNewToken] = useState<string | null>(null);
 

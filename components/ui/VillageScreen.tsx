@@ -5,7 +5,7 @@ import { useMutation } from '@tanstack/react-query';
 import { useRouter } from 'next/navigation';
 import { WORKSHOP_ID } from '../world/layout';
 import type { ProviderId, SessionSummary } from '../../protocol';
-import { LIMIT_MESSAGES, providerAllowed, ROLE_RANK } from '../../protocol';
+import { LIMIT_MESSAGES, providerAllowed } from '../../protocol';
 import { useLimits } from '../usage/use-limits';
 import TerminalPanel from '../terminal/TerminalPanel';
 import ReplayBadge from '../terminal/ReplayBadge';
@@ -20,6 +20,7 @@ import { useRequireLogin } from './use-auth-redirect';
 import { useWorld } from './use-world';
 import { useDtaRuns } from '../workshop/use-dta-runs';
 import WorldList from './WorldList';
+import { useRole } from './use-role';
 
 const Village = dynamic(() => import('../world/Village'), {
   ssr: false,
@@ -54,7 +55,8 @@ export default function VillageScreen() {
   const [goal, setGoal] = useState('');
   const [mode, setMode] = useState<'write' | 'read_only'>('write');
 
-  const canOperate = me.data ? ROLE_RANK[me.data.role] >= ROLE_RANK.operator : false;
+  const { atLeast } = useRole();
+  const canOperate = atLeast('operator');
   const sessions = useMemo(() => (world.data?.sessions ?? []).filter((s) => s.state !== 'COMPLETED'), [world.data]);
   // A terminal replaying its past puts its sprite where it stood then (issue 17).
   const replaySignal = useReplaySignal();
@@ -280,7 +282,7 @@ export default function VillageScreen() {
                 <SessionDetails
                   session={openSession}
                   canOperate={canOperate}
-                  canDecide={me.data ? ROLE_RANK[me.data.role] >= ROLE_RANK.approver : false}
+                  canDecide={atLeast('approver')}
                   approvals={(approvals.data ?? []).filter((a) => a.session_id === openSession.id && a.state === 'pending')}
                   onPause={() => control.mutate({ id: openSession.id, action: 'pause' })}
                   onResume={() => control.mutate({ id: openSession.id, action: 'resume' })}

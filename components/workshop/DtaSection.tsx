@@ -1,13 +1,12 @@
 'use client';
-import { useMemo, useState, type FormEvent } from 'react';
+import { useState, type FormEvent } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { DTA_PARAMS_SCHEMAS, DTA_SUMMARIES, DTA_TOOLS, type DtaRunSummary, type DtaTool, type RepoSummary } from '../../protocol';
 import { api, ApiRequestError } from '../ui/api';
 import SchemaForm from './SchemaForm';
 import { dtaTable, STATUS_WORDS } from './dta-view';
 import { DTA_RUNS_KEY, useDtaRuns } from './use-dta-runs';
-import { fieldsOf, initialValues, toParameters, type FormValues } from './schema-form';
-import { checkParameters } from './validate';
+import { useSchemaForm } from './use-schema-form';
 
 
 /**
@@ -59,12 +58,9 @@ export default function DtaSection({ repos, canRun, canDecide }: { repos: RepoSu
 
 function DtaForm({ tool, repos, canRun, onStarted }: { tool: DtaTool; repos: RepoSummary[]; canRun: boolean; onStarted(run: DtaRunSummary): void }) {
   const schema = DTA_PARAMS_SCHEMAS[tool] as unknown as Record<string, unknown>;
-  const fields = useMemo(() => fieldsOf(schema), [schema]);
-  const [values, setValues] = useState<FormValues>(() => initialValues(fields));
-  const [errors, setErrors] = useState<Record<string, string>>({});
+  const { fields, values, errors, formError, setFormError, onChange, check } = useSchemaForm(schema);
   const [repoId, setRepoId] = useState(repos[0]?.id ?? '');
   const [glob, setGlob] = useState('');
-  const [formError, setFormError] = useState<string | null>(null);
   const qc = useQueryClient();
   const start = useMutation({
     mutationFn: (params: Record<string, unknown>) => api<DtaRunSummary>('/api/dta-runs', { body: { repo_id: repoId || repos[0]?.id, invocation: { tool, params, ...(glob.trim() ? { glob: glob.trim() } : {}) } } }),
@@ -77,11 +73,8 @@ function DtaForm({ tool, repos, canRun, onStarted }: { tool: DtaTool; repos: Rep
   });
   function submit(e: FormEvent) {
     e.preventDefault();
-    const { parameters, errors: conversion } = toParameters(fields, values);
-    const all = { ...checkParameters(schema, parameters), ...conversion };
-    setErrors(all);
-    if (Object.keys(all).length > 0) return setFormError(all[''] ?? 'Fix the fields marked above.');
-    start.mutate(parameters);
+    const parameters = check('Fix the fields marked above.');
+    if (parameters) start.mutate(parameters);
   }
   return (
     <section className="card run-form" aria-labelledby="dta-form-title">
@@ -108,10 +101,7 @@ function DtaForm({ tool, repos, canRun, onStarted }: { tool: DtaTool; repos: Rep
           values={values}
           errors={errors}
           disabled={!canRun}
-          onChange={(name, value) => {
-            setValues((v) => ({ ...v, [name]: value }));
-            setErrors(({ [name]: _gone, ...rest }) => rest);
-          }}
+          onChange={onChange}
         />
         <div className="row">
           <button type="submit" className="btn btn-primary" disabled={!canRun || start.isPending || repos.length === 0}>

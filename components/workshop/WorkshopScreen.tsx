@@ -1,8 +1,7 @@
 'use client';
-import { useEffect, useMemo, useState, type FormEvent } from 'react';
+import { useEffect, useState, type FormEvent } from 'react';
 import { useMutation } from '@tanstack/react-query';
 import type { DeterministicAgent, RunSummary } from '../../protocol';
-import { ROLE_RANK } from '../../protocol';
 import { api, ApiRequestError } from '../ui/api';
 import Header from '../ui/Header';
 import { STRINGS } from '../ui/strings';
@@ -10,9 +9,9 @@ import { useRequireLogin } from '../ui/use-auth-redirect';
 import { useWorld } from '../ui/use-world';
 import DtaSection from './DtaSection';
 import SchemaForm from './SchemaForm';
-import { fieldsOf, initialValues, toParameters, type FormValues } from './schema-form';
 import { useWorkshop } from './use-workshop';
-import { checkParameters } from './validate';
+import { useSchemaForm } from './use-schema-form';
+import { useRole } from '../ui/use-role';
 
 const agentKey = (a: Pick<DeterministicAgent, 'name' | 'runner_id'>) => `${a.runner_id}/${a.name}`;
 
@@ -32,7 +31,8 @@ export default function WorkshopScreen() {
 
   const list = agents.data?.agents ?? [];
   const selected = list.find((a) => agentKey(a) === selectedKey) ?? list[0] ?? null;
-  const canRun = me.data ? ROLE_RANK[me.data.role] >= ROLE_RANK.operator : false;
+  const { atLeast } = useRole();
+  const canRun = atLeast('operator');
 
   if (!me.data || !world.data) return <main className="center-note">Opening the workshop…</main>;
   const openRun = runs.data?.find((r) => r.id === openRunId) ?? null;
@@ -99,7 +99,7 @@ export default function WorkshopScreen() {
           </div>
           <RunsSection runs={runs.data ?? []} loading={runs.isPending} openRun={openRun} onOpen={setOpenRunId} />
         </div>
-        <DtaSection repos={world.data.repos} canRun={canRun} canDecide={me.data ? ROLE_RANK[me.data.role] >= ROLE_RANK.approver : false} />
+        <DtaSection repos={world.data.repos} canRun={canRun} canDecide={atLeast('approver')} />
       </main>
     </div>
   );
@@ -118,10 +118,7 @@ function RunForm({
   sessions: Array<{ id: string; title: string }>;
   onStarted(run: RunSummary): void;
 }) {
-  const fields = useMemo(() => fieldsOf(agent.parameters_schema), [agent.parameters_schema]);
-  const [values, setValues] = useState<FormValues>(() => initialValues(fields));
-  const [errors, setErrors] = useState<Record<string, string>>({});
-  const [formError, setFormError] = useState<string | null>(null);
+  const { fields, values, errors, setErrors, formError, setFormError, onChange, check } = useSchemaForm(agent.parameters_schema);
   const [parent, setParent] = useState('');
 
   const start = useMutation({
@@ -144,16 +141,8 @@ function RunForm({
 
   function submit(e: FormEvent) {
     e.preventDefault();
-    const { parameters, errors: conversion } = toParameters(fields, values);
-    const schemaErrors = checkParameters(agent.parameters_schema, parameters);
-    const all = { ...schemaErrors, ...conversion };
-    setErrors(all);
-    if (Object.keys(all).length > 0) {
-      setFormError(all[''] ?? STRINGS.fixErrors);
-      return;
-    }
-    setFormError(null);
-    start.mutate(parameters);
+    const parameters = check(STRINGS.fixErrors);
+    if (parameters) start.mutate(parameters);
   }
 
   return (
@@ -172,10 +161,7 @@ function RunForm({
           values={values}
           errors={errors}
           disabled={!canRun}
-          onChange={(name, value) => {
-            setValues((v) => ({ ...v, [name]: value }));
-            setErrors(({ [name]: _gone, ...rest }) => rest);
-          }}
+          onChange={onChange}
         />
         <label className="block parent-select">
           Send the result to session

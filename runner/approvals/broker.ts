@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { fail, ok, type ApprovalContext, type BlastRadius, type Result, type RunnerEventBody } from '../../protocol';
+import { fail, ok, type ApprovalContext, type BlastRadius, type Result, type RunnerEventBody, WIRE_LIMITS } from '../../protocol';
 import type { ApprovalCategory } from '../policy/classify';
 import type { ApprovalJournal } from './journal';
 
@@ -102,7 +102,7 @@ export class ApprovalBroker {
         type: 'APPROVAL_REQUESTED',
         approval_id,
         category: req.category,
-        summary: req.summary.slice(0, 2000),
+        summary: req.summary.slice(0, WIRE_LIMITS.TEXT),
         risk: req.risk,
         context: { ...req.context, command, command_hash: hash, cwd: req.cwd, expires_at },
       });
@@ -120,7 +120,7 @@ export class ApprovalBroker {
     this.settle(input.approval_id, {
       decision: input.decision,
       note: input.note?.slice(0, MAX_NOTE),
-      decided_by: input.decided_by.slice(0, 200),
+      decided_by: input.decided_by.slice(0, WIRE_LIMITS.NAME),
       reason: 'decided',
     });
     return ok(null);

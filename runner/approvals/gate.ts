@@ -15,6 +15,7 @@ import {
 import { git } from '../workspace/git';
 import { commandHash, displayCommand, type ApprovalBroker, type ApprovalDecision } from './broker';
 import { measureAction } from './measure-action';
+import { WIRE_LIMITS } from '../../protocol';
 
 /**
  * The runner's side of every policy check inside a session: the guard shims' calls (exec of a
@@ -139,7 +140,7 @@ export class PolicyGate {
   }
 
   private blocked(command: string, rule: string, detail: string): void {
-    this.deps.emit({ type: 'POLICY_BLOCKED', command: command.slice(0, 8000), rule: rule.slice(0, 500), detail, outcome: 'prevented' });
+    this.deps.emit({ type: 'POLICY_BLOCKED', command: command.slice(0, WIRE_LIMITS.POLICY_COMMAND), rule: rule.slice(0, WIRE_LIMITS.RULE), detail, outcome: 'prevented' });
   }
 }
 

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { MAX_ALERT_EXCERPT_CHARS, PATROL_KIND_LABELS, type PatrolSpec, type RunnerEventBody } from '../../protocol';
+import { MAX_ALERT_EXCERPT_CHARS, PATROL_KIND_LABELS, type PatrolSpec, type RunnerEventBody, WIRE_LIMITS } from '../../protocol';
 import { bashQuote } from '../pty/clean-env';
 import { parseTestCounts, stripAnsi, type TestCounts } from '../hooks/test-counts';
 import { git } from '../workspace/git';
@@ -87,7 +87,7 @@ export async function patrolResultEvents(
   const events: RunnerEventBody[] = [];
   const counts: TestCounts | null = spec.kind === 'test' ? parseTestCounts(output) : null;
   if (spec.kind === 'test') {
-    events.push({ type: 'TEST_RUN_FINISHED', command: spec.command.slice(0, 4096), passed: counts?.passed ?? 0, failed: counts?.failed ?? 0, exit_code: outcome.exitCode });
+    events.push({ type: 'TEST_RUN_FINISHED', command: spec.command.slice(0, WIRE_LIMITS.COMMAND), passed: counts?.passed ?? 0, failed: counts?.failed ?? 0, exit_code: outcome.exitCode });
   }
   const status = outcome.stoppedBecause ? 'error' : outcome.exitCode === 0 && !outcome.signal ? 'passed' : 'failed';
   let findings: Finding[] = [];
@@ -106,7 +106,7 @@ export async function patrolResultEvents(
     events.push({
       type: 'ALERT_RAISED',
       severity: 'error',
-      message: (f.path ? `${label}: ${f.path}${f.line ? `:${f.line}` : ''} — ${f.message}` : f.message).slice(0, 4000),
+      message: (f.path ? `${label}: ${f.path}${f.line ? `:${f.line}` : ''} — ${f.message}` : f.message).slice(0, WIRE_LIMITS.MESSAGE),
       room_path: dir === '.' ? '' : dir,
       patrol_id: spec.patrol_id,
       ...(f.path ? { path: f.path } : {}),
@@ -130,7 +130,7 @@ export async function patrolResultEvents(
     kind: spec.kind,
     status,
     exit_code: outcome.exitCode,
-    summary: summary.slice(0, 2000),
+    summary: summary.slice(0, WIRE_LIMITS.TEXT),
     commit_sha: worktree.sha,
     tests: counts,
     findings: findings.length,
@@ -148,7 +148,7 @@ export function patrolErrorEvent(spec: PatrolSpec, reason: string, sha: string |
     kind: spec.kind,
     status: 'error',
     exit_code: null,
-    summary: `${PATROL_KIND_LABELS[spec.kind]} could not run: ${reason}`.slice(0, 2000),
+    summary: `${PATROL_KIND_LABELS[spec.kind]} could not run: ${reason}`.slice(0, WIRE_LIMITS.TEXT),
     commit_sha: sha,
     tests: null,
     findings: 0,

@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { SharedAuthFile } from './auth-files';
-import { detectBinary, type EnvLike, hookCommand, launchEnv, pickCredentials, renderTaskPrompt, resolveBinary, SESSION_CONFIG_DIR, writeSessionFile } from './cli';
+import { type EnvLike, SESSION_CONFIG_DIR, writeSessionFile } from './cli';
+import { hookedCliProvider, hookTable } from './hooked-cli';
 import type { ScreenRule } from './screen-watch';
-import type { ProviderAdapter, ProviderAdapterOptions, ProviderLaunchContext } from './types';
+import type { ProviderAdapter, ProviderAdapterOptions } from './types';
 
 /**
  * Claude Code (@anthropic-ai/claude-code 2.1.x): its interactive TUI in the PTY, started as
@@ -41,13 +41,16 @@ export function claudeSettingsPath(home: string): string {
 
 /** The `--settings` file: `{hooks: {Event: [{matcher?, hooks: [{type: 'command', command, timeout}]}]}}`. */
 export function claudeSettings(): Record<string, unknown> {
-  const command = hookCommand('claude');
-  const hooks: Record<string, unknown[]> = {};
-  for (const event of CLAUDE_HOOK_EVENTS) {
-    const timeout = event === 'PreToolUse' ? CLAUDE_DECISION_TIMEOUT_S : CLAUDE_REPORT_TIMEOUT_S;
-    hooks[event] = [{ ...(TOOL_EVENTS.has(event) ? { matcher: '*' } : {}), hooks: [{ type: 'command', command, timeout }] }];
-  }
-  return { hooks };
+  return {
+    hooks: hookTable({
+      cli: 'claude',
+      events: CLAUDE_HOOK_EVENTS,
+      toolEvents: TOOL_EVENTS,
+      decisionEvent: 'PreToolUse',
+      decisionTimeout: CLAUDE_DECISION_TIMEOUT_S,
+      reportTimeout: CLAUDE_REPORT_TIMEOUT_S,
+    }),
+  };
 }
 
 /** The worktree and start directory, as given and as resolved: Claude Code keys projects by real paths. */
@@ -87,44 +90,29 @@ export function claudeStateJson(dirs: readonly string[], apiKey?: string): Recor
 }
 
 export function claudeProvider(env: EnvLike = process.env, opts: ProviderAdapterOptions = {}): ProviderAdapter {
-  let bin: string | null = null;
-  const auth = opts.runnerHome && opts.providerAuth?.includes('claude') ? new SharedAuthFile('claude', opts.runnerHome) : null;
-  return {
-    id: 'claude',
-    versionRange: CLAUDE_VERSION_RANGE,
-    screenRules: CLAUDE_SCREEN_RULES,
-    sharesAuthFile: auth !== null,
-    secretValues: () => auth?.secrets() ?? [],
-    capabilities: {
-      hooks: true,
-      initial_prompt: true,
-      transcript: true,
-      signals: ['files_touched', 'tests_run', 'turn_ended', 'waiting_for_input', 'asking_permission'],
-    },
-    async detect() {
-      const d = await detectBinary('claude', 'claude', env);
-      bin = d.path ?? null;
-      return d;
-    },
-    async prepare(ctx: ProviderLaunchContext) {
-      const creds = pickCredentials(ctx, CLAUDE_CREDENTIAL_VARS);
-      await writeSessionFile(path.join(ctx.home, '.claude.json'), `${JSON.stringify(claudeStateJson([ctx.worktree_path, ctx.cwd], creds.ANTHROPIC_API_KEY), null, 2)}\n`);
-      if (auth && Object.keys(creds).length === 0) await auth.copyTo(path.join(ctx.home, '.claude', '.credentials.json'));
-      if (!ctx.hook) return;
-      await writeSessionFile(claudeSettingsPath(ctx.home), `${JSON.stringify(claudeSettings(), null, 2)}\n`);
-    },
-    launch(ctx) {
-      const file = bin ?? resolveBinary('claude', 'claude', env) ?? 'claude';
-      const prompt = renderTaskPrompt(ctx.command.task);
-      // Only the session's own user settings: the repository's .claude/settings*.json (hooks,
-      // permissions) and .mcp.json servers stay off; its custom slash commands too.
-      const isolation = ['--setting-sources', 'user', '--strict-mcp-config', '--disable-slash-commands'];
-      const args = [...isolation, ...(ctx.hook ? ['--settings', claudeSettingsPath(ctx.home)] : []), ...(prompt ? ['--', prompt] : [])];
-      const providerCredentials = pickCredentials(ctx, CLAUDE_CREDENTIAL_VARS);
+  return hookedCliProvider(
+    {
+      id: 'claude',
+      versionRange: CLAUDE_VERSION_RANGE,
+      screenRules: CLAUDE_SCREEN_RULES,
+      credentialVars: CLAUDE_CREDENTIAL_VARS,
+      async prepare(ctx, creds, auth) {
+        await writeSessionFile(path.join(ctx.home, '.claude.json'), `${JSON.stringify(claudeStateJson([ctx.worktree_path, ctx.cwd], creds.ANTHROPIC_API_KEY), null, 2)}\n`);
+        if (auth && Object.keys(creds).length === 0) await auth.copyTo(path.join(ctx.home, '.claude', '.credentials.json'));
+        if (!ctx.hook) return;
+        await writeSessionFile(claudeSettingsPath(ctx.home), `${JSON.stringify(claudeSettings(), null, 2)}\n`);
+      },
+      args(ctx, prompt) {
+        // Only the session's own user settings: the repository's .claude/settings*.json (hooks,
+        // permissions) and .mcp.json servers stay off; its custom slash commands too.
+        const isolation = ['--setting-sources', 'user', '--strict-mcp-config', '--disable-slash-commands'];
+        return [...isolation, ...(ctx.hook ? ['--settings', claudeSettingsPath(ctx.home)] : []), ...(prompt ? ['--', prompt] : [])];
+      },
       // The session's HOME is throwaway: an auto-update would download a whole new build into it;
       // telemetry and error reports are not the session's to send.
-      const own = { DISABLE_AUTOUPDATER: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_TELEMETRY: '1', DISABLE_ERROR_REPORTING: '1' };
-      return { file, args, env: launchEnv(ctx, own, providerCredentials), providerCredentials };
+      ownEnv: () => ({ DISABLE_AUTOUPDATER: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_TELEMETRY: '1', DISABLE_ERROR_REPORTING: '1' }),
     },
-  };
+    env,
+    opts,
+  );
 }

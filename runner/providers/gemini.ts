@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { SharedAuthFile } from './auth-files';
-import { detectBinary, type EnvLike, hookCommand, launchEnv, pickCredentials, renderTaskPrompt, resolveBinary, writeSessionFile } from './cli';
+import { type EnvLike, writeSessionFile } from './cli';
+import { hookedCliProvider, hookTable } from './hooked-cli';
 import type { ScreenRule } from './screen-watch';
-import type { ProviderAdapter, ProviderAdapterOptions, ProviderLaunchContext } from './types';
+import type { ProviderAdapter, ProviderAdapterOptions } from './types';
 
 /**
  * Gemini CLI (@google/gemini-cli 0.61): its interactive TUI in the PTY, `gemini
@@ -53,12 +53,15 @@ export function repoGeminiConfig(worktree: string, cwd: string): string | null {
 export type GeminiAuth = 'gemini-api-key' | 'oauth-personal' | null;
 
 export function geminiSettings(opts: { hooks: boolean; auth: GeminiAuth; maxChatAttempts?: number }): Record<string, unknown> {
-  const command = hookCommand('gemini');
-  const hooks: Record<string, unknown[]> = {};
-  for (const event of GEMINI_HOOK_EVENTS) {
-    const timeout = event === 'BeforeTool' ? GEMINI_DECISION_TIMEOUT_MS : GEMINI_REPORT_TIMEOUT_MS;
-    hooks[event] = [{ ...(TOOL_EVENTS.has(event) ? { matcher: '*' } : {}), hooks: [{ name: `agent-village-${event}`, type: 'command', command, timeout }] }];
-  }
+  const hooks = hookTable({
+    cli: 'gemini',
+    events: GEMINI_HOOK_EVENTS,
+    toolEvents: TOOL_EVENTS,
+    decisionEvent: 'BeforeTool',
+    decisionTimeout: GEMINI_DECISION_TIMEOUT_MS,
+    reportTimeout: GEMINI_REPORT_TIMEOUT_MS,
+    extra: (event) => ({ name: `agent-village-${event}` }),
+  });
   return {
     // The session's Gemini is the runner's; updates and usage statistics are not the session's business.
     general: { enableAutoUpdate: false, enableAutoUpdateNotification: false, ...(opts.maxChatAttempts ? { maxAttempts: opts.maxChatAttempts } : {}) },
@@ -93,40 +96,24 @@ export interface GeminiOptions extends ProviderAdapterOptions {
 }
 
 export function geminiProvider(env: EnvLike = process.env, opts: GeminiOptions = {}): ProviderAdapter {
-  let bin: string | null = null;
-  const auth = opts.runnerHome && opts.providerAuth?.includes('gemini') ? new SharedAuthFile('gemini', opts.runnerHome) : null;
-  return {
-    id: 'gemini',
-    versionRange: GEMINI_VERSION_RANGE,
-    screenRules: GEMINI_SCREEN_RULES,
-    sharesAuthFile: auth !== null,
-    secretValues: () => auth?.secrets() ?? [],
-    capabilities: {
-      hooks: true,
-      initial_prompt: true,
-      transcript: true,
-      signals: ['files_touched', 'tests_run', 'turn_ended', 'waiting_for_input', 'asking_permission'],
-    },
-    async detect() {
-      const d = await detectBinary('gemini', 'gemini', env);
-      bin = d.path ?? null;
-      return d;
-    },
-    async prepare(ctx: ProviderLaunchContext) {
-      const creds = pickCredentials(ctx, GEMINI_CREDENTIAL_VARS);
-      let authType: GeminiAuth = Object.keys(creds).length > 0 ? 'gemini-api-key' : null;
-      if (!authType && auth && (await auth.copyTo(path.join(ctx.home, '.gemini', 'oauth_creds.json')))) authType = 'oauth-personal';
-      const trusted = repoGeminiConfig(ctx.worktree_path, ctx.cwd) === null;
-      await writeSessionFile(geminiSettingsPath(ctx.home), `${JSON.stringify(geminiSettings({ hooks: ctx.hook !== undefined, auth: authType, maxChatAttempts: opts.maxChatAttempts }), null, 2)}\n`);
-      await writeSessionFile(path.join(ctx.home, '.gemini', 'trustedFolders.json'), `${JSON.stringify(geminiTrustedFolders(ctx.worktree_path, trusted), null, 2)}\n`);
-    },
-    launch(ctx) {
-      const file = bin ?? resolveBinary('gemini', 'gemini', env) ?? 'gemini';
-      const prompt = renderTaskPrompt(ctx.command.task);
+  return hookedCliProvider(
+    {
+      id: 'gemini',
+      versionRange: GEMINI_VERSION_RANGE,
+      screenRules: GEMINI_SCREEN_RULES,
+      credentialVars: GEMINI_CREDENTIAL_VARS,
+      async prepare(ctx, creds, auth) {
+        let authType: GeminiAuth = Object.keys(creds).length > 0 ? 'gemini-api-key' : null;
+        if (!authType && auth && (await auth.copyTo(path.join(ctx.home, '.gemini', 'oauth_creds.json')))) authType = 'oauth-personal';
+        const trusted = repoGeminiConfig(ctx.worktree_path, ctx.cwd) === null;
+        await writeSessionFile(geminiSettingsPath(ctx.home), `${JSON.stringify(geminiSettings({ hooks: ctx.hook !== undefined, auth: authType, maxChatAttempts: opts.maxChatAttempts }), null, 2)}\n`);
+        await writeSessionFile(path.join(ctx.home, '.gemini', 'trustedFolders.json'), `${JSON.stringify(geminiTrustedFolders(ctx.worktree_path, trusted), null, 2)}\n`);
+      },
       // The `=` form: a prompt that starts with "-" stays the option's value.
-      const args = prompt ? [`--prompt-interactive=${prompt}`] : [];
-      const providerCredentials = pickCredentials(ctx, GEMINI_CREDENTIAL_VARS);
-      return { file, args, env: launchEnv(ctx, { GEMINI_CLI_HOME: ctx.home }, providerCredentials), providerCredentials };
+      args: (_ctx, prompt) => (prompt ? [`--prompt-interactive=${prompt}`] : []),
+      ownEnv: (ctx) => ({ GEMINI_CLI_HOME: ctx.home }),
     },
-  };
+    env,
+    opts,
+  );
 }

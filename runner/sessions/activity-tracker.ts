@@ -1,4 +1,5 @@
 import type { AgentActivity, RunnerEventBody } from '../../protocol';
+import { WIRE_LIMITS } from '../../protocol';
 
 export type ActivityKind = AgentActivity['activity'];
 
@@ -46,7 +47,7 @@ export class ActivityTracker {
   set(activity: ActivityKind, detail: string, since = Date.now()): boolean {
     if (!this.opts.live() || this.activity === activity) return false;
     this.activity = activity;
-    this.opts.emit({ type: 'AGENT_ACTIVITY', activity, detail: detail.slice(0, 2000), since });
+    this.opts.emit({ type: 'AGENT_ACTIVITY', activity, detail: detail.slice(0, WIRE_LIMITS.TEXT), since });
     if (activity === 'working') this.restart();
     return true;
   }

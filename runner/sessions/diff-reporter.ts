@@ -7,6 +7,7 @@ import type { PathGuard } from '../policy/paths';
 import { isIgnoredPath, WorktreeWatcher, type WatchChange } from '../watch/worktree-watcher';
 import { computeDiff, revertPath } from '../workspace/diff';
 import type { PreparedWorktree } from '../workspace/workspace-manager';
+import { WIRE_LIMITS } from '../../protocol';
 
 /** DIFF_SUMMARY runs git at most this often while files keep changing (git diff of a big tree is not free). */
 export const DIFF_MIN_INTERVAL_MS = 3_000;
@@ -101,7 +102,7 @@ export class DiffReporter {
     }
     this.touched.set(key, now);
     const dir = path.posix.dirname(rel);
-    this.o.emit({ type: 'FILE_TOUCHED', path: rel.slice(0, 4096), room_path: dir === '.' ? '' : dir, reason });
+    this.o.emit({ type: 'FILE_TOUCHED', path: rel.slice(0, WIRE_LIMITS.PATH), room_path: dir === '.' ? '' : dir, reason });
     this.o.counted(rel);
     if (reason === 'write') this.markDiffDirty();
     if (source !== 'watcher') this.o.activity();
@@ -133,9 +134,9 @@ export class DiffReporter {
         try {
           if (!(await revertPath(wt.path, wt.sha, c.path))) continue;
           this.o.log.warn(`session ${this.o.sessionId}: write to ${c.path} broke ${rule}; reverted`);
-          this.o.emit({ type: 'POLICY_BLOCKED', path: c.path.slice(0, 4096), rule, detail: `write to ${c.path} reverted to the base commit`, outcome: 'reverted' });
+          this.o.emit({ type: 'POLICY_BLOCKED', path: c.path.slice(0, WIRE_LIMITS.PATH), rule, detail: `write to ${c.path} reverted to the base commit`, outcome: 'reverted' });
         } catch (err) {
-          this.o.emit({ type: 'ALERT_RAISED', severity: 'error', message: `write to ${c.path} broke ${rule}; could not revert it: ${errorMessage(err)}`.slice(0, 4000) });
+          this.o.emit({ type: 'ALERT_RAISED', severity: 'error', message: `write to ${c.path} broke ${rule}; could not revert it: ${errorMessage(err)}`.slice(0, WIRE_LIMITS.MESSAGE) });
         }
       }
     });
@@ -152,12 +153,12 @@ export class DiffReporter {
         try {
           if (!(await revertPath(wt.path, wt.sha, c.path))) continue;
           this.o.log.warn(`session ${this.o.sessionId}: read-only session wrote ${c.path}; reverted`);
-          this.o.emit({ type: 'ALERT_RAISED', severity: 'warning', message: `read-only session wrote ${c.path}; reverted`.slice(0, 4000), room_path });
+          this.o.emit({ type: 'ALERT_RAISED', severity: 'warning', message: `read-only session wrote ${c.path}; reverted`.slice(0, WIRE_LIMITS.MESSAGE), room_path });
         } catch (err) {
           this.o.emit({
             type: 'ALERT_RAISED',
             severity: 'error',
-            message: `read-only session wrote ${c.path}; could not revert it: ${errorMessage(err)}`.slice(0, 4000),
+            message: `read-only session wrote ${c.path}; could not revert it: ${errorMessage(err)}`.slice(0, WIRE_LIMITS.MESSAGE),
             room_path,
           });
         }

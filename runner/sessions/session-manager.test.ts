@@ -10,6 +10,37 @@ import { captureLogger, createCommand, makeSampleRepo, makeTempDir, outputOf, re
 import { WorkspaceManager } from '../workspace/workspace-manager';
 import { SessionManager } from './session-manager';
 
+/** The live descendants of `root` with their command name and state letter, from /proc. */
+function descendantsOf(root: number): Array<{ pid: number; comm: string; state: string }> {
+  const all: Array<{ pid: number; ppid: number; comm: string; state: string }> = [];
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    let stat: string;
+    try {
+      stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
+    } catch {
+      continue; // gone in between
+    }
+    // "pid (comm) state ppid …": comm may hold spaces and parentheses, so cut at the last ')'.
+    const close = stat.lastIndexOf(')');
+    const [state, ppid] = stat.slice(close + 2).split(' ');
+    all.push({ pid: Number(name), ppid: Number(ppid), comm: stat.slice(stat.indexOf('(') + 1, close), state: state! });
+  }
+  const out: Array<{ pid: number; comm: string; state: string }> = [];
+  const parents = new Set([root]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const p of all) {
+      if (parents.has(p.ppid) && !parents.has(p.pid)) {
+        parents.add(p.pid);
+        out.push({ pid: p.pid, comm: p.comm, state: p.state });
+        grew = true;
+      }
+    }
+  }
+  return out;
+}
+
 /** Short grace so the SIGKILL escalation test does not wait the production 3 s. */
 const TEST_STOP_GRACE_MS = 300;
 
@@ -144,8 +175,9 @@ describe('SessionManager with real PTYs', () => {
     await waitFor(() => session.flow.paused, 'pause');
     expect(session.flow.pauseCount).toBe(1);
     expect(session.flow.backlog).toBeGreaterThan(FLOW_CONTROL.HIGH_WATERMARK_CHARS);
-    // Paused means bounded: `yes` would produce hundreds of MB if reading went on.
-    await new Promise((r) => setTimeout(r, 300));
+    // Paused means bounded: `yes` would produce hundreds of MB if reading went on. Once nobody
+    // reads, the terminal's buffer fills and `yes` sleeps in write(): wait for that, not a clock.
+    await waitFor(() => descendantsOf(session.pid!).some((p) => p.comm === 'yes' && p.state === 'S'), '`yes` blocked on the full terminal');
     const sentWhilePaused = session.flow.sentChars;
     expect(sentWhilePaused).toBeLessThan(FLOW_CONTROL.HIGH_WATERMARK_CHARS + 1_000_000);
     expect(session.flow.paused).toBe(true);

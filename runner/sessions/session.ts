@@ -10,6 +10,7 @@ import {
   type Result,
   type RunnerEventBody,
   type SessionState,
+  WIRE_LIMITS,
 } from '../../protocol';
 import { SessionHooks, type HookServer } from '../hooks';
 import { errorMessage, type Logger } from '../log';
@@ -387,10 +388,10 @@ export class Session {
         worktree_path: this.worktree.path,
         pid,
       });
-      this.transition('RUNNING', cmd.patrol ? `${cmd.patrol.kind} patrol running as pid ${pid}: ${cmd.patrol.command}`.slice(0, 2000) : `${provider.id} running as pid ${pid}`);
+      this.transition('RUNNING', cmd.patrol ? `${cmd.patrol.kind} patrol running as pid ${pid}: ${cmd.patrol.command}`.slice(0, WIRE_LIMITS.TEXT) : `${provider.id} running as pid ${pid}`);
       if (cmd.patrol) {
         const { kind, command, timeout_ms } = cmd.patrol;
-        if (kind === 'test') this.emit({ type: 'TEST_RUN_STARTED', command: command.slice(0, 4096) });
+        if (kind === 'test') this.emit({ type: 'TEST_RUN_STARTED', command: command.slice(0, WIRE_LIMITS.COMMAND) });
         this.patrolTimer = setTimeout(() => this.stop(`the patrol timed out after ${describeDuration(timeout_ms)}`), timeout_ms);
         this.patrolTimer.unref();
       }
@@ -496,10 +497,10 @@ export class Session {
     this.batcher.push(`\r\n\x1b[1;31magent-village: network: blocked ${target} (not on this session's allowlist)\x1b[0m\r\n`);
     this.emit({
       type: 'POLICY_BLOCKED',
-      command: `CONNECT ${target}`.slice(0, 8000),
+      command: `CONNECT ${target}`.slice(0, WIRE_LIMITS.POLICY_COMMAND),
       host: b.host.slice(0, 300),
-      rule: `network allow_hosts does not include ${b.host}`.slice(0, 500),
-      detail: `a connection to ${target} was refused by the session's egress proxy`.slice(0, 2000),
+      rule: `network allow_hosts does not include ${b.host}`.slice(0, WIRE_LIMITS.RULE),
+      detail: `a connection to ${target} was refused by the session's egress proxy`.slice(0, WIRE_LIMITS.TEXT),
       outcome: 'prevented',
     });
   }
@@ -649,7 +650,7 @@ export class Session {
       type: 'SESSION_STATE_CHANGED',
       from,
       to,
-      reason: reason.slice(0, 2000),
+      reason: reason.slice(0, WIRE_LIMITS.TEXT),
       ...(exitCode !== undefined ? { exit_code: exitCode } : {}),
     });
   }

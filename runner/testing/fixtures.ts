@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { CreateSessionCommand, RunnerEvent } from '../../protocol';
 import { CreateSessionCommandSchema } from '../../protocol';
 import type { Logger } from '../log';
+import { errorText } from '../../common/error-text';
 
 /** Helpers shared by the runner's tests (not a test file itself). */
 
@@ -60,7 +61,7 @@ export function captureLogger(): Logger & { lines: string[] } {
     lines,
     info: (m) => void lines.push(`info ${m}`),
     warn: (m) => void lines.push(`warn ${m}`),
-    error: (m, d) => void lines.push(`error ${m}${d ? ` ${d instanceof Error ? d.message : String(d)}` : ''}`),
+    error: (m, d) => void lines.push(`error ${m}${d ? ` ${errorText(d)}` : ''}`),
   };
 }
 

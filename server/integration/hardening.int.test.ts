@@ -119,8 +119,9 @@ describe('abuse paths: enumeration, body limits, headers, repository sources', (
       const csp = res.headers.get('content-security-policy') ?? '';
       expect(csp, path).toContain("frame-ancestors 'none'");
       expect(csp, path).toContain("default-src 'self'");
-      // Scripts come only from this origin (inline and eval are allowed: Next's inline payload, ajv).
-      expect(csp, path).toContain("script-src 'self'");
+      // Scripts come only from this origin; inline is allowed (Next's inline payload), eval is not.
+      expect(csp, path).toMatch(/(^|; )script-src 'self' 'unsafe-inline'(;|$)/);
+      expect(csp, path).not.toContain('unsafe-eval');
       expect(res.headers.get('x-content-type-options'), path).toBe('nosniff');
       expect(res.headers.get('x-frame-options'), path).toBe('DENY');
       expect(res.headers.get('referrer-policy'), path).toBe('same-origin');

@@ -141,9 +141,11 @@ describe('malformed messages (REST, browser socket, runner socket)', () => {
         '9',
         Buffer.from([0xff, 0x00, 0x13, 0x37]),
       ];
+      // The junk is fatal to the connection: the server closing it proves it has read the frames
+      // (a condition, not a clock); the check that follows is that the process is still up.
+      const closed = new Promise((res) => ws.once('close', res));
       for (const f of frames) ws.send(f);
-      await new Promise((r) => setTimeout(r, 100));
-      ws.close();
+      await closed;
     }
     await alive();
     expect((await api.world()).sessions).toHaveLength(0);
@@ -162,7 +164,12 @@ describe('malformed messages (REST, browser socket, runner socket)', () => {
     raw.emit('runner:register', { junk: true });
     raw.emit('runner:events', null);
     raw.emit('no:such:event', 1, 2, 3);
-    await new Promise((r) => setTimeout(r, 200));
+    // Events on one socket are handled in order: an answer to the next one (or the server hanging
+    // up on the junk) means all of the above has been handled.
+    await new Promise((res) => {
+      raw.once('disconnect', res);
+      raw.emit('runner:events', [], res);
+    });
     raw.close();
     await alive();
   });

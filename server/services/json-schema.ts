@@ -1,4 +1,5 @@
 import { createAjv, type ErrorObject, type ValidateFunction } from '../../common/ajv';
+import { errorText } from '../../common/error-text';
 
 /** The control plane checks run parameters with the project's one ajv configuration (common/ajv.ts). */
 const ajv = createAjv();
@@ -33,7 +34,7 @@ export function validateParameters(schemaText: string, parameters: Record<string
     try {
       validate = ajv.compile(JSON.parse(schemaText) as Record<string, unknown>);
     } catch (err) {
-      return { ok: false, issues: [{ path: '', message: `the agent's parameters_schema does not compile: ${err instanceof Error ? err.message : String(err)}` }] };
+      return { ok: false, issues: [{ path: '', message: `the agent's parameters_schema does not compile: ${errorText(err)}` }] };
     }
     if (cache.size >= CACHE_MAX) cache.clear();
     cache.set(schemaText, validate);

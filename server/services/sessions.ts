@@ -115,6 +115,48 @@ export function createSessionService(
     return candidates[0]!.r;
   }
 
+  /**
+   * Places a new session, agent or patrol, the one way: under the org's spawn lock the plan's limits
+   * are checked, a runner with capacity that can reach the repository is picked and the CREATED row
+   * is written (no two spawns take the last slot); then watchers are told. Returns the runner.
+   */
+  async function placeSession(s: {
+    id: string;
+    orgId: string;
+    repo: { id: string; name: string; source: string };
+    provider: ProviderId;
+    kind: 'agent' | 'patrol';
+    createdById: string;
+    roomPath: string;
+    mode: 'write' | 'read_only';
+    goal: string;
+    title: string;
+  }) {
+    const runner = await deps.limits.admit(s.orgId, { provider: s.provider, repo: s.repo, kind: s.kind }, async () => {
+      const picked = await pickRunner(s.orgId, s.provider, s.repo.source);
+      await db.session.create({
+        data: {
+          id: s.id,
+          orgId: s.orgId,
+          repoId: s.repo.id,
+          runnerId: picked.id,
+          createdById: s.createdById,
+          provider: s.provider,
+          kind: s.kind,
+          roomPath: s.roomPath,
+          mode: s.mode,
+          goal: s.goal,
+          title: s.title,
+          state: 'CREATED',
+          reason: `Placed on runner ${picked.name}`,
+        },
+      });
+      return picked;
+    });
+    await publish(s.orgId, s.id);
+    return runner;
+  }
+
   /** Forward a viewer's flow-control ack to the runner that owns the session. */
   async function terminalAck(runnerId: string | null, sessionId: string, seq: number) {
     if (runnerId && gateway().isOnline(runnerId)) gateway().notify(runnerId, 'terminal:ack', { session_id: sessionId, seq });
@@ -167,28 +209,18 @@ export function createSessionService(
       const id = newId('sess');
       const mode = body.mode ?? 'write';
       const title = body.title || `${body.provider} in /${body.room_path}`;
-      // Plan limits are checked and the row is written under the org's spawn lock (no two take the last slot).
-      const runner = await deps.limits.admit(p.orgId, { provider: body.provider, repo }, async () => {
-        const r = await pickRunner(p.orgId, body.provider, repo.source);
-        await db.session.create({
-          data: {
-            id,
-            orgId: p.orgId,
-            repoId: repo.id,
-            runnerId: r.id,
-            createdById: p.userId,
-            provider: body.provider,
-            roomPath: body.room_path,
-            mode,
-            goal: body.goal ?? '',
-            title,
-            state: 'CREATED',
-            reason: `Placed on runner ${r.name}`,
-          },
-        });
-        return r;
+      const runner = await placeSession({
+        id,
+        orgId: p.orgId,
+        repo,
+        provider: body.provider,
+        kind: 'agent',
+        createdById: p.userId,
+        roomPath: body.room_path,
+        mode,
+        goal: body.goal ?? '',
+        title,
       });
-      await publish(p.orgId, id);
       const command: CreateSessionCommand = {
         session_id: id,
         org_id: p.orgId,
@@ -228,28 +260,18 @@ export function createSessionService(
       const id = input.sessionId;
       // Patrols are metered like agents: the monthly cap and the plan's allowlists apply (the
       // concurrency limit counts agent sessions only).
-      const runner = await deps.limits.admit(input.orgId, { provider: 'shell', repo, kind: 'patrol' }, async () => {
-        const picked = await pickRunner(input.orgId, 'shell', repo.source);
-        await db.session.create({
-          data: {
-            id,
-            orgId: input.orgId,
-            repoId: repo.id,
-            runnerId: picked.id,
-            createdById: input.createdById,
-            provider: 'shell',
-            kind: 'patrol',
-            roomPath: '',
-            mode: 'read_only',
-            goal: input.spec.command,
-            title: input.title,
-            state: 'CREATED',
-            reason: `Placed on runner ${picked.name}`,
-          },
-        });
-        return picked;
+      const runner = await placeSession({
+        id,
+        orgId: input.orgId,
+        repo,
+        provider: 'shell',
+        kind: 'patrol',
+        createdById: input.createdById,
+        roomPath: '',
+        mode: 'read_only',
+        goal: input.spec.command,
+        title: input.title,
       });
-      await publish(input.orgId, id);
       const command: CreateSessionCommand = {
         session_id: id,
         org_id: input.orgId,

@@ -1,4 +1,5 @@
 import { describeZodError, InvocationSchema, type Invocation } from '../../../protocol';
+import { errorText } from '../../../common/error-text';
 
 export type InvocationResult = { ok: true; invocation: Invocation } | { ok: false; error: string };
 
@@ -8,7 +9,7 @@ export function parseInvocation(text: string): InvocationResult {
   try {
     json = JSON.parse(text);
   } catch (err) {
-    return { ok: false, error: `the invocation on stdin is not JSON (${err instanceof Error ? err.message : String(err)})` };
+    return { ok: false, error: `the invocation on stdin is not JSON (${errorText(err)})` };
   }
   const parsed = InvocationSchema.safeParse(json);
   if (!parsed.success) return { ok: false, error: `invalid invocation: ${describeZodError(parsed.error)}` };

@@ -1,5 +1,6 @@
 import { EXIT, execute, exitCodeFor, sendResult } from './executor';
 import { parseInvocation } from './invocation';
+import { errorText } from '../../../common/error-text';
 
 /**
  * The deterministic executor: reads one invocation (schema 2.2) on stdin, runs its command with
@@ -39,7 +40,7 @@ async function main(): Promise<number> {
   try {
     await sendResult(inv, result);
   } catch (err) {
-    log(`could not send the result to ${inv.gateway_url}: ${err instanceof Error ? err.message : String(err)}`);
+    log(`could not send the result to ${inv.gateway_url}: ${errorText(err)}`);
     return EXIT.GATEWAY_FAILED;
   }
   return exitCodeFor(result);

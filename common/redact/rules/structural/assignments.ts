@@ -1,0 +1,124 @@
+/** `password=` / `"token": "…"` assignments: the value is masked, the key stays. */
+import * as C from '../../chars';
+import type { Rule } from '../../rule';
+import * as S from './shared';
+// Bound once: under a CommonJS transform (tsx) every use of an imported name is a getter call,
+// which in these per-character loops cost more than the matching itself.
+const { chars, IDENT, isLetter, lit, NEED, NO, peek, run, some, SPACE } = C;
+const { ASSIGNMENT_VALUE_MAX, ASSIGNMENT_KEY_MAX, PLAIN_VALUE, QUOTED_VALUE, LETTERS, fakePassword, yes, more } = S;
+
+/**
+ * Key suffixes (lower case) that make `key=value` / `key: value` a secret assignment: `password=`,
+ * `DB_PASSWORD=`, `client_secret:`, `GITHUB_TOKEN=`, `api_key=`, `aws_secret_access_key = …`,
+ * `AccountKey=` (Azure), `_auth=` / `_authToken=` (.npmrc), `client-key-data:` (kubeconfig).
+ * Not `pwd` (that is $PWD), not a bare `key` (`sort_key=name`).
+ */
+const ASSIGNMENT_KEYS = [
+  'password', 'passwd', 'passphrase', 'secret', 'token', 'apikey', 'api_key', 'api-key', 'access_key', 'accesskey',
+  'secret_key', 'secretkey', 'private_key', 'privatekey', '_auth', 'accountkey', 'sharedaccesskey', 'key-data',
+  'app_key', 'application_key', 'auth_key', 'auth-key', 'authkey', 'sas_token', 'credentials', 'secret_key_base', 'access-key', 'secret-key', 'private-key',
+];
+/** Keys masked only as a whole quoted JSON key: Docker's config.json `"auth": "<base64 user:pass>"`. */
+const QUOTED_EXACT_KEYS = ['auth'];
+/** The shortest key: `auth` (Docker's config.json). */
+const MIN_KEY = 4;
+/** What may follow a key: a closing quote, spaces, `=` or `:`. */
+const AFTER_KEY = chars(' \t"\'=:');
+/** Values that say "not set" rather than being a secret (`secret: false`, `token=null`). */
+const NOT_SECRET_VALUES = new Set(['true', 'false', 'null', 'none', 'nil', 'undefined', 'yes', 'no', 'required', 'optional']);
+/** An unquoted value starting so is a reference or shell syntax, not a secret (`TOKEN=$GH_TOKEN`, `--token <file`). */
+const NOT_A_VALUE_START = new Set([36, 45, 60, 62, 124, 40, 123, 91, 42]); // $ - < > | ( { [ *
+
+/** The last letters of the keys above: most words end otherwise and are turned away at once. */
+const KEY_ENDINGS = new Set([...ASSIGNMENT_KEYS, ...QUOTED_EXACT_KEYS].map((k) => k.charCodeAt(k.length - 1)));
+
+function keyKind(s: string, from: number, to: number, quoted: boolean): boolean {
+  if (to <= from || !KEY_ENDINGS.has(s.charCodeAt(to - 1) | 32)) return false;
+  for (const k of ASSIGNMENT_KEYS) {
+    if (to - from >= k.length && lit(s, to - k.length, k, true, true) === to) return true;
+  }
+  if (quoted) for (const k of QUOTED_EXACT_KEYS) if (to - from === k.length && lit(s, from, k, true, true) === to) return true;
+  return false;
+}
+
+export const assignmentRule: Rule = {
+  name: 'secret-assignment',
+  provider: 'env, YAML, JSON, TOML, shell, CLI flags',
+  source: 'https://12factor.net/config',
+  format: /[\w.-]*(password|passwd|passphrase|secret([_-]?key(_base)?)?|token|api[_-]?key|access[_-]?key|private[_-]?key|_auth|key-data|accountkey|app_key|credentials)["']?(\s*[:=]\s*|\s+)["']?[^\s"']+/i,
+  maxLength: ASSIGNMENT_VALUE_MAX,
+  first: `${LETTERS}_-`,
+  notAfter: IDENT,
+  example(r) {
+    const secret = fakePassword(r, 12 + r.int(20));
+    const key = r.pick(['password', 'DB_PASSWORD', 'api_key', 'client_secret', 'GITHUB_TOKEN', 'aws_secret_access_key', 'SECRET_KEY', 'PGPASSWORD']);
+    const text = r.pick([
+      `${key}=${secret}`,
+      `export ${key}='${secret}'`,
+      `${key}: "${secret}"`,
+      `"${key}": "${secret}",`,
+      `${key} = "${secret}"`,
+      `  ${key}: ${secret}`,
+      `--${key.toLowerCase().replace(/_/g, '-')} ${secret}`,
+    ]);
+    return { text, secret };
+  },
+  match(s, i, final, f) {
+    const ke = run(s, i, IDENT, ASSIGNMENT_KEY_MAX + 1, final);
+    if (ke === NEED) return more(f, s.length);
+    if (ke - i > ASSIGNMENT_KEY_MAX || ke - i < MIN_KEY) return NO;
+    // What follows the key is checked before the key itself: prose words are followed by a space
+    // and a word, and turning them away here is most of the scan's speed.
+    const after = peek(s, ke, final);
+    if (after !== NEED && after !== -1 && !AFTER_KEY.has(after)) return NO;
+    const quotedKey = i > 0 && (s.charCodeAt(i - 1) === 34 || s.charCodeAt(i - 1) === 39);
+    const flag = s.charCodeAt(i) === 45; // --password VALUE
+    if (after === 32 || after === 9) {
+      const w = run(s, ke, SPACE, 9, final);
+      const sepAfterSpace = w === NEED ? NEED : peek(s, w, final);
+      if (!flag && sepAfterSpace !== NEED && sepAfterSpace !== 61 && sepAfterSpace !== 58) return NO;
+    }
+    if (!keyKind(s, i, ke, quotedKey)) return NO;
+    let j = ke;
+    let c = peek(s, j, final);
+    if (c === NEED) return more(f, s.length);
+    if (c === 34 || c === 39) j++;
+    const ws = run(s, j, SPACE, 9, final);
+    if (ws === NEED) return more(f, s.length);
+    let sep = peek(s, ws, final);
+    if (sep === NEED) return more(f, s.length);
+    if (sep === 61 || sep === 58) {
+      j = ws + 1;
+      c = peek(s, j, final);
+      if (c === NEED) return more(f, s.length);
+      if (c === 62 || (sep === 61 && c === 61) || (sep === 58 && c === 58)) return NO; // =>, ==, ::
+      if (sep === 58 && c === 61) j++; // :=
+    } else if (flag && ws > j) {
+      sep = 32;
+      j = ws;
+    } else return NO;
+    j = run(s, j, SPACE, 9, final);
+    if (j === NEED) return more(f, s.length);
+    const q = peek(s, j, final);
+    if (q === NEED) return more(f, j);
+    const quote = QUOTED_VALUE.get(q);
+    if (quote) {
+      const vs = j + 1;
+      const ve = run(s, vs, quote, ASSIGNMENT_VALUE_MAX, final);
+      if (ve === NEED) return more(f, vs);
+      if (ve === vs || (ve - vs < ASSIGNMENT_VALUE_MAX && s.charCodeAt(vs) === 36)) return NO;
+      return yes(f, vs, ve);
+    }
+    if (NOT_A_VALUE_START.has(q)) return NO;
+    const ve = run(s, j, PLAIN_VALUE, ASSIGNMENT_VALUE_MAX, final);
+    if (ve === NEED) return more(f, j);
+    if (ve === j) return NO;
+    if (ve - j < ASSIGNMENT_VALUE_MAX) {
+      // With `:` or a space a value must not be a plain word: `token: string` (a type) and prose
+      // ("password: must be at least 12 characters") stay readable; `password: hunter2` does not.
+      if (sep !== 61 && !some(s, j, ve, (x) => !isLetter(x))) return NO;
+      if (ve - j <= 9 && NOT_SECRET_VALUES.has(s.slice(j, ve).toLowerCase())) return NO;
+    }
+    return yes(f, j, ve);
+  },
+};

@@ -1,0 +1,32 @@
+/**
+ * Rules that find a secret by its shape or its label rather than by a vendor prefix: JWTs, private
+ * key blocks, credentials in URLs and headers, `password=` assignments, .netrc/.pgpass lines,
+ * passwords on command lines, and a few prefix-less vendor formats. Each masks the value and keeps
+ * the label.
+ */
+import type { Rule } from '../../rule';
+import { jwtRule, pemRule } from './tokens';
+import { urlCredentialsRule, authorizationRule, bearerRule } from './urls-headers';
+import { assignmentRule } from './assignments';
+import { netrcRule, pgpassRule, cliPasswordRule } from './credential-files';
+import { discordBotRule, telegramRule, azureClientSecretRule, azureSasRule, sentryDsnRule } from './vendors';
+
+export { PEM_MAX_CHARS } from './shared';
+
+export const STRUCTURAL_RULES: Rule[] = [
+  jwtRule,
+  pemRule,
+  urlCredentialsRule,
+  assignmentRule,
+  authorizationRule,
+  bearerRule,
+  netrcRule,
+  pgpassRule,
+  cliPasswordRule,
+  discordBotRule,
+  telegramRule,
+  azureClientSecretRule,
+  azureSasRule,
+  sentryDsnRule,
+];
+

@@ -1,0 +1,118 @@
+/** Credentials in URLs and HTTP headers: `user:password@host`, `Authorization:`, `Bearer`. */
+import * as C from '../../chars';
+import type { Rule } from '../../rule';
+import * as S from './shared';
+// Bound once: under a CommonJS transform (tsx) every use of an imported name is a getter call,
+// which in these per-character loops cost more than the matching itself.
+const { EQUALS, FAIL, isDigit, LETTER, lit, NEED, NO, peek, run, some, SPACE } = C;
+const { AUTH_CREDENTIAL_MAX, URL_PASSWORD_MAX, TOKEN68, SCHEME, URL_USER, URL_PASSWORD, LETTERS, fakePassword, yes, more } = S;
+
+/** `scheme://user:password@host` (postgres, mysql, mongodb+srv, redis, amqp, https …): the password is masked. */
+export const urlCredentialsRule: Rule = {
+  name: 'url-credentials',
+  provider: 'URLs',
+  source: 'https://datatracker.ietf.org/doc/html/rfc3986#section-3.2.1',
+  format: /\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@]*:[^\s/@]+@/i,
+  maxLength: URL_PASSWORD_MAX,
+  first: LETTERS,
+  notAfter: SCHEME,
+  example(r) {
+    const secret = fakePassword(r);
+    const scheme = r.pick(['postgres', 'postgresql', 'mysql', 'mongodb+srv', 'redis', 'rediss', 'amqp', 'amqps', 'https']);
+    const host = r.pick(['db.internal', 'cache.example.net', 'mq.prod.local', 'cluster0.ab1cd.mongodb.net']);
+    return { text: `${scheme}://${r.pick(['app', 'admin', 'svc_user', ''])}:${secret}@${host}:${1000 + r.int(9000)}/main`, secret };
+  },
+  match(s, i, final, f) {
+    const se = run(s, i, SCHEME, 33, final);
+    if (se === NEED) return more(f, s.length);
+    if (se - i > 32) return NO;
+    let j = lit(s, se, '://', final);
+    if (j === NEED) return more(f, s.length);
+    if (j === FAIL) return NO;
+    const ue = run(s, j, URL_USER, 129, final);
+    if (ue === NEED) return more(f, s.length);
+    if (ue - j > 128) return NO;
+    const colon = peek(s, ue, final);
+    if (colon === NEED) return more(f, s.length);
+    if (colon !== 58) return NO;
+    j = ue + 1;
+    const pe = run(s, j, URL_PASSWORD, URL_PASSWORD_MAX, final);
+    if (pe === NEED) return more(f, j);
+    if (pe === j) return NO;
+    if (pe - j >= URL_PASSWORD_MAX) return yes(f, j, pe);
+    const at = peek(s, pe, final);
+    if (at === NEED) return more(f, j);
+    return at === 64 ? yes(f, j, pe) : NO;
+  },
+};
+
+/** `Authorization: <scheme> <credentials>` (Basic, Bearer, token, Digest …): the credentials are masked. */
+export const authorizationRule: Rule = {
+  name: 'authorization-header',
+  provider: 'HTTP',
+  source: 'https://www.rfc-editor.org/rfc/rfc9110#name-authorization',
+  format: /authorization["']?\s*:\s*[A-Za-z]+\s+[A-Za-z0-9._~+/-]{8,}=*/i,
+  maxLength: AUTH_CREDENTIAL_MAX,
+  first: 'Aa',
+  notAfter: LETTER,
+  example(r) {
+    const secret = r.pick([btoa(`${r.chars('a-z', 6)}:${fakePassword(r)}`), r.chars('A-Za-z0-9', 40)]);
+    return { text: `${r.pick(['Authorization', 'authorization'])}: ${secret.endsWith('=') || secret.length < 40 ? 'Basic' : 'Bearer'} ${secret}`, secret: secret.replace(/=+$/, '') };
+  },
+  match(s, i, final, f) {
+    let j = lit(s, i, 'authorization', final, true);
+    if (j === NEED) return more(f, s.length);
+    if (j === FAIL) return NO;
+    const c = peek(s, j, final);
+    if (c === NEED) return more(f, s.length);
+    if (c === 34 || c === 39) j++;
+    j = run(s, j, SPACE, 9, final);
+    if (j === NEED) return more(f, s.length);
+    j = lit(s, j, ':', final);
+    if (j === NEED) return more(f, s.length);
+    if (j === FAIL) return NO;
+    j = run(s, j, SPACE, 9, final);
+    if (j === NEED) return more(f, s.length);
+    const se = run(s, j, LETTER, 21, final);
+    if (se === NEED) return more(f, s.length);
+    if (se === j || se - j > 20) return NO;
+    const ws = run(s, se, SPACE, 9, final);
+    if (ws === NEED) return more(f, s.length);
+    if (ws === se) return NO;
+    let e = run(s, ws, TOKEN68, AUTH_CREDENTIAL_MAX, final);
+    if (e === NEED) return more(f, ws);
+    if (e - ws < 8) return NO;
+    e = run(s, e, EQUALS, 2, final);
+    if (e === NEED) return more(f, ws);
+    return yes(f, ws, e);
+  },
+};
+
+/** `Bearer <token>` anywhere (any case; the token needs a digit, so "bearer of bad news" stays). */
+export const bearerRule: Rule = {
+  name: 'bearer-token',
+  provider: 'OAuth 2.0',
+  source: 'https://datatracker.ietf.org/doc/html/rfc6750#section-2.1',
+  format: /\bbearer\s+[A-Za-z0-9._~+/-]{20,}=*/i,
+  maxLength: AUTH_CREDENTIAL_MAX,
+  first: 'Bb',
+  notAfter: LETTER,
+  example(r) {
+    const secret = `${r.chars('A-Za-z', 4)}${r.int(10)}${r.chars('A-Za-z0-9._-', 36)}`;
+    return { text: `-H 'Bearer ${secret}'`, secret };
+  },
+  match(s, i, final, f) {
+    const j = lit(s, i, 'bearer', final, true);
+    if (j === NEED) return more(f, s.length);
+    if (j === FAIL) return NO;
+    const ws = run(s, j, SPACE, 9, final);
+    if (ws === NEED) return more(f, s.length);
+    if (ws === j || ws - j > 8) return NO;
+    let e = run(s, ws, TOKEN68, AUTH_CREDENTIAL_MAX, final);
+    if (e === NEED) return more(f, ws);
+    if (e - ws < AUTH_CREDENTIAL_MAX && (e - ws < 20 || !some(s, ws, e, isDigit))) return NO;
+    e = run(s, e, EQUALS, 2, final);
+    if (e === NEED) return more(f, ws);
+    return yes(f, ws, e);
+  },
+};

@@ -1,0 +1,148 @@
+/** Vendor formats without a distinctive prefix: Discord, Telegram, Azure (client secret, SAS), Sentry DSN. */
+import * as C from '../../chars';
+import type { Rule } from '../../rule';
+import * as S from './shared';
+// Bound once: under a CommonJS transform (tsx) every use of an imported name is a getter call,
+// which in these per-character loops cost more than the matching itself.
+const { ALNUM, B64URL, chars, DIGIT, FAIL, isDigit, lit, NEED, NO, peek, run } = C;
+const { B64URL_SPEC, HEX, AZURE_SECRET, SAS_SIG, LETTERS, yes, more } = S;
+
+/** Discord bot token: base64(user id) . 6 chars . 27+ chars; the last segment is the secret. */
+export const discordBotRule: Rule = {
+  name: 'discord-bot-token',
+  provider: 'Discord',
+  source: 'https://discord.com/developers/docs/reference#authentication',
+  format: /\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}\b/,
+  maxLength: 38,
+  first: 'MNO',
+  notAfter: B64URL,
+  example(r) {
+    const secret = r.chars(B64URL_SPEC, 38);
+    return { text: `${r.pick(['M', 'N', 'O'])}${r.chars('A-Za-z0-9', 25)}.${r.chars(B64URL_SPEC, 6)}.${secret}`, secret };
+  },
+  match(s, i, final, f) {
+    const e1 = run(s, i, B64URL, 29, final);
+    if (e1 === NEED) return more(f, s.length);
+    if (e1 - i < 24 || e1 - i > 28) return NO;
+    let j = lit(s, e1, '.', final);
+    if (j === NEED) return more(f, s.length);
+    if (j === FAIL) return NO;
+    const e2 = run(s, j, B64URL, 8, final);
+    if (e2 === NEED) return more(f, s.length);
+    if (e2 - j < 6 || e2 - j > 7) return NO;
+    j = lit(s, e2, '.', final);
+    if (j === NEED) return more(f, s.length);
+    if (j === FAIL) return NO;
+    const e3 = run(s, j, B64URL, 38, final);
+    if (e3 === NEED) return more(f, j);
+    if (e3 - j < 27) return NO;
+    return yes(f, j, e3);
+  },
+};
+
+/** Telegram bot token: `<bot id>:<35 characters>`; the part after the colon is the secret. */
+export const telegramRule: Rule = {
+  name: 'telegram-bot-token',
+  provider: 'Telegram',
+  source: 'https://core.telegram.org/bots/api#authorizing-your-bot',
+  format: /\b\d{8,10}:[A-Za-z0-9_-]{35}\b/,
+  maxLength: 35,
+  first: '0123456789',
+  notAfter: ALNUM,
+  example(r) {
+    const secret = `AA${r.chars(B64URL_SPEC, 33)}`;
+    return { text: `${1 + r.int(9)}${r.chars('0-9', 9)}:${secret}`, secret };
+  },
+  match(s, i, final, f) {
+    const e = run(s, i, DIGIT, 11, final);
+    if (e === NEED) return more(f, s.length);
+    if (e - i < 8 || e - i > 10) return NO;
+    const j = lit(s, e, ':', final);
+    if (j === NEED) return more(f, s.length);
+    if (j === FAIL) return NO;
+    const ve = run(s, j, B64URL, 35, final);
+    if (ve === NEED) return more(f, j);
+    if (ve - j < 35) return NO;
+    return yes(f, j, ve);
+  },
+};
+
+/** Azure AD (Entra) client secret: 3 characters, a digit, `Q~`, then 31–34 more; the tail is masked. */
+export const azureClientSecretRule: Rule = {
+  name: 'azure-client-secret',
+  provider: 'Azure',
+  source: 'https://learn.microsoft.com/en-us/entra/identity-platform/how-to-add-credentials',
+  format: /\b[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}/,
+  maxLength: 34,
+  first: `${LETTERS}0123456789_~.-`,
+  notAfter: AZURE_SECRET,
+  example(r) {
+    const secret = r.chars('A-Za-z0-9_~.-', 34);
+    return { text: `${r.chars('A-Za-z0-9', 3)}${r.int(10)}Q~${secret}`, secret };
+  },
+  match(s, i, final, f) {
+    // The digit and `Q~` first: this rule may start at any word, and almost every word fails here.
+    const d = peek(s, i + 3, final);
+    if (d === NEED) return more(f, s.length);
+    if (!isDigit(d)) return NO;
+    const e = run(s, i, AZURE_SECRET, 3, final);
+    if (e - i < 3) return NO;
+    const j = lit(s, e + 1, 'Q~', final);
+    if (j === NEED) return more(f, s.length);
+    if (j === FAIL) return NO;
+    const ve = run(s, j, AZURE_SECRET, 34, final);
+    if (ve === NEED) return more(f, j);
+    if (ve - j < 31) return NO;
+    return yes(f, j, ve);
+  },
+};
+
+/** Azure SAS URL signature: `?…&sig=<url-encoded base64>`. */
+export const azureSasRule: Rule = {
+  name: 'azure-sas-signature',
+  provider: 'Azure',
+  source: 'https://learn.microsoft.com/en-us/rest/api/storageservices/create-service-sas',
+  format: /[?&]sig=[A-Za-z0-9%+/=]{20,}/,
+  maxLength: 256,
+  first: 's',
+  notAfter: chars('?&', true),
+  example(r) {
+    const secret = encodeURIComponent(btoa(r.chars('A-Za-z0-9', 32)));
+    return { text: `https://acct.blob.core.windows.net/c/f.txt?sv=2022-11-02&ss=b&sp=r&se=2030-01-01&sig=${secret}`, secret };
+  },
+  match(s, i, final, f) {
+    const j = lit(s, i, 'sig=', final);
+    if (j === NEED) return more(f, s.length);
+    if (j === FAIL) return NO;
+    const e = run(s, j, SAS_SIG, 256, final);
+    if (e === NEED) return more(f, j);
+    return e - j >= 20 ? yes(f, j, e) : NO;
+  },
+};
+
+/** Sentry DSN: `https://<32 hex public key>@o123.ingest.sentry.io/456`. */
+export const sentryDsnRule: Rule = {
+  name: 'sentry-dsn',
+  provider: 'Sentry',
+  source: 'https://docs.sentry.io/concepts/key-terms/dsn-explainer/',
+  format: /https?:\/\/[a-f0-9]{32}@[a-z0-9.-]*sentry/,
+  maxLength: 32,
+  first: 'h',
+  notAfter: ALNUM,
+  example(r) {
+    const secret = r.chars(HEX, 32);
+    return { text: `SENTRY_DSN https://${secret}@o${r.chars('0-9', 6)}.ingest.sentry.io/${r.chars('0-9', 7)}`, secret };
+  },
+  match(s, i, final, f) {
+    const a = lit(s, i, 'https://', final);
+    const j = a >= 0 ? a : lit(s, i, 'http://', final);
+    if (a === NEED || j === NEED) return more(f, s.length);
+    if (j === FAIL) return NO;
+    const e = run(s, j, chars(HEX), 33, final);
+    if (e === NEED) return more(f, j);
+    if (e - j !== 32) return NO;
+    const at = peek(s, e, final);
+    if (at === NEED) return more(f, j);
+    return at === 64 ? yes(f, j, e) : NO;
+  },
+};
