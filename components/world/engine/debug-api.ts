@@ -12,6 +12,8 @@ import type { FrameTimes, VillageDebugApi } from './types';
 export interface DebugSources {
   ready(): boolean;
   frames(): number;
+  staticRedraws(): number;
+  mapSettled(): boolean;
   layout(): VillageLayout | null;
   sim(): SimState;
   cam: Camera;
@@ -38,6 +40,12 @@ export function createDebugApi(d: DebugSources): VillageDebugApi {
     },
     get frames() {
       return d.frames();
+    },
+    get staticRedraws() {
+      return d.staticRedraws();
+    },
+    get mapSettled() {
+      return d.mapSettled();
     },
     zoomTo: (zoom, focus) => d.zoomTo(zoom, focus),
     measureFrames: (ms) => d.measureFrames(ms),

@@ -40,6 +40,10 @@ export interface VillageDebugApi {
   smoking(repoId: string): boolean;
   /** Frames drawn so far (a still village draws none). */
   readonly frames: number;
+  /** Times the static map was drawn (layout, zoom, selection, detail, or a pan past its margin); a pan inside the margin draws none. */
+  readonly staticRedraws: number;
+  /** Whether the static map shows everything for the current camera (no redraw or building detail pending). */
+  readonly mapSettled: boolean;
   /** Draws every frame for `ms` while panning to and fro; resolves with each frame's timings. */
   measureFrames(ms: number): Promise<FrameTimes>;
 }
