@@ -22,7 +22,7 @@ export interface DebugSources {
   map: MapLayer;
   patrol: PatrolLayer;
   zoomTo(zoom: number, focus?: { repoId: string; roomPath: string }): void;
-  measureFrames(ms: number): Promise<FrameTimes>;
+  measureFrames(ms: number, panPx?: number): Promise<FrameTimes>;
 }
 
 export function createDebugApi(d: DebugSources): VillageDebugApi {
@@ -48,7 +48,7 @@ export function createDebugApi(d: DebugSources): VillageDebugApi {
       return d.mapSettled();
     },
     zoomTo: (zoom, focus) => d.zoomTo(zoom, focus),
-    measureFrames: (ms) => d.measureFrames(ms),
+    measureFrames: (ms, panPx) => d.measureFrames(ms, panPx),
     spriteScreenPosition(id) {
       const a = d.sim().actors.get(id);
       if (!a || a.hidden) return null;

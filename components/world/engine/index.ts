@@ -53,7 +53,7 @@ const READY_AFTER_FRAMES = 2;
 const MAX_CATCH_UP_MS = 10_000;
 /** A slow frame advances the simulation by its real duration, up to this (a frozen tab does not teleport walkers). */
 const MAX_FRAME_STEP_MS = 1_000;
-/** While measuring, the camera pans this many px per frame (so every frame really draws). */
+/** While measuring, the camera pans this many px per frame by default (so every frame really draws). */
 const MEASURE_PAN_PX = 2;
 const MEASURE_FLIP_FRAMES = 60;
 
@@ -122,7 +122,7 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
   /** After an unfold: the room to keep at the same screen point once the new layout is in. */
   let refocus: { repoId: string; path: string; sx: number; sy: number } | null = null;
   let lastMeasure: { result: FrameTimes } | null = null;
-  let measuring: { until: number; last: number; n: number; result: FrameTimes; done: (x: FrameTimes) => void } | null = null;
+  let measuring: { until: number; last: number; n: number; panPx: number; result: FrameTimes; done: (x: FrameTimes) => void } | null = null;
 
   const crowds = new CrowdBadges(host, (id) => callbacks().onSelectSession(id));
 
@@ -144,7 +144,7 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
       if (m.last >= 0) m.result.intervals.push(now - m.last);
       m.last = now;
       m.n++;
-      cam.x += Math.floor(m.n / MEASURE_FLIP_FRAMES) % 2 ? -MEASURE_PAN_PX : MEASURE_PAN_PX;
+      cam.x += Math.floor(m.n / MEASURE_FLIP_FRAMES) % 2 ? -m.panPx : m.panPx;
       cameraDirty = true;
       if (now >= m.until) {
         measuring = null;
@@ -289,9 +289,9 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
       cam.setZoom(zoom, sx, sy);
       cameraMoved();
     },
-    measureFrames(ms) {
+    measureFrames(ms, panPx = MEASURE_PAN_PX) {
       return new Promise((done) => {
-        measuring = { until: performance.now() + ms, last: -1, n: 0, result: { intervals: [], js: [], render: [] }, done };
+        measuring = { until: performance.now() + ms, last: -1, n: 0, panPx, result: { intervals: [], js: [], render: [] }, done };
         loop.request();
       });
     },

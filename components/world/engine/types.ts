@@ -44,8 +44,8 @@ export interface VillageDebugApi {
   readonly staticRedraws: number;
   /** Whether the static map shows everything for the current camera (no redraw or building detail pending). */
   readonly mapSettled: boolean;
-  /** Draws every frame for `ms` while panning to and fro; resolves with each frame's timings. */
-  measureFrames(ms: number): Promise<FrameTimes>;
+  /** Draws every frame for `ms` while panning to and fro (`panPx` per frame, 2 by default); resolves with each frame's timings. */
+  measureFrames(ms: number, panPx?: number): Promise<FrameTimes>;
 }
 
 /** Per-frame figures of a measurement (ms): time between frames, main-thread time of the frame, of which pixi's render call. */
