@@ -18,15 +18,7 @@
 import { Container, autoDetectRenderer, type Renderer } from 'pixi.js';
 import { Camera } from './camera';
 import { STATIC_MARGIN_PX } from './constants';
-
-/** The part of the camera a drawn picture depends on. */
-interface Drawn {
-  ox: number;
-  oy: number;
-  zoom: number;
-  viewW: number;
-  viewH: number;
-}
+import { pictureCovers, type DrawnFor } from './static-cover';
 
 export class StaticSurface {
   /** World-space static nodes (ground, buildings, highlight): scaled by the zoom. */
@@ -35,7 +27,7 @@ export class StaticSurface {
   readonly labels = new Container({ label: 'static-labels' });
   private readonly stage = new Container({ label: 'static-stage' });
   private dirty = true;
-  private drawn: Drawn | null = null;
+  private drawn: DrawnFor | null = null;
   private width = 0;
   private height = 0;
   /**
@@ -82,16 +74,7 @@ export class StaticSurface {
 
   /** Whether the next `present` for this camera must redraw (changed content, zoom, size, or a pan past the margin). */
   needsRedraw(cam: Camera, viewW: number, viewH: number): boolean {
-    const d = this.drawn;
-    return (
-      this.dirty ||
-      !d ||
-      d.zoom !== cam.zoom ||
-      d.viewW !== viewW ||
-      d.viewH !== viewH ||
-      Math.abs(cam.ox - d.ox) > STATIC_MARGIN_PX ||
-      Math.abs(cam.oy - d.oy) > STATIC_MARGIN_PX
-    );
+    return this.dirty || !pictureCovers(this.drawn, { ox: cam.ox, oy: cam.oy, zoom: cam.zoom, viewW, viewH });
   }
 
   /**
