@@ -129,3 +129,30 @@ test('[VILLAGE]: a 2,000-directory repository folds, unfolds on click, and reads
   expect(await api(page, (v, a) => v.foldMarkerScreenPosition(a, 'packages/core/src'), repoId)).toBeNull();
   await page.getByTestId('village').screenshot({ path: info.outputPath('village-unfolded.png') });
 });
+
+test('[VILLAGE]: a short pan moves the drawn map without drawing it again; a long pan or a zoom draws it once more', async ({ page }) => {
+  type Surface = VillageApi & { frames: number; staticRedraws: number; mapSettled: boolean };
+  const state = () => page.evaluate(() => {
+    const v = (window as unknown as { __village: Surface }).__village;
+    return { frames: v.frames, redraws: v.staticRedraws, settled: v.mapSettled };
+  });
+  await logIn(page);
+  await expect.poll(() => ready(page), { timeout: 20_000 }).toBe(true);
+  const repoId = (await world(page)).repos.find((r) => r.name === 'monorepo')!.id;
+  const before = (await state()).redraws;
+  await page.evaluate((r) => (window as unknown as { __village: VillageApi }).__village.zoomTo(1, { repoId: r, roomPath: 'packages/core' }), repoId);
+  // The zoom draws the map again (building detail may take a few more draws); wait until it is all in.
+  await expect.poll(async () => { const s = await state(); return s.settled && s.redraws > before; }).toBe(true);
+  const settled = await state();
+
+  // One arrow key pans 64 px, well inside the static surface's 256 px margin: frames are drawn
+  // (the moving canvas follows the camera), the map is only moved.
+  await page.getByTestId('village').focus();
+  await page.keyboard.press('ArrowRight');
+  await expect.poll(async () => (await state()).frames).toBeGreaterThan(settled.frames);
+  expect((await state()).redraws).toBe(settled.redraws);
+
+  // Five more (384 px in all) leave the margin: the map is drawn once more for the new view.
+  for (let i = 0; i < 5; i++) await page.keyboard.press('ArrowRight');
+  await expect.poll(async () => (await state()).redraws).toBeGreaterThan(settled.redraws);
+});

@@ -55,3 +55,9 @@ export const NOTE_MIN_ZOOM = 0.6;
 export const HEALTH_LABEL_MIN_ZOOM = 0.35;
 /** The name tag over the selected sprite is cut at this many characters. */
 export const TITLE_MAX_CHARS = 60;
+/**
+ * The static surface is drawn this many screen px beyond the view on every side, so a pan of up to
+ * this much only moves the finished picture (CSS) instead of drawing the map again. Larger costs a
+ * bigger redraw when it does happen (the surface's area grows with it).
+ */
+export const STATIC_MARGIN_PX = 256;

@@ -12,6 +12,8 @@ import type { FrameTimes, VillageDebugApi } from './types';
 export interface DebugSources {
   ready(): boolean;
   frames(): number;
+  staticRedraws(): number;
+  mapSettled(): boolean;
   layout(): VillageLayout | null;
   sim(): SimState;
   trails: RoomTrails;
@@ -21,7 +23,7 @@ export interface DebugSources {
   map: MapLayer;
   patrol: PatrolLayer;
   zoomTo(zoom: number, focus?: { repoId: string; roomPath: string }): void;
-  measureFrames(ms: number): Promise<FrameTimes>;
+  measureFrames(ms: number, panPx?: number): Promise<FrameTimes>;
 }
 
 /** Longest room trail kept per sprite. */
@@ -65,8 +67,14 @@ export function createDebugApi(d: DebugSources): VillageDebugApi {
     get frames() {
       return d.frames();
     },
+    get staticRedraws() {
+      return d.staticRedraws();
+    },
+    get mapSettled() {
+      return d.mapSettled();
+    },
     zoomTo: (zoom, focus) => d.zoomTo(zoom, focus),
-    measureFrames: (ms) => d.measureFrames(ms),
+    measureFrames: (ms, panPx) => d.measureFrames(ms, panPx),
     spriteScreenPosition(id) {
       const a = d.sim().actors.get(id);
       if (!a || a.hidden) return null;

@@ -6,8 +6,25 @@
  *
  * Where a sprite's position comes from: `stepActors` in ./simulation.ts (pure); ActorsLayer only
  * draws that state.
+ *
+ * ## Mark dirty → render (how a layer fits in)
+ * Two canvases, one over the other:
+ * - the **static surface** (./static-surface.ts, below): what only changes with the layout, the
+ *   zoom or a selection — ground, buildings, room name plates, the room highlight. Its nodes live
+ *   in `surface.world` (world px, scaled) or `surface.labels` (screen px). A layer whose picture
+ *   changed calls `surface.invalidate()` and then `loop.request()`; the next frame redraws the
+ *   surface once. Panning only moves it (CSS), so nothing here may change per frame.
+ * - the **moving canvas** (`app`, transparent, on top): sprites, bubbles, bugs, smoke, health
+ *   bars, the selected sprite's name tag — added to `world` (world px) or `overlay` (screen px).
+ *   It is drawn only in frames somebody asked for: `loop.request()` for the next frame,
+ *   `loop.requestIn(ms)` for a slow animation (return the wait from your layer's per-frame
+ *   method, as ActorsLayer.sync and PatrolLayer.animate do). With nobody asking, no frame is
+ *   drawn and the page is idle.
+ * A new overlay (a radar line, a DTA worker, a "replaying" badge) that moves or animates belongs
+ * on the moving canvas; one that sits still for minutes may go on the surface. Never draw large
+ * areas on the moving canvas: a software renderer pays for every pixel, every frame.
  */
-import { Application, BitmapText, Container } from 'pixi.js';
+import { Application, BitmapText, Container, type Renderer } from 'pixi.js';
 import type { RepoSummary, SessionSummary } from '../../../protocol/ui';
 import { TILE, roomAt, roomByPath, type VillageLayout } from '../layout';
 import { BACKGROUND, createTextures } from '../sprites';
@@ -21,6 +38,7 @@ import { attachInput } from './input';
 import { FONT_SIZES, Labels, fontName, installFonts } from './labels';
 import { MapLayer } from './map-layer';
 import { PatrolLayer } from './patrol-layer';
+import { StaticSurface } from './static-surface';
 import { MAX_STEP_MS, initialSimState, stepActors, type SimState } from './simulation';
 import type { EngineCallbacks, FrameTimes, VillageEngine } from './types';
 
@@ -35,42 +53,56 @@ const READY_AFTER_FRAMES = 2;
 const MAX_CATCH_UP_MS = 10_000;
 /** A slow frame advances the simulation by its real duration, up to this (a frozen tab does not teleport walkers). */
 const MAX_FRAME_STEP_MS = 1_000;
-/** While measuring, the camera pans this many px per frame (so every frame really draws). */
+/** While measuring, the camera pans this many px per frame by default (so every frame really draws). */
 const MEASURE_PAN_PX = 2;
 const MEASURE_FLIP_FRAMES = 60;
 
+/**
+ * Fewer textures per batch: pixi's batch shader picks its texture with one branch per unit, and
+ * a software renderer (SwiftShader, headless Chromium) pays for every branch on every pixel —
+ * measured here: 16 units 633 ms a frame, 4 units 100 ms, 1 unit 117 ms (more draw calls).
+ */
+function limitBatchTextures(renderer: Renderer): void {
+  const limits = (renderer as unknown as { limits?: { maxBatchableTextures: number } }).limits;
+  if (limits) limits.maxBatchableTextures = Math.min(limits.maxBatchableTextures, MAX_BATCH_TEXTURES);
+}
+
 export async function createVillageEngine(host: HTMLElement, callbacks: () => EngineCallbacks): Promise<VillageEngine> {
   const resolution = Math.max(1, Math.min(3, window.devicePixelRatio || 1));
+  // The moving things' canvas: transparent, over the static surface's canvas (see ./static-surface.ts).
   const app = new Application();
   // No ticker: frames are drawn on demand by FrameLoop.
-  await app.init({ resizeTo: host, background: BACKGROUND, antialias: false, resolution, autoDensity: true, roundPixels: true, autoStart: false });
+  await app.init({ resizeTo: host, backgroundAlpha: 0, antialias: false, resolution, autoDensity: true, roundPixels: true, autoStart: false });
   app.ticker?.stop();
-  // Fewer textures per batch: pixi's batch shader picks its texture with one branch per unit, and
-  // a software renderer (SwiftShader, headless Chromium) pays for every branch on every pixel —
-  // measured here: 16 units 633 ms a frame, 4 units 100 ms, 1 unit 117 ms (more draw calls).
-  const limits = (app.renderer as unknown as { limits?: { maxBatchableTextures: number } }).limits;
-  if (limits) limits.maxBatchableTextures = Math.min(limits.maxBatchableTextures, MAX_BATCH_TEXTURES);
+  limitBatchTextures(app.renderer);
+  const surface = await StaticSurface.create({ resolution, background: BACKGROUND, tune: limitBatchTextures });
   installFonts(resolution);
   const tex = createTextures();
   const canvas = app.canvas;
   canvas.style.display = 'block';
+  // Positioned, so it stacks over the (absolutely positioned) static canvas before it.
+  canvas.style.position = 'relative';
   canvas.style.touchAction = 'none';
   canvas.style.imageRendering = 'pixelated';
+  host.appendChild(surface.canvas);
   host.appendChild(canvas);
 
   const viewW = () => app.screen.width;
   const viewH = () => app.screen.height;
   const cam = new Camera({ width: viewW, height: viewH });
 
-  // Layers: the world (scaled by the camera), labels (moved, not scaled, so text stays crisp), HUD.
+  // Static layers, on the static surface (redrawn only when invalidated): the map and its name plates.
+  const labels = new Labels(surface.labels);
+  const map = new MapLayer(tex, labels, () => surface.invalidate());
+  surface.world.addChild(map.ground, map.buildings, map.highlight);
+  // Moving layers, drawn every frame something moves: the world (scaled by the camera), labels
+  // (moved, not scaled, so text stays crisp), HUD.
   const world = new Container({ label: 'world' });
   const overlay = new Container({ label: 'labels' });
   const hud = new Container({ label: 'hud' });
-  const labels = new Labels(overlay);
-  const map = new MapLayer(tex, labels);
   const patrol = new PatrolLayer(tex, overlay);
   const actors = new ActorsLayer(tex, overlay);
-  world.addChild(map.ground, map.buildings, map.highlight, patrol.bugsLayer, actors.layer, patrol.healthLayer, patrol.smokeLayer);
+  world.addChild(patrol.bugsLayer, actors.layer, patrol.healthLayer, patrol.smokeLayer);
   app.stage.addChild(world, overlay, hud);
   const emptyText = new BitmapText({ text: 'No repositories yet', style: { fontFamily: fontName('title', 1), fontSize: FONT_SIZES.title[1] } });
   emptyText.visible = false;
@@ -82,13 +114,15 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
   let selectedRoom: { repoId: string; roomPath: string } | null = null;
   let cameraDirty = true;
   let detailPending = false;
+  /** The next static redraw may paint building detail for this long (the first screen of a new layout: more). */
+  let detailBudget = DETAIL_BUDGET_MS;
   let framesSinceWorld = -1;
   let ready = false;
   let destroyed = false;
   /** After an unfold: the room to keep at the same screen point once the new layout is in. */
   let refocus: { repoId: string; path: string; sx: number; sy: number } | null = null;
   let lastMeasure: { result: FrameTimes } | null = null;
-  let measuring: { until: number; last: number; n: number; result: FrameTimes; done: (x: FrameTimes) => void } | null = null;
+  let measuring: { until: number; last: number; n: number; panPx: number; result: FrameTimes; done: (x: FrameTimes) => void } | null = null;
 
   const crowds = new CrowdBadges(host, (id) => callbacks().onSelectSession(id));
 
@@ -110,7 +144,7 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
       if (m.last >= 0) m.result.intervals.push(now - m.last);
       m.last = now;
       m.n++;
-      cam.x += Math.floor(m.n / MEASURE_FLIP_FRAMES) % 2 ? -MEASURE_PAN_PX : MEASURE_PAN_PX;
+      cam.x += Math.floor(m.n / MEASURE_FLIP_FRAMES) % 2 ? -m.panPx : m.panPx;
       cameraDirty = true;
       if (now >= m.until) {
         measuring = null;
@@ -118,7 +152,7 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
       }
     }
     if (cameraDirty) applyCamera();
-    if (detailPending || cameraDirty) detailPending = map.updateDetail(cam, viewW(), viewH(), DETAIL_BUDGET_MS);
+    presentStatic();
     cameraDirty = false;
     const bubbleWake = actors.sync(sim, cam, now);
     const patrolWake = patrol.animate(now, cam);
@@ -151,11 +185,29 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
     world.scale.set(cam.zoom);
     world.position.set(cam.ox, cam.oy);
     overlay.position.set(cam.ox, cam.oy);
-    map.setZoom(cam.zoom);
-    map.cull(cam);
-    labels.layout(cam, viewW(), viewH());
     patrol.position(cam);
     emptyText.position.set(Math.round(viewW() / 2 - emptyText.width / 2), Math.round(viewH() / 2 - emptyText.height / 2));
+  }
+
+  /**
+   * The static surface follows the camera: moved by CSS while its picture still covers the view,
+   * else (or when invalidated, or while building detail is still being painted) redrawn once.
+   */
+  function presentStatic(): void {
+    const w = viewW();
+    const h = viewH();
+    if (!detailPending && !surface.needsRedraw(cam, w, h)) {
+      surface.place(cam);
+      return;
+    }
+    const sc = surface.aim(cam, w, h);
+    const { w: sw, h: sh } = surface.size;
+    map.setZoom(sc.zoom);
+    detailPending = map.updateDetail(sc, sw, sh, detailBudget);
+    detailBudget = DETAIL_BUDGET_MS;
+    map.cull(sc);
+    labels.layout(sc, sw, sh);
+    surface.redraw(cam, w, h);
   }
 
   const cameraMoved = () => {
@@ -216,6 +268,8 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
     trails,
     ready: () => ready,
     frames: () => loop.frames,
+    staticRedraws: () => surface.redraws,
+    mapSettled: () => !detailPending && !surface.needsRedraw(cam, viewW(), viewH()),
     layout: () => layout,
     sim: () => sim,
     cam,
@@ -237,9 +291,9 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
       cam.setZoom(zoom, sx, sy);
       cameraMoved();
     },
-    measureFrames(ms) {
+    measureFrames(ms, panPx = MEASURE_PAN_PX) {
       return new Promise((done) => {
-        measuring = { until: performance.now() + ms, last: -1, n: 0, result: { intervals: [], js: [], render: [] }, done };
+        measuring = { until: performance.now() + ms, last: -1, n: 0, panPx, result: { intervals: [], js: [], render: [] }, done };
         loop.request();
       });
     },
@@ -262,7 +316,7 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
       refocus = null;
       cameraDirty = true;
       applyCamera();
-      detailPending = map.updateDetail(cam, viewW(), viewH(), FIRST_DETAIL_BUDGET_MS);
+      detailBudget = FIRST_DETAIL_BUDGET_MS;
       sim = stepActors(sim, sessions, layout, 0);
       if (framesSinceWorld < 0) framesSinceWorld = 0;
       loop.request();
@@ -307,6 +361,7 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
       map.clear();
       actors.destroy();
       app.destroy({ removeView: true }, { children: true });
+      surface.destroy();
       tex.destroy();
     },
   };

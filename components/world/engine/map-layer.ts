@@ -5,6 +5,9 @@
  * in view when zoomed in); room name plates and "+N more" markers as labels; the selected room's
  * highlight. Off-screen chunks and buildings are culled (their rectangles are known, so this is a
  * few comparisons, not a bounds walk).
+ *
+ * All of it lives on the static surface (./static-surface.ts): drawn only when it changes, so
+ * every change here calls `invalidate`.
  */
 import { Container, Graphics, Sprite, Texture, TilingSprite } from 'pixi.js';
 import type { RepoSummary } from '../../../protocol/ui';
@@ -77,10 +80,13 @@ export class MapLayer {
   constructor(
     private readonly tex: VillageTextures,
     private readonly labels: Labels,
+    /** Called when the map's picture changes (it lives on the static surface, which redraws only when told). */
+    private readonly invalidate: () => void,
   ) {}
 
   build(layout: VillageLayout, repos: readonly RepoSummary[]): void {
     this.clear();
+    this.invalidate();
     this.layout = layout;
     this.buildGround(layout);
     const T = TILE;
@@ -214,6 +220,7 @@ export class MapLayer {
     const res = cacheResolution(zoom);
     this.tex.setSmooth(smooth);
     if (smooth === this.smooth && res === this.cacheRes) return;
+    this.invalidate();
     if (smooth !== this.smooth) for (const v of this.views) for (const t of v.hiTex) t.source.scaleMode = smooth ? 'linear' : 'nearest';
     this.smooth = smooth;
     this.cacheRes = res;
@@ -234,6 +241,7 @@ export class MapLayer {
   private paintHi(v: BuildingView): void {
     const T = TILE;
     const b = v.b;
+    this.invalidate();
     const full = paintBuilding(b);
     v.hi = [];
     for (let cy = 0; cy < full.height; cy += MAX_TEXTURE) {
@@ -256,6 +264,7 @@ export class MapLayer {
   }
 
   private dropHi(v: BuildingView): void {
+    if (v.hi) this.invalidate();
     for (const sp of v.hi ?? []) sp.destroy();
     for (const t of v.hiTex) t.destroy(true);
     v.hi = null;
@@ -294,6 +303,7 @@ export class MapLayer {
   drawHighlight(selected: { repoId: string; roomPath: string } | null): void {
     const g = this.highlight;
     g.clear();
+    this.invalidate();
     const L = this.layout;
     if (!L || !selected) return;
     const r = roomByPath(L, selected.repoId, selected.roomPath) ?? roomFor(L, selected.repoId, selected.roomPath);

@@ -42,8 +42,12 @@ export interface VillageDebugApi {
   smoking(repoId: string): boolean;
   /** Frames drawn so far (a still village draws none). */
   readonly frames: number;
-  /** Draws every frame for `ms` while panning to and fro; resolves with each frame's timings. */
-  measureFrames(ms: number): Promise<FrameTimes>;
+  /** Times the static map was drawn (layout, zoom, selection, detail, or a pan past its margin); a pan inside the margin draws none. */
+  readonly staticRedraws: number;
+  /** Whether the static map shows everything for the current camera (no redraw or building detail pending). */
+  readonly mapSettled: boolean;
+  /** Draws every frame for `ms` while panning to and fro (`panPx` per frame, 2 by default); resolves with each frame's timings. */
+  measureFrames(ms: number, panPx?: number): Promise<FrameTimes>;
 }
 
 /** Per-frame figures of a measurement (ms): time between frames, main-thread time of the frame, of which pixi's render call. */
