@@ -80,8 +80,8 @@ export const PlanMetadataSchema = z
   })
   .passthrough();
 
-export const PlanSchema = z.object({ steps: z.array(PlanStepSchema).min(1).max(QUEST_LIMITS.MAX_STEPS), metadata: PlanMetadataSchema });
-export type Plan = z.infer<typeof PlanSchema>;
+export const QuestPlanSchema = z.object({ steps: z.array(PlanStepSchema).min(1).max(QUEST_LIMITS.MAX_STEPS), metadata: PlanMetadataSchema });
+export type QuestPlan = z.infer<typeof QuestPlanSchema>;
 
 export const PlannerErrorCodeSchema = z.enum([
   'PLANNER_BAD_INPUT',
@@ -148,11 +148,11 @@ export const WorkItemSchema = z
   .strict();
 export type WorkItem = z.infer<typeof WorkItemSchema>;
 
-export const RunStatusSchema = z.enum(['success', 'failure', 'denied', 'timeout']);
-export type WorkItemStatus = z.infer<typeof RunStatusSchema>;
+export const WorkItemStatusSchema = z.enum(['success', 'failure', 'denied', 'timeout']);
+export type WorkItemStatus = z.infer<typeof WorkItemStatusSchema>;
 
 export const RunResultSchema = z.object({
-  status: RunStatusSchema,
+  status: WorkItemStatusSchema,
   receipt_id: z.string(),
   receipt_path: z.string(),
   modified_files: z.array(z.string()),
@@ -274,7 +274,7 @@ export const QuestSummarySchema = z.object({
   repo_id: z.string(),
   goal: z.string(),
   planner: z.string(),
-  plan: PlanSchema,
+  plan: QuestPlanSchema,
   plan_input_hash: z.string(),
   state: QuestStateSchema,
   reason: z.string(),
@@ -302,3 +302,31 @@ export const QuestStepFailedEventSchema = z.object({
   ts: z.number().int().nonnegative(),
 });
 export type QuestStepFailedEvent = z.infer<typeof QuestStepFailedEventSchema>;
+
+/** What a DTA step's dry-run proposed: the gate approves this patch, the apply step is bound to its hash. */
+export const QuestDtaProposalSchema = z.object({
+  patch_sha256: z.string().nullable(),
+  files: z.array(z.string()).max(100_000),
+  proposed_changes: z.record(z.string(), z.number()),
+  patch: z.string().max(500_000),
+});
+export type QuestDtaProposal = z.infer<typeof QuestDtaProposalSchema>;
+
+/** Runner → control plane on the runs' update channel (resent until acked): a step ran, or a replay ended. */
+export const QuestStepUpdateSchema = z.object({
+  type: z.literal('QUEST_STEP'),
+  quest_id: RunWorkItemCommandSchema.shape.quest_id,
+  step_id: StepIdSchema,
+  ts: z.number().int().nonnegative(),
+  outcome: z.discriminatedUnion('kind', [
+    z.object({ kind: z.literal('ran'), attempt: z.number().int().min(1), result: RunResultSchema, receipt: ReceiptSchema.nullable(), head: z.string(), dta: QuestDtaProposalSchema.nullable() }),
+    z.object({ kind: z.literal('replayed'), replay: ReplayResultSchema }),
+  ]),
+});
+export type QuestStepUpdate = z.infer<typeof QuestStepUpdateSchema>;
+
+/** The work item's attempt travels in its command so a resent outcome of an older attempt is recognised. */
+export const RunWorkItemWithAttemptSchema = RunWorkItemCommandSchema.extend({ attempt: z.number().int().min(1).max(QUEST_LIMITS.MAX_RETRIES + 1) });
+export type RunWorkItemWithAttempt = z.infer<typeof RunWorkItemWithAttemptSchema>;
+export const ReplayStepCommandSchema = ReplayWorkItemCommandSchema.extend({ quest_id: RunWorkItemCommandSchema.shape.quest_id, step_id: StepIdSchema });
+export type ReplayStepCommand = z.infer<typeof ReplayStepCommandSchema>;
