@@ -257,6 +257,15 @@ export type CreateQuestBody = z.infer<typeof CreateQuestBodySchema>;
 
 export const DecideQuestGateBodySchema = z.object({ decision: z.enum(['allow', 'deny']), note: z.string().max(1000).optional() }).strict();
 
+/** What a DTA step's dry-run proposed: the gate approves this patch, the apply step is bound to its hash. */
+export const QuestDtaProposalSchema = z.object({
+  patch_sha256: z.string().nullable(),
+  files: z.array(z.string()).max(100_000),
+  proposed_changes: z.record(z.string(), z.number()),
+  patch: z.string().max(500_000),
+});
+export type QuestDtaProposal = z.infer<typeof QuestDtaProposalSchema>;
+
 export const QuestStepSummarySchema = z.object({
   step_id: z.string(),
   skill: z.string(),
@@ -266,6 +275,8 @@ export const QuestStepSummarySchema = z.object({
   result: RunResultSchema.nullable(),
   receipt: ReceiptSchema.nullable(),
   replay: ReplayResultSchema.nullable(),
+  /** DTA dry-runs: the proposal a gate shows and approves. */
+  proposal: QuestDtaProposalSchema.nullable(),
 });
 export type QuestStepSummary = z.infer<typeof QuestStepSummarySchema>;
 
@@ -303,14 +314,6 @@ export const QuestStepFailedEventSchema = z.object({
 });
 export type QuestStepFailedEvent = z.infer<typeof QuestStepFailedEventSchema>;
 
-/** What a DTA step's dry-run proposed: the gate approves this patch, the apply step is bound to its hash. */
-export const QuestDtaProposalSchema = z.object({
-  patch_sha256: z.string().nullable(),
-  files: z.array(z.string()).max(100_000),
-  proposed_changes: z.record(z.string(), z.number()),
-  patch: z.string().max(500_000),
-});
-export type QuestDtaProposal = z.infer<typeof QuestDtaProposalSchema>;
 
 /** Runner → control plane on the runs' update channel (resent until acked): a step ran, or a replay ended. */
 export const QuestStepUpdateSchema = z.object({

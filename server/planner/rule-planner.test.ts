@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../common/canonical';
-import type { Plan } from '../../protocol';
+import type { QuestPlan } from '../../protocol';
 import { planInputHash } from './input-hash';
 import { createPlannerRegistry, RULE_ENTRY } from './registry';
 import { RulePlanner } from './rule-planner';
@@ -12,7 +12,7 @@ import type { PlannerInput } from './types';
 const manifest = buildManifest({ providers: ['claude', 'shell'] });
 const LINK_GOAL = 'Move every link from old.example.com to new.example.com';
 
-async function planOf(input: Partial<PlannerInput> & { goal: string }): Promise<Plan> {
+async function planOf(input: Partial<PlannerInput> & { goal: string }): Promise<QuestPlan> {
   const out = await new RulePlanner().plan({ agent_id: 'quest', tool_manifest: manifest, ...input });
   if (!out.ok) throw new Error(out.error.message);
   return out.output.plan;

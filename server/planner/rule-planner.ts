@@ -1,4 +1,4 @@
-import type { DtaTool, Plan, PlanStep, Skill } from '../../protocol';
+import type { DtaTool, QuestPlan, PlanStep, Skill } from '../../protocol';
 import { normalizedInputs, planInputHash, type NormalizedInputs } from './input-hash';
 import { AGENT_SKILL_PREFIX, DTA_SKILL_PREFIX, GATE_SKILL, TEST_SKILL } from './skills';
 import { plannerError, type PlanOutcome, type PlannerInput, type PlannerInterface } from './types';
@@ -149,7 +149,7 @@ export class RulePlanner implements PlannerInterface {
     steps ??= agentFallback(n, skills, why, testCommand);
     if (!steps) return plannerError('PLANNER_UNKNOWN_SKILL', `no deterministic skill fits and no agent provider is available (${why})`, false, { goal: n.goal });
     const hash = planInputHash(input);
-    const plan: Plan = { steps, metadata: { planner: this.planner_id, planner_version: this.version, deterministic: true, plan_input_hash: hash, cost_cents: 0 } };
+    const plan: QuestPlan = { steps, metadata: { planner: this.planner_id, planner_version: this.version, deterministic: true, plan_input_hash: hash, cost_cents: 0 } };
     const valid = validatePlan(plan, manifest);
     if (!valid.ok) return valid;
     return { ok: true, output: { plan: valid.plan, metadata: { planner: this.planner_id, version: this.version, generated_at: new Date().toISOString(), plan_input_hash: hash }, deterministic: true } };

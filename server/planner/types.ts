@@ -1,4 +1,4 @@
-import type { DeterminismMode, Plan, PlannerError, Skill } from '../../protocol';
+import type { DeterminismMode, QuestPlan, PlannerError, Skill } from '../../protocol';
 
 /**
  * planner-determinism.md's PlannerInterface. `plan` resolves to a PlannerOutput or a
@@ -16,7 +16,7 @@ export interface PlannerInput {
 }
 
 export interface PlannerOutput {
-  plan: Plan;
+  plan: QuestPlan;
   metadata: Record<string, unknown>;
   deterministic: boolean;
 }

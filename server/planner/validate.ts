@@ -1,16 +1,16 @@
 import { compileSchema, createAjv, describeAjvErrors } from '../../common/ajv';
-import { PlanSchema, describeZodError, type Plan, type PlannerError, type Skill } from '../../protocol';
+import { QuestPlanSchema, describeZodError, type QuestPlan, type PlannerError, type Skill } from '../../protocol';
 import { dagLevels } from './dag';
 import { GATE_SKILL } from './skills';
 import { plannerError } from './types';
 
 /**
- * Plan validation: the shape (zod), unique step ids, dependencies that exist and form no cycle,
+ * QuestPlan validation: the shape (zod), unique step ids, dependencies that exist and form no cycle,
  * every skill in the manifest, params valid against the skill's JSON Schema, and a gate only
  * after the step it gates. Every problem is a structured PlannerError, never a throw.
  */
-export function validatePlan(raw: unknown, manifest: readonly Skill[]): { ok: true; plan: Plan } | { ok: false; error: PlannerError } {
-  const parsed = PlanSchema.safeParse(raw);
+export function validatePlan(raw: unknown, manifest: readonly Skill[]): { ok: true; plan: QuestPlan } | { ok: false; error: PlannerError } {
+  const parsed = QuestPlanSchema.safeParse(raw);
   if (!parsed.success) return plannerError('PLANNER_INVALID_PLAN', `the plan is malformed: ${describeZodError(parsed.error)}`, false, { issues: parsed.error.issues.slice(0, 10).map((i) => ({ path: i.path.join('.'), message: i.message })) });
   const plan = parsed.data;
   const ids = new Set<string>();

@@ -27,6 +27,7 @@ import { createBlueprintService } from './blueprints';
 import { createRunService } from './runs';
 import { createRedactionService, redactingIngest } from './redaction';
 import { createDtaRunService } from './dta-runs';
+import { createQuestService } from './quests';
 
 export interface Ports {
   gateway: RunnerGateway;
@@ -80,7 +81,9 @@ export function createServices(
   });
   webhooks = createWebhookService(db, opts.secretKey, { patrols: () => patrols, repos, audit });
   const blueprints = createBlueprintService(db, gateway, broadcast);
-  const runs = createRunService(db, gateway, broadcast, { blueprints, audit, dta: () => dtaRuns! });
+  // Quests: planner + work items on runners (server/services/quests.ts); their updates share the runs' channel.
+  const quests = createQuestService(db, gateway, { audit });
+  const runs = createRunService(db, gateway, broadcast, { blueprints, audit, dta: () => dtaRuns!, quests: () => quests });
   dtaRuns = createDtaRunService(db, gateway, broadcast, { audit, policyOf: (o, r) => policy.effective(o, r) });
   // The control plane redacts every runner event again before storing or broadcasting it (issue 10).
   const redaction = createRedactionService(db, (o) => secrets.forSession(o), audit);
@@ -110,6 +113,8 @@ export function createServices(
     runs,
     /** Deterministic tool adapters run through the control plane: gate, soft locks, verified results. */
     dtaRuns,
+    /** Quests: a goal → a validated plan → atomic, receipted work items (server/planner/, runner/workitems/). */
+    quests,
     sessions,
     redaction,
     events: redactingIngest(createEventService(
