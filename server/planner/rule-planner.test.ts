@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../common/canonical';
 import type { QuestPlan } from '../../protocol';
 import { planInputHash } from './input-hash';
-import { createPlannerRegistry, RULE_ENTRY } from './registry';
+import { createPlannerRegistry, llmEntry, RULE_ENTRY } from './registry';
 import { RulePlanner } from './rule-planner';
 import { buildManifest } from './skills';
 import type { PlannerInput } from './types';
@@ -93,5 +93,14 @@ describe('planner registry', () => {
     expect(b).toMatchObject({ ok: true, cached: true, hash: a.hash });
     expect(reg.list()).toEqual([expect.objectContaining({ id: 'rule', determinism: 'full', available: true, cost_model: { base_cents: 0, per_call_cents: 0 } })]);
     expect(await reg.plan('nope', { agent_id: 'q', goal: 'x' })).toMatchObject({ ok: false, error: { code: 'PLANNER_UNAVAILABLE' } });
+  });
+
+  it('lists the LLM planner as structural with a per-token cost, available only when its CLI exists', async () => {
+    const cli = JSON.stringify([process.execPath, path.join(import.meta.dirname, 'testing/fake-planner-cli.mjs')]);
+    const reg = createPlannerRegistry([RULE_ENTRY, llmEntry(cli), { ...llmEntry('["/nonexistent/claude"]'), info: { ...llmEntry().info, id: 'gone' } }]);
+    expect(reg.list().map((p) => [p.id, p.determinism, p.available])).toEqual([['rule', 'full', true], ['claude', 'structural', true], ['gone', 'structural', false]]);
+    expect(reg.list()[1]!.cost_model).toEqual({ base_cents: 0, per_token_cents: 0.003 });
+    expect(() => llmEntry('not json')).toThrow(/must be a JSON array/);
+    expect(await reg.plan('claude', { agent_id: 'q', goal: LINK_GOAL, tool_manifest: manifest })).toMatchObject({ ok: true, output: { deterministic: false } });
   });
 });

@@ -13,7 +13,7 @@ import {
   type QuestSummary,
 } from '../../protocol';
 import type { Db } from '../db';
-import { createPlannerRegistry, RULE_ENTRY, type PlannerRegistry } from '../planner/registry';
+import { createPlannerRegistry, llmEntry, RULE_ENTRY, type PlannerRegistry } from '../planner/registry';
 import { buildManifest } from '../planner/skills';
 import { actorOf, type AuditService } from './audit';
 import { requireRole, type Principal } from './auth';
@@ -71,7 +71,7 @@ function summary(q: QuestRow, steps: StepRow[]): QuestSummary {
 }
 
 export function createQuestService(db: Db, gateway: () => RunnerGateway, deps: { audit: AuditService; planners?: PlannerRegistry }) {
-  const planners = deps.planners ?? createPlannerRegistry([RULE_ENTRY]);
+  const planners = deps.planners ?? createPlannerRegistry([RULE_ENTRY, llmEntry()]);
   const listeners = new Set<FailureListener>();
 
   async function load(orgId: string, id: string) {
