@@ -1,4 +1,5 @@
 import { compileSchema, createAjv, describeAjvErrors } from '../../common/ajv';
+import { canonicalJson } from '../../common/canonical';
 import { QuestPlanSchema, describeZodError, type QuestPlan, type PlannerError, type Skill } from '../../protocol';
 import { dagLevels } from './dag';
 import { GATE_SKILL } from './skills';
@@ -9,6 +10,23 @@ import { plannerError } from './types';
  * every skill in the manifest, params valid against the skill's JSON Schema, and a gate only
  * after the step it gates. Every problem is a structured PlannerError, never a throw.
  */
+/** Compiled params validators by skill schema (compiling is the slow part; manifests repeat). */
+const compiledBySchema = new Map<string, ReturnType<typeof compileSchema>>();
+/** Distinct skill schemas kept compiled; past this the cache starts over. */
+const MAX_COMPILED_SCHEMAS = 200;
+const ajv = createAjv();
+
+function compiledFor(schema: Record<string, unknown>): ReturnType<typeof compileSchema> {
+  const key = canonicalJson(schema);
+  let c = compiledBySchema.get(key);
+  if (!c) {
+    if (compiledBySchema.size >= MAX_COMPILED_SCHEMAS) compiledBySchema.clear();
+    c = compileSchema(ajv, schema);
+    compiledBySchema.set(key, c);
+  }
+  return c;
+}
+
 export function validatePlan(raw: unknown, manifest: readonly Skill[]): { ok: true; plan: QuestPlan } | { ok: false; error: PlannerError } {
   const parsed = QuestPlanSchema.safeParse(raw);
   if (!parsed.success) return plannerError('PLANNER_INVALID_PLAN', `the plan is malformed: ${describeZodError(parsed.error)}`, false, { issues: parsed.error.issues.slice(0, 10).map((i) => ({ path: i.path.join('.'), message: i.message })) });
@@ -25,11 +43,10 @@ export function validatePlan(raw: unknown, manifest: readonly Skill[]): { ok: tr
   const { cyclic } = dagLevels(plan.steps);
   if (cyclic.length) return plannerError('PLANNER_CYCLE', `the steps ${cyclic.join(', ')} depend on each other in a cycle`, false, { steps: cyclic });
   const skills = new Map(manifest.map((k) => [k.name, k]));
-  const ajv = createAjv();
   for (const s of plan.steps) {
     const skill = skills.get(s.skill);
     if (!skill) return plannerError('PLANNER_UNKNOWN_SKILL', `step ${s.step_id} uses the skill ${s.skill}, which no DTA, blueprint or agent provider offers`, false, { step_id: s.step_id, skill: s.skill });
-    const compiled = compileSchema(ajv, skill.params_schema);
+    const compiled = compiledFor(skill.params_schema);
     if (!compiled.ok) return plannerError('PLANNER_BAD_PARAMS', `the skill ${s.skill} has a schema that does not compile: ${compiled.reason}`, false, { skill: s.skill });
     // A copy: ajv fills defaults, and the plan must stay exactly as the planner wrote it.
     if (!compiled.validate(structuredClone(s.params))) {
