@@ -58,6 +58,8 @@ export default defineConfig({
       AGENT_VILLAGE_DEFAULT_PLAN: 'team',
       // The attached runner offers `claude` through the fake agent CLI (real CLIs cannot log in here).
       AGENT_RUNNER_CLAUDE_BIN: `${process.cwd()}/e2e/fixtures/fake-agent/fake-claude.mjs`,
+      // Quest agent steps run claude's headless mode; here the fake headless agent plays it.
+      AGENT_RUNNER_WORKITEM_AGENTS: JSON.stringify({ claude: [process.execPath, `${process.cwd()}/e2e/fixtures/fake-agent/fake-headless.mjs`] }),
     },
   },
 });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DtaRunUpdateSchema, type DecideDtaCommand, type StartDtaCommand } from './dta';
+import { QuestStepUpdateSchema, type ReplayStepCommand, type RunWorkItemWithAttempt } from './quests';
 import type { Ack } from './result';
 import { OrgIdSchema, SessionIdSchema } from './world';
 
@@ -158,6 +159,8 @@ export type StartRunCommand = z.infer<typeof StartRunCommandSchema>;
 export const RunUpdateSchema = z.discriminatedUnion('type', [
   /** A DTA run's progress shares the channel (and its spool-until-acked delivery). */
   DtaRunUpdateSchema,
+  /** So do quest steps' outcomes (protocol/quests.ts). */
+  QuestStepUpdateSchema,
   z.object({ type: z.literal('RUN_STARTED'), run_id: RunIdSchema, ts: z.number().int().nonnegative() }),
   z.object({
     type: z.literal('RUN_FINISHED'),
@@ -266,4 +269,7 @@ export interface DeterministicServerToRunnerEvents {
   'dta:decide': (cmd: DecideDtaCommand, ack: Ack<null>) => void;
   'run:start': (cmd: StartRunCommand, ack: Ack<{ run_id: string }>) => void;
   'session:run_result': (cmd: DeliverRunResultCommand, ack: Ack<{ inbox_path: string | null }>) => void;
+  /** A quest step as a work item; the outcome comes back as a QUEST_STEP update. */
+  'workitem:run': (cmd: RunWorkItemWithAttempt, ack: Ack<{ accepted: true }>) => void;
+  'workitem:replay': (cmd: ReplayStepCommand, ack: Ack<{ accepted: true }>) => void;
 }

@@ -16,3 +16,4 @@ export * from './dta-params';
 export * from './blast-radius';
 export * from './notifications';
 export * from './terminal';
+export * from './quests';

@@ -20,6 +20,7 @@ import {
 import { failureFrom } from './errors';
 import type { Logger } from './log';
 import type { DtaRunService } from './dta/run-service';
+import type { WorkItemService } from './workitems/service';
 import type { RunManager } from './runs/run-manager';
 import type { SessionManager } from './sessions/session-manager';
 import { REPO_ACCESS_DENIED } from '../common/repo-access';
@@ -35,13 +36,15 @@ export interface CommandDeps {
   runs?: RunManager;
   /** DTA runs; without it, dta:start is refused. */
   dta?: DtaRunService;
+  /** Quest steps as work items; without it, workitem:* is refused. */
+  workItems?: WorkItemService;
 }
 
 /**
  * Control plane → runner commands. Each takes the raw payload, validates it with the protocol
  * schema (a malformed one is answered BAD_REQUEST and changes nothing) and answers a Result.
  */
-export function createCommandHandlers({ sessions, workspaces, log, canReach = () => true, runs, dta }: CommandDeps) {
+export function createCommandHandlers({ sessions, workspaces, log, canReach = () => true, runs, dta, workItems }: CommandDeps) {
   return {
     'session:create': (raw: unknown): Result<{ session_id: string }> => {
       const cmd = parseInput(CreateSessionCommandSchema, raw);
@@ -83,6 +86,9 @@ export function createCommandHandlers({ sessions, workspaces, log, canReach = ()
     /** A DTA run: dry-run in a fresh worktree, then wait for dta:decide (runner/dta/run-service.ts). */
     'dta:start': (raw: unknown): Result<{ run_id: string }> => (dta ? dta.start(raw) : fail('NOT_FOUND', 'this runner runs no DTAs')),
     'dta:decide': (raw: unknown): Result<null> => (dta ? dta.decide(raw) : fail('NOT_FOUND', 'this runner runs no DTAs')),
+    /** A quest step as a work item (runner/workitems/service.ts): accepted now, the outcome as a QUEST_STEP update. */
+    'workitem:run': (raw: unknown): Result<{ accepted: true }> => (workItems ? workItems.run(raw) : fail('NOT_FOUND', 'this runner runs no quest steps')),
+    'workitem:replay': (raw: unknown): Result<{ accepted: true }> => (workItems ? workItems.replay(raw) : fail('NOT_FOUND', 'this runner runs no quest steps')),
     /** A run whose parent is one of our sessions finished: into its stream and its inbox. */
     'session:run_result': (raw: unknown): Promise<Result<{ inbox_path: string | null }>> | Result<never> => {
       const cmd = parseInput(DeliverRunResultCommandSchema, raw);

@@ -79,6 +79,8 @@ export interface ConnectionDeps {
 const ACKED_COMMANDS = [
   'dta:start',
   'dta:decide',
+  'workitem:run',
+  'workitem:replay',
   'session:create',
   'session:input',
   'session:resize',

@@ -19,6 +19,7 @@ import { createRepoAccess } from '../common/repo-access';
 import { WorkspaceManager } from './workspace/workspace-manager';
 import { BlueprintCatalog } from './blueprints/catalog';
 import { DtaRunService } from './dta/run-service';
+import { createWorkItemService } from './workitems/wiring';
 import { RunManager } from './runs/run-manager';
 import { parseSandboxEnv, setUpSandbox } from './sandbox/settings';
 import type { SandboxSupport } from './sandbox';
@@ -127,7 +128,8 @@ export async function startRunner(config: StartRunnerConfig, options: StartRunne
   await runs.init();
   const canReach = createRepoAccess(repoAccess);
   const dta = new DtaRunService({ workspaces, publish: (u) => runs.publish(u), log, canReach });
-  const handlers = createCommandHandlers({ sessions, workspaces, log, canReach, runs, dta });
+  const workItems = createWorkItemService({ workspaces, publish: (u) => runs.publish(u), log, dataDir, canReach });
+  const handlers = createCommandHandlers({ sessions, workspaces, log, canReach, runs, dta, workItems });
   const sender = new EventSender(spool, log);
   const providerIds = [...providers.keys()].sort();
 

@@ -29,6 +29,9 @@ export default function Header({ me, runners }: { me: Me; runners?: RunnerSummar
       <Link href="/workshop" className="btn btn-small">
         {STRINGS.workshopLink}
       </Link>
+      <Link href="/quests" className="btn btn-small">
+        Quests
+      </Link>
       <Link href="/policy" className="btn btn-small">
         Policy
       </Link>

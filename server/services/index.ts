@@ -31,6 +31,8 @@ import { createDtaRunService } from './dta-runs';
 import { createNotificationParts } from './notifications-wiring';
 import { notifyingIngest } from './notifications';
 import type { DeliveryOptions } from './outgoing-webhooks';
+import { createQuestService } from './quests';
+import { errorText } from '../../common/error-text';
 
 export interface Ports {
   gateway: RunnerGateway;
@@ -99,7 +101,15 @@ export function createServices(
   });
   webhooks = createWebhookService(db, opts.secretKey, { patrols: () => patrols, repos, audit });
   const blueprints = createBlueprintService(db, gateway, broadcast);
-  const runs = createRunService(db, gateway, broadcast, { blueprints, audit, dta: () => dtaRuns! });
+  // Quests: planner + work items on runners (server/services/quests.ts); their updates share the runs' channel.
+  const quests = createQuestService(db, gateway, { audit });
+  // A failed quest step tells the people who can act on it (inbox, browser, org webhooks).
+  quests.onStepFailed((e) => {
+    void notify.notifications
+      .questStepFailed(e.org_id, { questId: e.quest_id, stepId: e.step_id, title: `${e.skill} (${e.step_id})`, message: e.reason || e.status, userId: null })
+      .catch((err: unknown) => console.error(`[notify] quest step failure not delivered: ${errorText(err)}`));
+  });
+  const runs = createRunService(db, gateway, broadcast, { blueprints, audit, dta: () => dtaRuns!, quests: () => quests });
   dtaRuns = createDtaRunService(db, gateway, broadcast, { audit, policyOf: (o, r) => policy.effective(o, r) });
   // The control plane redacts every runner event again before storing or broadcasting it (issue 10).
   const redaction = createRedactionService(db, (o) => secrets.forSession(o), audit);
@@ -129,6 +139,8 @@ export function createServices(
     runs,
     /** Deterministic tool adapters run through the control plane: gate, soft locks, verified results. */
     dtaRuns,
+    /** Quests: a goal → a validated plan → atomic, receipted work items (server/planner/, runner/workitems/). */
+    quests,
     sessions,
     redaction,
     ...notify,

@@ -175,7 +175,7 @@ export function createNotificationService(
         kind: 'quest_step_failed',
         title: `Quest step failed: ${q.title}`,
         body: q.message,
-        link: `/quests/${encodeURIComponent(q.questId)}`,
+        link: `/quests?quest=${encodeURIComponent(q.questId)}`,
         recipients: q.userId ? all.filter((m) => m.userId === q.userId) : all,
         key: `quest:${q.questId}:${q.stepId}`,
       });

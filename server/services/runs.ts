@@ -1,4 +1,4 @@
-import { RESUME_REFUSED, TERMINAL_STATES, type CreateRunBody, type RunSummary, type DtaRunUpdate, type RunUpdate } from '../../protocol';
+import { RESUME_REFUSED, TERMINAL_STATES, type CreateRunBody, type RunSummary, type DtaRunUpdate, type QuestStepUpdate, type RunUpdate } from '../../protocol';
 import type { Db } from '../db';
 import { actorOf, type AuditService } from './audit';
 import { requireRole, type Principal } from './auth';
@@ -73,7 +73,12 @@ export function createRunService(
   db: Db,
   gateway: () => RunnerGateway,
   broadcast: () => Broadcaster,
-  deps: { blueprints: BlueprintService; audit: AuditService; dta?: () => { ingest(runner: { id: string; orgId: string }, updates: DtaRunUpdate[]): Promise<void> } },
+  deps: {
+    blueprints: BlueprintService;
+    audit: AuditService;
+    dta?: () => { ingest(runner: { id: string; orgId: string }, updates: DtaRunUpdate[]): Promise<void> };
+    quests?: () => { ingest(runner: { id: string; orgId: string }, updates: QuestStepUpdate[]): Promise<void> };
+  },
 ) {
   async function load(orgId: string, id: string) {
     const r = await db.run.findFirst({ where: { id, orgId } });
@@ -207,7 +212,10 @@ export function createRunService(
       // DTA runs share the channel: their updates go to their own service (server/services/dta-runs.ts).
       const dtaUpdates = all.filter((u): u is DtaRunUpdate => u.type === 'DTA_EVENT');
       if (dtaUpdates.length) await deps.dta?.().ingest(runner, dtaUpdates);
-      const batch = all.filter((u): u is Exclude<RunUpdate, DtaRunUpdate> => u.type !== 'DTA_EVENT');
+      // So do quest steps (server/services/quests.ts).
+      const questUpdates = all.filter((u): u is QuestStepUpdate => u.type === 'QUEST_STEP');
+      if (questUpdates.length) await deps.quests?.().ingest(runner, questUpdates);
+      const batch = all.filter((u): u is Exclude<RunUpdate, DtaRunUpdate | QuestStepUpdate> => u.type !== 'DTA_EVENT' && u.type !== 'QUEST_STEP');
       const rows = await db.run.findMany({ where: { id: { in: [...new Set(batch.map((u) => u.run_id))] } }, select: { id: true, orgId: true, runnerId: true } });
       const owner = new Map(rows.map((r) => [r.id, r]));
       for (const u of batch) {

@@ -1,0 +1,11 @@
+import { NextResponse } from 'next/server';
+import { CreateQuestBodySchema } from '../../../protocol';
+import { route } from '../_lib/route';
+
+// GET /api/quests – the latest quests, newest first
+export const GET = route({ role: 'viewer' }, async ({ services, principal }) => services.quests.list(principal));
+
+// POST /api/quests – plan a goal for a repository: the quest with its validated plan and plan_input_hash (201)
+export const POST = route({ role: 'operator', body: CreateQuestBodySchema }, async ({ services, principal, body }) =>
+  NextResponse.json({ ok: true, data: await services.quests.create(principal, body) }, { status: 201 }),
+);

@@ -1,0 +1,5 @@
+import QuestsScreen from '../../components/quests/QuestsScreen';
+
+export default function QuestsPage() {
+  return <QuestsScreen />;
+}

@@ -1,0 +1,83 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { expect, test, type Page } from '@playwright/test';
+import { logIn } from './fixtures/login';
+
+/** A small site with links to the old host, in its own git repository (kept for later specs). */
+function siteRepo(): string {
+  const dir = fs.mkdtempSync(path.join(process.env.E2E_DATA_DIR ?? os.tmpdir(), 'quest-e2e-'));
+  // mkdtemp makes it 0700; a root server's runner (an unprivileged user) must be able to clone it.
+  fs.chmodSync(dir, 0o755);
+  fs.mkdirSync(path.join(dir, 'site'));
+  fs.writeFileSync(path.join(dir, 'site/index.html'), '<a href="http://old.example.com/about">About</a>\n');
+  fs.writeFileSync(path.join(dir, 'site/notes.md'), 'See [the docs](https://old.example.com/docs).\n');
+  const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=e2e', '-c', 'user.email=e2e@example.com', ...args], { cwd: dir });
+  git('init', '-q', '-b', 'main');
+  git('add', '-A');
+  git('commit', '-qm', 'site');
+  return dir;
+}
+
+async function addRepo(page: Page, name: string): Promise<void> {
+  const added = await page.request.post('/api/repos', { data: { source: siteRepo(), name }, headers: { origin: new URL(page.url()).origin } });
+  expect(added.ok()).toBe(true);
+  await expect.poll(async () => ((await (await page.request.get('/api/world')).json()).data.repos as Array<{ name: string; status: string }>).find((r) => r.name === name)?.status, { timeout: 60_000 }).toBe('ready');
+}
+
+async function plan(page: Page, repo: string, goal: string, testCommand?: string): Promise<void> {
+  await page.getByRole('banner').getByRole('link', { name: 'Quests' }).click();
+  const form = page.getByRole('form', { name: 'New quest' });
+  await form.getByLabel('Repository').selectOption({ label: repo });
+  await form.getByLabel('Goal').fill(goal);
+  if (testCommand) await form.getByLabel('Test command (agent steps)').fill(testCommand);
+  await form.getByRole('button', { name: 'Plan' }).click();
+}
+
+test('[QUESTS]: a link move is planned into DTA steps, gated, applied, verified, receipted and replayed', async ({ page }) => {
+  test.setTimeout(300_000);
+  await logIn(page);
+  await addRepo(page, 'quest-site');
+  await plan(page, 'quest-site', 'Move every link from old.example.com to new.example.com');
+
+  const quest = page.getByRole('region', { name: 'Quest' });
+  await expect(quest.getByTestId('quest-state')).toHaveText('planned');
+  await expect(quest.getByTestId('plan-input-hash')).toHaveText(/^[0-9a-f]{64}$/);
+  // The DAG picture: one box per step, in dependency order.
+  await expect(quest.getByRole('img', { name: 'Plan: dry_run → gate → apply → verify' })).toBeVisible();
+  for (const id of ['dry_run', 'gate', 'apply', 'verify']) await expect(quest.getByTestId(`plan-node-${id}`)).toBeVisible();
+  await expect(quest.getByRole('listitem', { name: 'Step dry_run' })).toContainText('Deterministic first');
+
+  await quest.getByRole('button', { name: 'Run' }).click();
+  await expect(quest.getByTestId('step-state-gate')).toHaveText('waiting for approval', { timeout: 120_000 });
+  const card = quest.getByRole('group', { name: 'Gate approval' });
+  await expect(card).toContainText('+<a href="https://new.example.com/about">About</a>');
+  await card.getByRole('button', { name: 'Allow' }).click();
+
+  await expect(quest.getByTestId('quest-state')).toHaveText('succeeded', { timeout: 120_000 });
+  const apply = quest.getByRole('listitem', { name: 'Step apply' });
+  await expect(apply.getByTestId('result-status-apply')).toHaveText('success');
+  const hash = (await apply.getByTestId('output-hash-apply').textContent())!;
+  expect(hash).toMatch(/^[0-9a-f]{64}$/);
+  await expect(apply).toContainText('site/index.html');
+  await apply.getByRole('button', { name: 'Replay' }).click();
+  await expect(apply.getByTestId('replay-apply')).toContainText(`verified: replay reproduced ${hash}`, { timeout: 120_000 });
+});
+
+test('[QUESTS]: a goal that needs an agent runs the fake agent as a work item whose tests fail, and is rolled back', async ({ page }) => {
+  test.setTimeout(240_000);
+  await logIn(page);
+  await addRepo(page, 'quest-agent');
+  await plan(page, 'quest-agent', 'Add input validation to the signup handler and its tests', 'false');
+
+  const quest = page.getByRole('region', { name: 'Quest' });
+  await expect(quest.getByRole('img', { name: 'Plan: agent → test' })).toBeVisible();
+  await expect(quest.getByRole('listitem', { name: 'Step agent' })).toContainText('No deterministic skill fits');
+  await quest.getByRole('button', { name: 'Run' }).click();
+  await expect(quest.getByTestId('quest-state')).toHaveText('failed', { timeout: 120_000 });
+  const agent = quest.getByRole('listitem', { name: 'Step agent' });
+  await expect(agent.getByTestId('result-status-agent')).toHaveText('failure');
+  await expect(agent.getByTestId('step-reason-agent')).toContainText('Tests failed. Rolled back to the checkpoint.');
+  await expect(quest.getByTestId('step-state-test')).toHaveText('skipped');
+});

@@ -1,0 +1,12 @@
+import type { QuestStepUpdate } from '../../protocol';
+import type { Logger } from '../log';
+import type { WorkspaceManager } from '../workspace/workspace-manager';
+import { agentCommandsFromEnv } from './config';
+import { WorkItemService } from './service';
+
+/** The runner's work-item service, with agent commands from AGENT_RUNNER_WORKITEM_AGENTS (a bad value stops start-up with its reason). */
+export function createWorkItemService(deps: { workspaces: WorkspaceManager; publish: (u: QuestStepUpdate) => void; log: Logger; dataDir: string; canReach?: (source: string) => boolean }): WorkItemService {
+  const agents = agentCommandsFromEnv(process.env.AGENT_RUNNER_WORKITEM_AGENTS);
+  if (!agents.ok) throw new Error(agents.message);
+  return new WorkItemService({ ...deps, agentCommands: agents.commands });
+}
