@@ -12,3 +12,4 @@ export * from './deterministic';
 export * from './agent-gates';
 export * from './dta';
 export * from './dta-params';
+export * from './radar';
