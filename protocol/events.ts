@@ -7,6 +7,9 @@ import { OrgIdSchema, ProviderIdSchema, RepoRefSchema, RoomPathSchema, SessionId
  * Runner → control plane events (agent-runner.md §7): UPPER_SNAKE type, snake_case fields, and on
  * every event org_id, repo_ref, ts (epoch ms) and seq (monotonic per session, from 1).
  */
+/** A session story's diff is for reading; a bigger change is cut (its file list stays whole). */
+export const STORY_PATCH_MAX_CHARS = 256 * 1024;
+
 const base = {
   session_id: SessionIdSchema,
   org_id: OrgIdSchema,
@@ -62,6 +65,8 @@ export const DiffSummarySchema = z.object({
   type: z.literal('DIFF_SUMMARY'),
   files: z.array(z.object({ path: z.string(), added: z.number().int().nullable(), removed: z.number().int().nullable() })).max(5000),
   final: z.boolean(),
+  /** On the final summary only: the session's whole change as a unified diff, for its story (cut at STORY_PATCH_MAX_CHARS). */
+  patch: z.string().max(STORY_PATCH_MAX_CHARS + 100).optional(),
 });
 
 export const TestRunStartedSchema = z.object({

@@ -13,3 +13,4 @@ export * from './agent-gates';
 export * from './dta';
 export * from './dta-params';
 export * from './radar';
+export * from './story';

@@ -1,53 +1,8 @@
-import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { RADAR_LIMITS, RadarCompareCommandSchema, ok, parseInput, type MergeConflict, type RadarCompareResult, type Result } from '../../protocol';
 import { RunnerError, failureFrom } from '../errors';
 import type { Logger } from '../log';
-import { GIT_LOCAL_TIMEOUT_MS, firstLine, gitEnv } from '../workspace/git';
+import { runGit as run, snapshotWorktree } from '../workspace/snapshot';
 import { hunksOverlap, parseConflictMarkers, parseMergeTree, parseUnifiedDiff } from './parse';
-
-/** A merged tree or diff of two sessions is read whole; a bigger one is a generated-file war, not a preview. */
-const RADAR_GIT_MAX_BUFFER = 64 * 1024 * 1024;
-/** The snapshot commits need an identity; they are never on a branch, so it is only a label. */
-const SNAPSHOT_IDENTITY = { GIT_AUTHOR_NAME: 'Agent Village radar', GIT_AUTHOR_EMAIL: 'radar@agent-village.invalid', GIT_COMMITTER_NAME: 'Agent Village radar', GIT_COMMITTER_EMAIL: 'radar@agent-village.invalid' };
-
-interface GitRun {
-  code: number;
-  stdout: string;
-}
-
-/** git with the runner's clean environment plus `extraEnv`; exit codes in `okCodes` are answers, not failures. */
-function run(args: string[], cwd: string, extraEnv: Record<string, string> = {}, okCodes: number[] = [0]): Promise<GitRun> {
-  return new Promise((resolve, reject) => {
-    execFile('git', args, { cwd, env: { ...gitEnv(), ...extraEnv }, timeout: GIT_LOCAL_TIMEOUT_MS, maxBuffer: RADAR_GIT_MAX_BUFFER, encoding: 'utf8' }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : -1) : 0;
-      if (okCodes.includes(code)) return resolve({ code, stdout });
-      reject(new RunnerError('RUNNER_ERROR', `git ${args[0]} failed: ${firstLine(stderr) || (err as Error).message}`));
-    });
-  });
-}
-
-/**
- * The session's work as one commit, without touching its worktree, index or branch: HEAD plus
- * every tracked, staged, unstaged and untracked-but-not-ignored change, written through a
- * throw-away index. The commit is dangling (git gc collects it).
- */
-export async function snapshotWorktree(worktree: string, label: string): Promise<string> {
-  const index = path.join(os.tmpdir(), `av-radar-${randomBytes(6).toString('hex')}.index`);
-  const env = { GIT_INDEX_FILE: index, ...SNAPSHOT_IDENTITY };
-  try {
-    const head = (await run(['rev-parse', '--verify', 'HEAD^{commit}'], worktree)).stdout.trim();
-    await run(['read-tree', head], worktree, env);
-    await run(['add', '-A', '--', '.'], worktree, env);
-    const tree = (await run(['write-tree'], worktree, env)).stdout.trim();
-    return (await run(['commit-tree', tree, '-p', head, '-m', `radar snapshot of ${label}`], worktree, env)).stdout.trim();
-  } finally {
-    await fs.promises.rm(index, { force: true });
-  }
-}
 
 /** Hunks of each side against the merge base, for the given files. */
 async function hunksOf(cwd: string, base: string, a: string, b: string, paths: string[]): Promise<RadarCompareResult['files']> {

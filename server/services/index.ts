@@ -27,6 +27,8 @@ import { createBlueprintService } from './blueprints';
 import { createRunService } from './runs';
 import { createRedactionService, redactingIngest } from './redaction';
 import { createDtaRunService } from './dta-runs';
+import { createRadarService } from './radar';
+import { createStoryService } from './stories';
 
 export interface Ports {
   gateway: RunnerGateway;
@@ -137,6 +139,10 @@ export function createServices(
     alerts,
     /** Signed push deliveries (GitHub's format) that run a repository's patrols. */
     webhooks,
+    /** Conflict radar: overlapping live sessions and DTA runs, their hunks and merge preview (issue 19). */
+    radar: createRadarService(db, gateway, (o) => secrets.forSession(o)),
+    /** One-page summaries of ended sessions, and the history of sessions per room and building (issue 19). */
+    stories: createStoryService(db, { receipt: (p, id) => redaction.receipt(p, id) }),
   };
 }
 
