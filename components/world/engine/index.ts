@@ -21,6 +21,7 @@ import { attachInput } from './input';
 import { FONT_SIZES, Labels, fontName, installFonts } from './labels';
 import { MapLayer } from './map-layer';
 import { PatrolLayer } from './patrol-layer';
+import { RadarLayer } from './radar-layer';
 import { MAX_STEP_MS, initialSimState, stepActors, type SimState } from './simulation';
 import type { EngineCallbacks, FrameTimes, VillageEngine } from './types';
 
@@ -71,6 +72,10 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
   const patrol = new PatrolLayer(tex, overlay);
   const actors = new ActorsLayer(tex, overlay);
   world.addChild(map.ground, map.buildings, map.highlight, patrol.bugsLayer, actors.layer, patrol.healthLayer, patrol.smokeLayer);
+  // Conflict radar: glow over the floors, lines under the sprites (radar-layer.ts).
+  const radar = new RadarLayer(host, (id, how) => callbacks().onRadar?.(id, how));
+  world.addChildAt(radar.glow, world.getChildIndex(actors.layer));
+  world.addChildAt(radar.lines, world.getChildIndex(actors.layer));
   app.stage.addChild(world, overlay, hud);
   const emptyText = new BitmapText({ text: 'No repositories yet', style: { fontFamily: fontName('title', 1), fontSize: FONT_SIZES.title[1] } });
   emptyText.visible = false;
@@ -123,6 +128,7 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
     const bubbleWake = actors.sync(sim, cam, now);
     const patrolWake = patrol.animate(now, cam);
     crowds.update(sim, cam);
+    radar.sync(sim, cam);
     tex.flush();
     const t1 = performance.now();
     app.render();
@@ -243,12 +249,15 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
     },
   });
 
+  debugApi.radarDrawn = () => radar.drawn();
+
   return {
     setWorld(next, repos: readonly RepoSummary[]) {
       if (next === layout) return;
       layout = next;
       map.build(next, repos);
       patrol.draw(next);
+      radar.setLayout(next);
       map.drawHighlight(selectedRoom);
       emptyText.visible = next.buildings.length === 0;
       const keep = refocus ? roomByPath(next, refocus.repoId, refocus.path) : null;
@@ -289,6 +298,10 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
       patrol.setSelected(id);
       loop.request();
     },
+    setRadar(overlaps) {
+      radar.setOverlaps(overlaps);
+      loop.request();
+    },
     fit,
     debugApi,
     destroy() {
@@ -298,6 +311,7 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
       resizeObserver.disconnect();
       detachInput();
       crowds.destroy();
+      radar.destroy();
       if (window.__village === debugApi) delete window.__village;
       if (ready) delete host.dataset.ready;
       patrol.clear();
