@@ -17,6 +17,8 @@ import { STRINGS } from './strings';
 import { useRequireLogin } from './use-auth-redirect';
 import { useWorld } from './use-world';
 import WorldList from './WorldList';
+import RadarPopover from '../radar/RadarPopover';
+import { useRadar } from '../radar/use-radar';
 
 const Village = dynamic(() => import('../world/Village'), {
   ssr: false,
@@ -32,6 +34,8 @@ export default function VillageScreen() {
   const router = useRouter();
   const world = useWorld(me.isSuccess);
   const approvals = useApprovals(me.isSuccess);
+  const radar = useRadar(me.isSuccess);
+  const [radarOpenId, setRadarOpenId] = useState<string | null>(null);
   const [selectedRoom, setSelectedRoom] = useState<{ repoId: string; roomPath: string } | null>(null);
   const [openSessionId, setOpenSessionIdRaw] = useState<string | null>(null);
   const [openAlertId, setOpenAlertIdRaw] = useState<string | null>(null);
@@ -76,6 +80,7 @@ export default function VillageScreen() {
           ? LIMIT_MESSAGES.repo(plan.plan.name, roomRepo?.name ?? 'this repository')
           : null;
   const openAlert = world.data?.alerts.find((a) => a.id === openAlertId) ?? null;
+  const radarOpen = radar.data?.overlaps.find((o) => o.id === radarOpenId) ?? null;
 
   const spawn = useMutation({
     mutationFn: () =>
@@ -214,7 +219,17 @@ export default function VillageScreen() {
               health={world.data.health}
               selectedAlertId={openAlertId}
               onSelectAlert={setOpenAlertId}
+              radar={radar.data?.overlaps}
+              onRadar={(id) => id && setRadarOpenId(id)}
             />
+            {radarOpen && (
+              <RadarPopover
+                key={radarOpen.id}
+                overlap={radarOpen}
+                nameOf={(id) => world.data?.sessions.find((s) => s.id === id)?.title ?? id}
+                onClose={() => setRadarOpenId(null)}
+              />
+            )}
           </div>
           {openAlert && !openSession && (
             <div className="dock" style={{ height: dockHeight }}>
