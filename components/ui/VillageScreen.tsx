@@ -18,6 +18,7 @@ import { useRequireLogin } from './use-auth-redirect';
 import { useWorld } from './use-world';
 import WorldList from './WorldList';
 import RadarPopover from '../radar/RadarPopover';
+import EndedSessions from '../story/EndedSessions';
 import { useRadar } from '../radar/use-radar';
 
 const Village = dynamic(() => import('../world/Village'), {
@@ -188,6 +189,7 @@ export default function VillageScreen() {
             agents={world.data.agents}
             runs={world.data.runs}
           />
+          <EndedSessions room={room} roomLabel={roomRepo ? `${roomRepo.name}/${room?.roomPath || ''}` : ''} />
           <h2 className="panel-title">Runners</h2>
           <ul className="runner-list">
             {world.data.runners.map((r) => ({ ...r, active_sessions: liveOn(r.id) })).map((r) => (
