@@ -114,5 +114,5 @@ test('[STORY]: after a run with a test and an approval, the ended session’s st
 
   // Its terminal replays read-only from the stored output.
   await story.getByRole('button', { name: STORY_STRINGS.openTerminal }).click();
-  await expect(page.locator(`.terminal-panel[data-session-id="${id}"] .xterm-rows`)).toContainText('Welcome to Claude Code', { timeout: 30_000 });
+  await expect(page.locator(`.terminal-panel[data-session-id="${id}"] .xterm-rows`)).toContainText(`Merged agent/${id} into main`, { timeout: 30_000 });
 });
