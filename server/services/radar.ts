@@ -16,6 +16,11 @@ import { detectOverlaps, roomOf, type RadarInput } from './radar-overlap';
 export const RADAR_WINDOW_MS = 10 * 60_000;
 /** Touch events read per refresh, newest first: a session that rewrote a thousand files still costs one bounded query. */
 const MAX_TOUCH_ROWS = 20_000;
+/**
+ * A burst of session updates makes every open village ask at once; they share one read this
+ * young. Short enough that a new overlap still shows within a blink.
+ */
+const RADAR_CACHE_MS = 250;
 /** FILE_TOUCHED reasons that change a file (reads never conflict). */
 const CHANGING = new Set(['write', 'diff']);
 /** DTA run statuses that still hold or will write their files. */
@@ -54,10 +59,20 @@ export function createRadarService(db: Db, gateway: () => RunnerGateway, secrets
     ];
   }
 
+  /** One read per org serves every browser that refreshes within RADAR_CACHE_MS. */
+  const cache = new Map<string, { at: number; value: Promise<RadarSnapshot> }>();
+  function snapshot(orgId: string): Promise<RadarSnapshot> {
+    const now = Date.now();
+    const hit = cache.get(orgId);
+    if (hit && now - hit.at < RADAR_CACHE_MS) return hit.value;
+    const value = subjects(orgId).then((s) => ({ window_ms: RADAR_WINDOW_MS, overlaps: detectOverlaps(s, now, RADAR_WINDOW_MS) }));
+    cache.set(orgId, { at: now, value });
+    value.catch(() => cache.delete(orgId));
+    return value;
+  }
+
   return {
-    async snapshot(p: Principal, now = Date.now()): Promise<RadarSnapshot> {
-      return { window_ms: RADAR_WINDOW_MS, overlaps: detectOverlaps(await subjects(p.orgId), now, RADAR_WINDOW_MS) };
-    },
+    snapshot: (p: Principal): Promise<RadarSnapshot> => snapshot(p.orgId),
 
     /** Both sessions' hunks in the files they share (and the merge preview when asked), from their runner. */
     async compare(p: Principal, body: RadarCompareBody): Promise<RadarCompareResult> {
@@ -68,7 +83,7 @@ export function createRadarService(db: Db, gateway: () => RunnerGateway, secrets
       if ([a, b].some((s) => (TERMINAL_STATES as string[]).includes(s.state))) throw new AppError('CONFLICT', 'Both sessions must still be running to compare their work.');
       if (a.repoId !== b.repoId) throw new AppError('BAD_REQUEST', 'The two sessions work on different repositories.');
       if (!a.runnerId || a.runnerId !== b.runnerId) throw new AppError('CONFLICT', 'The two sessions run on different runners; a merge preview needs both worktrees on one runner.');
-      const overlap = (await this.snapshot(p)).overlaps.find((o) => [o.a.id, o.b.id].includes(a.id) && [o.a.id, o.b.id].includes(b.id));
+      const overlap = (await snapshot(p.orgId)).overlaps.find((o) => [o.a.id, o.b.id].includes(a.id) && [o.a.id, o.b.id].includes(b.id));
       const shared = overlap?.files ?? [];
       const res = await gateway().command(a.runnerId, 'radar:compare', {
         session_a: a.id,
