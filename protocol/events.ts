@@ -65,8 +65,12 @@ export const DiffSummarySchema = z.object({
   type: z.literal('DIFF_SUMMARY'),
   files: z.array(z.object({ path: z.string(), added: z.number().int().nullable(), removed: z.number().int().nullable() })).max(5000),
   final: z.boolean(),
-  /** On the final summary only: the session's whole change as a unified diff, for its story (cut at STORY_PATCH_MAX_CHARS). */
-  patch: z.string().max(STORY_PATCH_MAX_CHARS + 100).optional(),
+  /**
+   * On the final summary only: the session's whole change as a unified diff, for its story (cut
+   * at STORY_PATCH_MAX_CHARS by the runner; the schema allows twice that, because masking a
+   * secret can lengthen the text after the cut and a refused event would stall the session's delivery).
+   */
+  patch: z.string().max(STORY_PATCH_MAX_CHARS * 2).optional(),
 });
 
 export const TestRunStartedSchema = z.object({
