@@ -9,6 +9,9 @@ import { WIRE_LIMITS } from './wire-limits';
  * Runner → control plane events (agent-runner.md §7): UPPER_SNAKE type, snake_case fields, and on
  * every event org_id, repo_ref, ts (epoch ms) and seq (monotonic per session, from 1).
  */
+/** A session story's diff is for reading; a bigger change is cut (its file list stays whole). */
+export const STORY_PATCH_MAX_CHARS = 256 * 1024;
+
 const base = {
   session_id: SessionIdSchema,
   org_id: OrgIdSchema,
@@ -64,6 +67,12 @@ export const DiffSummarySchema = z.object({
   type: z.literal('DIFF_SUMMARY'),
   files: z.array(z.object({ path: z.string(), added: z.number().int().nullable(), removed: z.number().int().nullable() })).max(WIRE_LIMITS.DIFF_FILES),
   final: z.boolean(),
+  /**
+   * On the final summary only: the session's whole change as a unified diff, for its story (cut
+   * at STORY_PATCH_MAX_CHARS by the runner; the schema allows twice that, because masking a
+   * secret can lengthen the text after the cut and a refused event would stall the session's delivery).
+   */
+  patch: z.string().max(STORY_PATCH_MAX_CHARS * 2).optional(),
 });
 
 export const TestRunStartedSchema = z.object({

@@ -17,3 +17,5 @@ export * from './blast-radius';
 export * from './notifications';
 export * from './terminal';
 export * from './quests';
+export * from './radar';
+export * from './story';

@@ -10,6 +10,7 @@ import {
   type DeterministicRunnerToServerEvents,
   type DeterministicServerToRunnerEvents,
 } from './deterministic';
+import type { RadarServerToRunnerEvents } from './radar';
 import { OrgIdSchema, ProviderIdSchema, RepoIdSchema, RepoRefSchema, RepoTreeSchema, RoomPathSchema, SessionIdSchema } from './world';
 
 /**
@@ -256,7 +257,7 @@ export interface RunnerToServerEvents extends DeterministicRunnerToServerEvents 
   'runner:events': (batch: z.input<typeof RunnerEventBatchSchema>, ack: Ack<EventAck>) => void;
 }
 
-export interface ServerToRunnerEvents extends DeterministicServerToRunnerEvents {
+export interface ServerToRunnerEvents extends DeterministicServerToRunnerEvents, RadarServerToRunnerEvents {
   'session:create': (cmd: z.input<typeof CreateSessionCommandSchema>, ack: Ack<{ session_id: string }>) => void;
   'session:input': (cmd: z.input<typeof SessionInputCommandSchema>, ack: Ack<null>) => void;
   'session:resize': (cmd: SessionResizeCommand, ack: Ack<null>) => void;

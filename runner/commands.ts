@@ -24,6 +24,7 @@ import type { WorkItemService } from './workitems/service';
 import type { RunManager } from './runs/run-manager';
 import type { SessionManager } from './sessions/session-manager';
 import { REPO_ACCESS_DENIED } from '../common/repo-access';
+import { radarCompare } from './radar/compare';
 import type { WorkspaceManager } from './workspace/workspace-manager';
 
 export interface CommandDeps {
@@ -94,6 +95,8 @@ export function createCommandHandlers({ sessions, workspaces, log, canReach = ()
       const cmd = parseInput(DeliverRunResultCommandSchema, raw);
       return cmd.ok ? sessions.deliverRunResult(cmd.data) : cmd;
     },
+    /** Conflict radar: two live sessions' hunks and their merge preview (runner/radar/compare.ts). */
+    'radar:compare': (raw: unknown) => radarCompare(raw, { log, worktreeOf: (id) => sessions.get(id)?.worktree?.path ?? null }),
     /** Fire-and-forget from the server: a bad one is only logged. */
     'terminal:ack': (raw: unknown): void => {
       const cmd = parseInput(TerminalAckSchema, raw);

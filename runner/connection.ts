@@ -78,6 +78,7 @@ export interface ConnectionDeps {
 
 const ACKED_COMMANDS = [
   'dta:start',
+  'radar:compare',
   'dta:decide',
   'workitem:run',
   'workitem:replay',

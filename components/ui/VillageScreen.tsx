@@ -21,6 +21,9 @@ import { useWorld } from './use-world';
 import { useDtaRuns } from '../workshop/use-dta-runs';
 import WorldList from './WorldList';
 import { useRole } from './use-role';
+import RadarPopover from '../radar/RadarPopover';
+import EndedSessions from '../story/EndedSessions';
+import { useRadar } from '../radar/use-radar';
 
 const Village = dynamic(() => import('../world/Village'), {
   ssr: false,
@@ -37,6 +40,8 @@ export default function VillageScreen() {
   const world = useWorld(me.isSuccess);
   const dtaRuns = useDtaRuns(me.isSuccess);
   const approvals = useApprovals(me.isSuccess);
+  const radar = useRadar(me.isSuccess);
+  const [radarOpenId, setRadarOpenId] = useState<string | null>(null);
   const [selectedRoom, setSelectedRoom] = useState<{ repoId: string; roomPath: string } | null>(null);
   const [openSessionId, setOpenSessionIdRaw] = useState<string | null>(null);
   const [openAlertId, setOpenAlertIdRaw] = useState<string | null>(null);
@@ -85,6 +90,7 @@ export default function VillageScreen() {
           ? LIMIT_MESSAGES.repo(plan.plan.name, roomRepo?.name ?? 'this repository')
           : null;
   const openAlert = world.data?.alerts.find((a) => a.id === openAlertId) ?? null;
+  const radarOpen = radar.data?.overlaps.find((o) => o.id === radarOpenId) ?? null;
 
   const spawn = useMutation({
     mutationFn: () =>
@@ -192,6 +198,7 @@ export default function VillageScreen() {
             agents={world.data.agents}
             runs={world.data.runs}
           />
+          <EndedSessions room={room} roomLabel={roomRepo ? `${roomRepo.name}/${room?.roomPath || ''}` : ''} />
           <h2 className="panel-title">Runners</h2>
           <ul className="runner-list">
             {world.data.runners.map((r) => ({ ...r, active_sessions: liveOn(r.id) })).map((r) => (
@@ -227,7 +234,17 @@ export default function VillageScreen() {
               health={world.data.health}
               selectedAlertId={openAlertId}
               onSelectAlert={setOpenAlertId}
+              radar={radar.data?.overlaps}
+              onRadar={(id) => id && setRadarOpenId(id)}
             />
+            {radarOpen && (
+              <RadarPopover
+                key={radarOpen.id}
+                overlap={radarOpen}
+                nameOf={(id) => world.data?.sessions.find((s) => s.id === id)?.title ?? id}
+                onClose={() => setRadarOpenId(null)}
+              />
+            )}
           </div>
           {openAlert && !openSession && (
             <div className="dock" style={{ height: dockHeight }}>

@@ -11,6 +11,7 @@ import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { RepoSummary, SessionSummary } from '../../protocol/ui';
 import type { AlertSummary, RepoHealth } from '../../protocol/patrols';
 import type { RunSummary } from '../../protocol/deterministic';
+import type { RadarOverlap } from '../../protocol/radar';
 import { layoutVillage, unfoldKey, type VillageLayout } from './layout';
 import { runAsSession } from './runs';
 import { dtaRunAsSession } from './dta-workers';
@@ -39,6 +40,9 @@ export interface VillageProps {
   selectedAlertId?: string | null;
   /** Clicking a bug. */
   onSelectAlert?(id: string): void;
+  /** Conflict radar: overlapping sessions (glowing rooms, lines, badges) and its badges' hover/focus/click. */
+  radar?: readonly RadarOverlap[];
+  onRadar?(overlapId: string | null, how: 'hover' | 'focus' | 'click'): void;
   className?: string;
 }
 
@@ -109,6 +113,7 @@ export default function Village(props: VillageProps) {
         onSelectRoom: (repoId, path) => latest.current.props.onSelectRoom(repoId, path),
         onSelectAlert: (id) => latest.current.props.onSelectAlert?.(id),
         onUnfold: (repoId, path) => latest.current.unfold(repoId, path),
+        onRadar: (id, how) => latest.current.props.onRadar?.(id, how),
       }));
       if (cancelled) {
         e.destroy();
@@ -123,6 +128,7 @@ export default function Village(props: VillageProps) {
       e.setSelection(p.selectedSessionId, p.selectedRoom);
       e.setPatrolState(p.alerts ?? [], p.health ?? []);
       e.setSelectedAlert(p.selectedAlertId ?? null);
+      e.setRadar(p.radar ?? []);
     })().catch((err: unknown) => {
       console.error('village: could not start the renderer', err);
     });
@@ -150,6 +156,11 @@ export default function Village(props: VillageProps) {
   useEffect(() => {
     engineRef.current?.setSelectedAlert(selectedAlertId ?? null);
   }, [selectedAlertId]);
+
+  const { radar } = props;
+  useEffect(() => {
+    engineRef.current?.setRadar(radar ?? []);
+  }, [radar]);
 
   const roomRepo = selectedRoom?.repoId;
   const roomPath = selectedRoom?.roomPath;

@@ -6,6 +6,7 @@ import { errorMessage, type Logger } from '../log';
 import type { PathGuard } from '../policy/paths';
 import { isIgnoredPath, WorktreeWatcher, type WatchChange } from '../watch/worktree-watcher';
 import { computeDiff, revertPath } from '../workspace/diff';
+import { sessionPatch } from '../workspace/session-patch';
 import type { PreparedWorktree } from '../workspace/workspace-manager';
 import { WIRE_LIMITS } from '../../protocol';
 
@@ -213,6 +214,8 @@ export class DiffReporter {
     if (!wt || !processRan || !fs.existsSync(wt.path)) return;
     const files = await computeDiff(wt.path, wt.sha);
     this.lastDiff = JSON.stringify(files);
-    this.o.emit({ type: 'DIFF_SUMMARY', files, final: true });
+    // The worktree is removed after this: its story keeps the diff itself (runner/workspace/session-patch.ts).
+    const patch = files.length > 0 ? await sessionPatch(wt.path, wt.sha).catch((err) => (this.o.log.warn(`patch of ${this.o.sessionId} failed: ${errorMessage(err)}`), undefined)) : undefined;
+    this.o.emit({ type: 'DIFF_SUMMARY', files, final: true, ...(patch !== undefined ? { patch } : {}) });
   }
 }

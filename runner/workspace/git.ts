@@ -15,7 +15,7 @@ const REPO_REDIRECTING_VARS = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GI
  * The runner's own git keeps the runner's environment (credentials, SSH agent, proxies are the
  * operator's business) but never prompts: there is no terminal to answer on.
  */
-function gitEnv(): NodeJS.ProcessEnv {
+export function gitEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, GIT_TERMINAL_PROMPT: '0', LC_ALL: 'C', GIT_ASKPASS: 'true', SSH_ASKPASS: 'true' };
   for (const v of REPO_REDIRECTING_VARS) delete env[v];
   // Hooks and credential helpers run with this environment; the runner's own secrets stay out.

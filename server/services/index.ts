@@ -33,6 +33,8 @@ import { notifyingIngest } from './notifications';
 import type { DeliveryOptions } from './outgoing-webhooks';
 import { createQuestService } from './quests';
 import { errorText } from '../../common/error-text';
+import { createRadarService } from './radar';
+import { createStoryService } from './stories';
 
 export interface Ports {
   gateway: RunnerGateway;
@@ -171,6 +173,10 @@ export function createServices(
     alerts,
     /** Signed push deliveries (GitHub's format) that run a repository's patrols. */
     webhooks,
+    /** Conflict radar: overlapping live sessions and DTA runs, their hunks and merge preview (issue 19). */
+    radar: createRadarService(db, gateway, (o) => secrets.forSession(o)),
+    /** One-page summaries of ended sessions, and the history of sessions per room and building (issue 19). */
+    stories: createStoryService(db, { receipt: (p, id) => redaction.receipt(p, id) }),
   };
 }
 

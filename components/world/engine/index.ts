@@ -39,6 +39,7 @@ import { FONT_SIZES, Labels, fontName, installFonts } from './labels';
 import { MapLayer } from './map-layer';
 import { PatrolLayer } from './patrol-layer';
 import { StaticSurface } from './static-surface';
+import { RadarLayer } from './radar-layer';
 import { MAX_STEP_MS, initialSimState, stepActors, type SimState } from './simulation';
 import type { EngineCallbacks, FrameTimes, VillageEngine } from './types';
 
@@ -103,6 +104,11 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
   const patrol = new PatrolLayer(tex, overlay);
   const actors = new ActorsLayer(tex, overlay);
   world.addChild(patrol.bugsLayer, actors.layer, patrol.healthLayer, patrol.smokeLayer);
+  // Conflict radar (radar-layer.ts): glow and lines on the moving canvas, under the sprites; both are
+  // redrawn only when the overlaps, the layout or an endpoint sprite change.
+  const radar = new RadarLayer(host, (id, how) => callbacks().onRadar?.(id, how));
+  world.addChildAt(radar.glow, world.getChildIndex(actors.layer));
+  world.addChildAt(radar.lines, world.getChildIndex(actors.layer));
   app.stage.addChild(world, overlay, hud);
   const emptyText = new BitmapText({ text: 'No repositories yet', style: { fontFamily: fontName('title', 1), fontSize: FONT_SIZES.title[1] } });
   emptyText.visible = false;
@@ -157,6 +163,7 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
     const bubbleWake = actors.sync(sim, cam, now);
     const patrolWake = patrol.animate(now, cam);
     crowds.update(sim, cam);
+    radar.sync(sim, cam);
     tex.flush();
     const t1 = performance.now();
     app.render();
@@ -299,12 +306,15 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
     },
   });
 
+  debugApi.radarDrawn = () => radar.drawn();
+
   return {
     setWorld(next, repos: readonly RepoSummary[]) {
       if (next === layout) return;
       layout = next;
       map.build(next, repos);
       patrol.draw(next);
+      radar.setLayout(next);
       map.drawHighlight(selectedRoom);
       emptyText.visible = next.buildings.length === 0;
       const keep = refocus ? roomByPath(next, refocus.repoId, refocus.path) : null;
@@ -346,6 +356,10 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
       patrol.setSelected(id);
       loop.request();
     },
+    setRadar(overlaps) {
+      radar.setOverlaps(overlaps);
+      loop.request();
+    },
     fit,
     debugApi,
     destroy() {
@@ -355,6 +369,7 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
       resizeObserver.disconnect();
       detachInput();
       crowds.destroy();
+      radar.destroy();
       if (window.__village === debugApi) delete window.__village;
       if (ready) delete host.dataset.ready;
       patrol.clear();

@@ -2,6 +2,7 @@
 import type { RepoSummary, SessionSummary } from '../../../protocol/ui';
 import type { AlertSummary, RepoHealth } from '../../../protocol/patrols';
 import type { VillageLayout } from '../layout';
+import type { RadarOverlap } from '../../../protocol/radar';
 
 export interface EngineCallbacks {
   onSelectSession(id: string): void;
@@ -10,6 +11,8 @@ export interface EngineCallbacks {
   onSelectAlert(id: string): void;
   /** Clicking a room's "+N more" marker: draw its folded directories. */
   onUnfold(repoId: string, roomPath: string): void;
+  /** Hover, focus or click on a conflict radar's badge (null: the pointer left it). */
+  onRadar?(overlapId: string | null, how: 'hover' | 'focus' | 'click'): void;
 }
 
 export interface VillageDebugApi {
@@ -48,6 +51,8 @@ export interface VillageDebugApi {
   readonly mapSettled: boolean;
   /** Draws every frame for `ms` while panning to and fro (`panPx` per frame, 2 by default); resolves with each frame's timings. */
   measureFrames(ms: number, panPx?: number): Promise<FrameTimes>;
+  /** Conflict radar: each overlap's glowing room (null when not on the map) and whether a line joins two sprites. */
+  radarDrawn?(): Array<{ id: string; room: string | null; line: boolean }>;
 }
 
 /** Per-frame figures of a measurement (ms): time between frames, main-thread time of the frame, of which pixi's render call. */
@@ -71,6 +76,8 @@ export interface VillageEngine {
   /** Patrol results: open alerts become bugs in their rooms; health bars and smoke over buildings. */
   setPatrolState(alerts: readonly AlertSummary[], health: readonly RepoHealth[]): void;
   setSelectedAlert(alertId: string | null): void;
+  /** Conflict radar overlaps to draw (glowing rooms, lines between sprites, badges). */
+  setRadar(overlaps: readonly RadarOverlap[]): void;
   /** Re-fits the whole village in view. */
   fit(): void;
   /** The read-only debug / test API (Village.tsx publishes it as window.__village when hooks are on). */
