@@ -3,6 +3,7 @@ import { type Period, type ProviderId, type UsageReport } from '../../protocol';
 import { dayOf, daysOf, periodEnd, periodOf, periodStart } from '../../common/period';
 import type { Db } from '../db';
 import { noFormula } from './audit';
+import { usageByCombo, usageByDay, usageByHour } from './repo/usage-report';
 import type { WriterQueue } from './writer-queue';
 
 /**
@@ -65,15 +66,7 @@ export function createUsageService(db: Db, serialize: WriterQueue) {
 
   /** Per day and per (kind, provider, repo, user) of one period. */
   async function detail(orgId: string, period: Period) {
-    const rows = await db.$queryRawUnsafe<
-      Array<{ d: bigint; kind: string; provider: string; repoId: string; userId: string; s: number; inv: bigint; kb: number; files: bigint }>
-    >(
-      'SELECT CAST("windowStart" / 86400000 AS INTEGER) AS d, "kind", "provider", "repoId", "userId", SUM("agentSeconds") AS s,' +
-        ' SUM("invocations") AS inv, SUM("terminalKb") AS kb, SUM("filesTouched") AS files' +
-        ' FROM "UsageTick" WHERE "orgId" = ? AND "period" = ? GROUP BY d, "kind", "provider", "repoId", "userId" ORDER BY d',
-      orgId,
-      period,
-    );
+    const rows = await usageByDay(db, orgId, period);
     return rows.map((r) => ({
       day: dayOf(num(r.d) * 86_400_000),
       kind: r.kind,
@@ -109,21 +102,8 @@ export function createUsageService(db: Db, serialize: WriterQueue) {
       const to = periodEnd(period);
       const [rows, combos, hourly, periodRows] = await Promise.all([
         detail(orgId, period),
-        db.$queryRawUnsafe<Array<{ kind: string; provider: string; repoId: string; userId: string; s: number; inv: bigint; kb: number; files: bigint; n: bigint }>>(
-          'SELECT "kind", "provider", "repoId", "userId", SUM("agentSeconds") AS s, SUM("invocations") AS inv, SUM("terminalKb") AS kb,' +
-            ' SUM("filesTouched") AS files, COUNT(DISTINCT "sessionId") AS n' +
-            ' FROM "UsageTick" WHERE "orgId" = ? AND "period" = ? GROUP BY "kind", "provider", "repoId", "userId"',
-          orgId,
-          period,
-        ),
-        // A session counts as running in a window when it was billed time in it.
-        db.$queryRawUnsafe<Array<{ h: bigint; peak: bigint; s: number }>>(
-          'SELECT h, MAX(c) AS peak, SUM(s) AS s FROM (SELECT CAST("windowStart" / 3600000 AS INTEGER) AS h, "windowStart", COUNT(*) AS c,' +
-            ' SUM("agentSeconds") AS s FROM "UsageTick" WHERE "orgId" = ? AND "period" = ? AND "kind" = \'agent\' AND "agentSeconds" > 0' +
-            ' GROUP BY "windowStart") GROUP BY h ORDER BY h',
-          orgId,
-          period,
-        ),
+        usageByCombo(db, orgId, period),
+        usageByHour(db, orgId, period),
         db.usageTick.findMany({ where: { orgId }, distinct: ['period'], select: { period: true } }),
       ]);
 
