@@ -8,6 +8,8 @@ import { allowSocketRequest } from './http-guard';
 import { createOriginPolicy, type OriginPolicy } from './origin-policy';
 import { createRunnerEngine } from './realtime/runner-engine';
 import { attachUiNamespace } from './realtime/ui-namespace';
+import { browserTransports, createClusterAdapter } from './realtime/cluster-adapter';
+import { relaySessionEvents } from './realtime/cluster-relay';
 import { startPatrolScheduling } from './scheduler';
 import { createServices, type Services } from './services';
 import { createLoginThrottle } from './services/login-throttle';
@@ -73,6 +75,7 @@ export async function createControlPlane({
     // Shared by every node through Redis when there is one, so a guesser cannot spread over nodes.
     loginThrottle: createLoginThrottle({ redisUrl: env.REDIS_URL, prefix: env.AGENT_VILLAGE_QUEUE_PREFIX }),
     allowPrivateGitHosts: env.AGENT_VILLAGE_ALLOW_PRIVATE_GIT_HOSTS,
+    nodeId: env.AGENT_VILLAGE_NODE_ID,
   });
   setServices(services);
   await services.plans.ensureDefaults();
@@ -84,21 +87,28 @@ export async function createControlPlane({
   await services.runners.resetOnline();
   await services.blueprints.dropAll();
 
+  // With REDIS_URL, nodes join through the Socket.IO Redis adapter (issue 18).
+  const cluster = env.REDIS_URL ? createClusterAdapter(env.REDIS_URL, env.AGENT_VILLAGE_QUEUE_PREFIX) : null;
   const io = new Server(httpServer, {
+    transports: browserTransports(cluster !== null),
     maxHttpBufferSize: MAX_UI_MESSAGE_BYTES,
     serveClient: false,
     pingInterval: env.AGENT_VILLAGE_PING_INTERVAL_MS,
     pingTimeout: env.AGENT_VILLAGE_PING_TIMEOUT_MS,
     allowRequest: (req, cb) => allowSocketRequest(originPolicy())(req, cb),
   });
+  cluster?.forServer(io, 'ui');
   // Runners have their own engine (path RUNNER_SOCKET_PATH): the token is checked in the handshake.
   const runnerEngine = createRunnerEngine(httpServer, services, {
     pingInterval: env.AGENT_VILLAGE_PING_INTERVAL_MS,
     pingTimeout: env.AGENT_VILLAGE_PING_TIMEOUT_MS,
     requireClientCert,
+    cluster: cluster ? (runnerIo) => cluster.forServer(runnerIo, 'runner') : undefined,
   });
   services.ports.gateway = runnerEngine.gateway;
-  services.ports.broadcast = attachUiNamespace(io, services, { originPolicy });
+  const uiBroadcast = attachUiNamespace(io, services, { originPolicy });
+  // Several nodes: live output also reaches viewers attached to the other nodes.
+  services.ports.broadcast = cluster ? relaySessionEvents(io.of('/ui'), uiBroadcast) : uiBroadcast;
   const scheduler = await startPatrolScheduling(services, env);
   return {
     services,
@@ -111,6 +121,7 @@ export async function createControlPlane({
       // Not awaited: the HTTP server's close waits for keep-alive connections to go.
       void io.close();
       void runnerEngine.io.close();
+      cluster?.close();
     },
   };
 }

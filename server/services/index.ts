@@ -27,6 +27,7 @@ import { createBlueprintService } from './blueprints';
 import { createRunService } from './runs';
 import { createRedactionService, redactingIngest } from './redaction';
 import { createDtaRunService } from './dta-runs';
+import { createLeaseService, defaultNodeId } from './leases';
 
 export interface Ports {
   gateway: RunnerGateway;
@@ -39,7 +40,15 @@ export interface Ports {
 export function createServices(
   db: Db,
   orgId: string,
-  opts: { runnerGraceMs?: number; secretKey: Buffer; defaultPlan?: PlanId; loginThrottle?: LoginThrottle; allowPrivateGitHosts?: boolean },
+  opts: {
+    runnerGraceMs?: number;
+    secretKey: Buffer;
+    defaultPlan?: PlanId;
+    loginThrottle?: LoginThrottle;
+    allowPrivateGitHosts?: boolean;
+    /** This control-plane node's name in leases (several nodes share one database). */
+    nodeId?: string;
+  },
 ) {
   const ports: Partial<Ports> = {};
   const gateway = () => ports.gateway ?? missing('gateway');
@@ -51,8 +60,9 @@ export function createServices(
   const secrets = createSecretService(db, opts.secretKey, record as never);
   const plans = createPlanService(db, audit, { defaultPlan: opts.defaultPlan ?? 'free' });
   const writer = createWriterQueue();
+  const leases = createLeaseService(db, opts.nodeId ?? defaultNodeId());
   const usage = createUsageService(db, writer);
-  const limits = createLimitService(db, plans, usage, gateway, audit);
+  const limits = createLimitService(db, plans, usage, gateway, audit, leases);
   // Every server-side write of a session's state goes through its lifecycle check.
   const states = createSessionStateService(db, audit);
   const sessions = createSessionService(db, gateway, broadcast, { policy, secrets, limits, states });
@@ -98,10 +108,13 @@ export function createServices(
     policy,
     secrets,
     approvals,
+    /** Leases in the database shared by every node: runner ownership, cross-node locks. */
+    leases,
     runners: createRunnerService(db, gateway, broadcast, (o, id) => sessions.publish(o, id), {
       graceMs: opts.runnerGraceMs ?? DEFAULT_RUNNER_GRACE_MS,
       audit,
       runs,
+      leases,
       failSessions: (o, ids, reason) => states.transition(o, ids, 'FAILED', reason),
     }),
     repos,
