@@ -235,10 +235,13 @@ describe.skipIf(!!missing)('[multinode] two control-plane nodes on PostgreSQL + 
       units: { agent_seconds: 30, terminal_kb: 1, files_touched: 0, provider_invocations: 1 },
     });
     const who = { id: runnerId, orgId: admin.orgId, name: 'mn-1' };
+    // Node A reads the period's total before the tick: no node keeps a copy that B's ingest would miss.
+    expect(await a.cp.services.usage.billableSeconds(admin.orgId, '2024-03')).toBe(0);
     await Promise.all([a.cp.services.events.ingest(who, [tick]), b.cp.services.events.ingest(who, [tick]), a.cp.services.events.ingest(who, [tick])]);
     const rows = await a.db.usageTick.findMany({ where: { sessionId: id } });
     expect(rows).toHaveLength(1);
     expect(await a.cp.services.usage.sumSeconds(admin.orgId, '2024-03')).toEqual({ agent: 30, patrol: 0 });
+    expect(await a.cp.services.usage.billableSeconds(admin.orgId, '2024-03')).toBe(30);
     expect(await b.cp.services.usage.billableSeconds(admin.orgId, '2024-03')).toBe(30);
   });
 });

@@ -39,7 +39,45 @@ export async function insertTicksOnce(tx: Tx, ticks: Array<{ tick: UsageTick; ow
       t.seq,
       receivedAt,
     ]);
-    stored.push(...(await tx.$queryRawUnsafe<StoredTick[]>(sql, ...params)));
+    const fresh = await tx.$queryRawUnsafe<StoredTick[]>(sql, ...params);
+    await addToTotals(tx, fresh);
+    stored.push(...fresh);
   }
   return stored;
+}
+
+/**
+ * The running totals (UsageTotal) move by exactly the ticks stored for the first time, in the same
+ * transaction: every node reads the same figure, and a tick delivered twice adds nothing.
+ */
+async function addToTotals(tx: Tx, fresh: StoredTick[]): Promise<void> {
+  const sums = new Map<string, { orgId: string; period: string; seconds: number }>();
+  for (const t of fresh) {
+    const key = `${t.orgId}\0${t.period}`;
+    const sum = sums.get(key) ?? { orgId: t.orgId, period: t.period, seconds: 0 };
+    sum.seconds += Number(t.agentSeconds);
+    sums.set(key, sum);
+  }
+  for (const s of sums.values()) {
+    await tx.$executeRawUnsafe(
+      placeholders(
+        tx,
+        'INSERT INTO "UsageTotal" ("orgId","period","seconds") VALUES (?,?,?)' +
+          ' ON CONFLICT ("orgId","period") DO UPDATE SET "seconds" = "UsageTotal"."seconds" + excluded."seconds"',
+      ),
+      s.orgId,
+      s.period,
+      s.seconds,
+    );
+  }
+}
+
+/** The period's billed seconds so far (every tick, agent and patrol). */
+export async function readTotal(tx: Tx, orgId: string, period: string): Promise<number> {
+  const rows = await tx.$queryRawUnsafe<Array<{ seconds: number | string }>>(
+    placeholders(tx, 'SELECT "seconds" FROM "UsageTotal" WHERE "orgId" = ? AND "period" = ?'),
+    orgId,
+    period,
+  );
+  return rows.length ? Number(rows[0]!.seconds) : 0;
 }
