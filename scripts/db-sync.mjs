@@ -18,7 +18,11 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startPostgres } from './pg-cluster.mjs';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+// --root DIR: another checkout's prisma/ folder (the drift test works on a copy; the Prisma CLI
+// and node_modules stay this project's).
+const self = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const rootArg = process.argv.indexOf('--root');
+const root = rootArg > 0 ? resolve(process.argv[rootArg + 1]) : self;
 const SOURCE = join(root, 'prisma/schema.prisma');
 const SQLITE_MIGRATIONS = join(root, 'prisma/migrations');
 const PG_DIR = join(root, 'prisma/postgres');
@@ -40,8 +44,8 @@ export function toPostgres(source) {
 const migrationNames = (dir) => (existsSync(dir) ? readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name).sort() : []);
 
 function prisma(args, url) {
-  const res = spawnSync(process.execPath, [join(root, 'scripts/prisma.mjs'), ...args, '--config', PG_CONFIG], {
-    cwd: root,
+  const res = spawnSync(process.execPath, [join(self, 'scripts/prisma.mjs'), ...args, '--config', PG_CONFIG], {
+    cwd: self,
     encoding: 'utf8',
     env: { ...process.env, DATABASE_URL: url },
     maxBuffer: 64 * 1024 * 1024,
