@@ -12,7 +12,7 @@ import { POSTGRES_BIN } from './postgres-server';
  * check passes and a second sync changes nothing.
  */
 const dbSync = (...args: string[]) => {
-  const res = spawnSync(process.execPath, [join(ROOT, 'scripts/db-sync.mjs'), ...args], { cwd: ROOT, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: process.env.HOME } });
+  const res = spawnSync(process.execPath, [join(ROOT, 'scripts/db-sync.mjs'), ...args], { cwd: ROOT, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'test' } });
   return { code: res.status, out: `${res.stdout}${res.stderr}` };
 };
 
