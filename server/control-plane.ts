@@ -103,12 +103,12 @@ export async function createControlPlane({
     pingInterval: env.AGENT_VILLAGE_PING_INTERVAL_MS,
     pingTimeout: env.AGENT_VILLAGE_PING_TIMEOUT_MS,
     requireClientCert,
-    cluster: cluster ? (runnerIo) => cluster.forServer(runnerIo, 'runner') : undefined,
+    cluster: cluster ? { attach: (runnerIo) => cluster.forServer(runnerIo, 'runner'), isOpen: cluster.isOpen } : undefined,
   });
   services.ports.gateway = runnerEngine.gateway;
   const uiBroadcast = attachUiNamespace(io, services, { originPolicy });
   // Several nodes: live output also reaches viewers attached to the other nodes.
-  services.ports.broadcast = cluster ? relaySessionEvents(io.of('/ui'), uiBroadcast) : uiBroadcast;
+  services.ports.broadcast = cluster ? relaySessionEvents(io.of('/ui'), uiBroadcast, cluster.isOpen) : uiBroadcast;
   const scheduler = await startPatrolScheduling(services, env);
   return {
     services,
@@ -121,7 +121,7 @@ export async function createControlPlane({
       // Not awaited: the HTTP server's close waits for keep-alive connections to go.
       void io.close();
       void runnerEngine.io.close();
-      cluster?.close();
+      await cluster?.close();
     },
   };
 }

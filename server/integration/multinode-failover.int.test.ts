@@ -25,6 +25,13 @@ import { REDIS_SERVER, startRedis } from './redis-server';
  * reconnects through the balancer to B within its backoff, B takes the runner's lease, and every
  * line reaches the browser exactly once, in order.
  */
+/**
+ * Teardown only: the pg pool's end waits for a client a killed runner's last ingest may still
+ * hold; the throwaway cluster is stopped right after anyway.
+ */
+const DISCONNECT_WAIT_MS = 5_000;
+const disconnectSoon = (db: Db | undefined) => Promise.race([db?.$disconnect(), new Promise((r) => setTimeout(r, DISCONNECT_WAIT_MS))]);
+
 const missing = !POSTGRES_BIN ? 'PostgreSQL (apt-get install postgresql)' : !REDIS_SERVER ? 'redis-server (apt-get install redis-server)' : null;
 if (missing) console.warn(`[multinode-failover] skipped: ${missing} is not installed`);
 
@@ -116,7 +123,7 @@ describe.skipIf(!!missing)('[multinode] node A is killed: its runner moves to no
     await cpB?.close();
     step('node B closed');
     http?.closeAllConnections();
-    await db?.$disconnect();
+    await disconnectSoon(db);
     step('database closed');
     await redis?.stop();
     step('redis stopped');

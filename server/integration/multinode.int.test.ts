@@ -20,6 +20,13 @@ import { REDIS_SERVER, startRedis } from './redis-server';
  * Redis adapter). A real runner process dials node A; a socket client (as a browser) on node B
  * spawns, types and sees the output, and decides what A's runner does.
  */
+/**
+ * Teardown only: the pg pool's end waits for a client a killed runner's last ingest may still
+ * hold; the throwaway cluster is stopped right after anyway.
+ */
+const DISCONNECT_WAIT_MS = 5_000;
+const disconnectSoon = (db: Db | undefined) => Promise.race([db?.$disconnect(), new Promise((r) => setTimeout(r, DISCONNECT_WAIT_MS))]);
+
 const missing = !POSTGRES_BIN ? 'PostgreSQL (apt-get install postgresql)' : !REDIS_SERVER ? 'redis-server (apt-get install redis-server)' : null;
 if (missing) console.warn(`[multinode] skipped: ${missing} is not installed`);
 
@@ -86,7 +93,7 @@ describe.skipIf(!!missing)('[multinode] two control-plane nodes on PostgreSQL + 
     for (const n of nodes) {
       await n.cp.close();
       n.http.closeAllConnections();
-      await n.db.$disconnect();
+      await disconnectSoon(n.db);
     }
     await redis?.stop();
     pg?.stop();

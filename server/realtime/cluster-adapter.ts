@@ -17,11 +17,17 @@ export const browserTransports = (clustered: boolean): Array<'polling' | 'websoc
 export interface ClusterAdapter {
   /** The adapter for one Socket.IO server; `channel` keeps the servers' broadcasts apart. */
   forServer(io: Server, channel: 'ui' | 'runner'): void;
-  close(): void;
+  /**
+   * False once closing: inter-node emits stop (an ingest finishing during shutdown must not
+   * publish on a closed connection, whose rejection nobody could catch).
+   */
+  isOpen(): boolean;
+  close(): Promise<void>;
 }
 
 export function createClusterAdapter(redisUrl: string, prefix: string): ClusterAdapter {
   const clients: Redis[] = [];
+  let open = true;
   const client = () => {
     // Requests queue while Redis reconnects (ioredis' default); a broken connection is logged, not thrown.
     const c = new Redis(redisUrl);
@@ -33,9 +39,12 @@ export function createClusterAdapter(redisUrl: string, prefix: string): ClusterA
     forServer(io, channel) {
       io.adapter(createAdapter(client(), client(), { key: `${prefix}:sio:${channel}` }));
     },
-    close() {
-      // disconnect(), not quit(): nothing is left to flush, and quit's reply can race the close.
-      for (const c of clients) c.disconnect();
+    isOpen: () => open,
+    async close() {
+      open = false;
+      // quit() answers after the commands already sent (the adapter's last publishes), so none of
+      // them is rejected as "Connection is closed" with nobody to catch it.
+      await Promise.all(clients.map((c) => c.quit().catch(() => c.disconnect())));
     },
   };
 }

@@ -11,7 +11,7 @@ const RELAY_EVENT = 'cluster:session-events';
  * node are relayed through the adapter to the others, which deliver them to their viewers the same
  * way; a viewer's seq filter drops anything it already has, so nothing doubles.
  */
-export function relaySessionEvents(nsp: Namespace, local: Broadcaster): Broadcaster {
+export function relaySessionEvents(nsp: Namespace, local: Broadcaster, isOpen: () => boolean): Broadcaster {
   nsp.on(RELAY_EVENT as never, (sessionId: unknown, events: unknown) => {
     if (typeof sessionId !== 'string' || !Array.isArray(events)) return;
     local.sessionEvents(sessionId, events as WireEvent[]);
@@ -20,7 +20,7 @@ export function relaySessionEvents(nsp: Namespace, local: Broadcaster): Broadcas
     ...local,
     sessionEvents(sessionId, events) {
       local.sessionEvents(sessionId, events);
-      nsp.serverSideEmit(RELAY_EVENT, sessionId, events);
+      if (isOpen()) nsp.serverSideEmit(RELAY_EVENT, sessionId, events);
     },
   };
 }

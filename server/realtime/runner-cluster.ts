@@ -28,7 +28,7 @@ type ClusterEvents = {
   'runner:drop-token': (tokenId: string) => void;
 };
 
-export function createRunnerCluster(nsp: Namespace, clustered: boolean, onDropToken: (tokenId: string) => void) {
+export function createRunnerCluster(nsp: Namespace, clustered: () => boolean, onDropToken: (tokenId: string) => void) {
   const remote = new Map<string, Presence & { at: number }>();
   const fresh = (id: string) => {
     const p = remote.get(id);
@@ -48,7 +48,7 @@ export function createRunnerCluster(nsp: Namespace, clustered: boolean, onDropTo
   });
   const emit = <K extends keyof ClusterEvents>(name: K, ...args: Parameters<ClusterEvents[K]>) => {
     // One node (the in-memory adapter) has no other node to tell.
-    if (clustered) nsp.serverSideEmit(name, ...args);
+    if (clustered()) nsp.serverSideEmit(name, ...args);
   };
 
   return {

@@ -33,8 +33,8 @@ export interface RunnerEngineOptions {
   pingTimeout: number;
   /** mTLS: the runner's TLS connection must present a certificate the server's client CA signed. */
   requireClientCert: boolean;
-  /** Several nodes: puts the cluster adapter on the engine before the namespace exists (cluster-adapter.ts). */
-  cluster?: (io: Server) => void;
+  /** Several nodes: puts the cluster adapter on the engine before the namespace exists, and says whether it is up (cluster-adapter.ts). */
+  cluster?: { attach: (io: Server) => void; isOpen: () => boolean };
 }
 
 /**
@@ -76,6 +76,6 @@ export function createRunnerEngine(http: HttpServer, services: Services, opts: R
       );
     },
   });
-  opts.cluster?.(io);
-  return { io, gateway: attachRunnerNamespace(io, services, { clustered: !!opts.cluster }) };
+  opts.cluster?.attach(io);
+  return { io, gateway: attachRunnerNamespace(io, services, { clustered: opts.cluster?.isOpen }) };
 }

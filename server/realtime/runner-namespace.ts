@@ -49,7 +49,7 @@ interface RunnerSocketData {
 type RunnerSocket = Socket<RunnerToServerEvents, ServerToRunnerEvents, Record<string, never>, RunnerSocketData>;
 
 /** The /runner namespace: runners dial in with a token, register, heartbeat and stream events. */
-export function attachRunnerNamespace(io: Server, services: Services, opts: { clustered?: boolean } = {}): RunnerGateway {
+export function attachRunnerNamespace(io: Server, services: Services, opts: { clustered?: () => boolean } = {}): RunnerGateway {
   const nsp = io.of(RUNNER_NAMESPACE) as unknown as Namespace<RunnerToServerEvents, ServerToRunnerEvents, Record<string, never>, RunnerSocketData>;
   const dropLocalToken = (tokenId: string) => {
     for (const socket of nsp.sockets.values()) {
@@ -57,7 +57,7 @@ export function attachRunnerNamespace(io: Server, services: Services, opts: { cl
     }
   };
   // Runners connected to other control-plane nodes (issue 18): reached through the adapter.
-  const cluster = createRunnerCluster(nsp as unknown as Namespace, opts.clustered === true, dropLocalToken);
+  const cluster = createRunnerCluster(nsp as unknown as Namespace, opts.clustered ?? (() => false), dropLocalToken);
   const connected = new Map<
     string,
     { socket: RunnerSocket; active: number; lastBeat: number; lag: number | null; rss: number | null }
