@@ -143,7 +143,8 @@ describe.skipIf(!!missing)('[multinode] node A is killed: its runner moves to no
       stdio: ['ignore', 'inherit', 'inherit'],
     });
     const runnerRow = await waitFor(async () => (await db.runner.findFirst({ where: { orgId, name: 'fo-1', online: true } })), 'the runner to register through A', 90_000);
-    expect((await db.lease.findUnique({ where: { name: runnerLeaseName(runnerRow.id) } }))?.holder).toBe('node-a');
+    // The lease is taken just after the row turns online (register upserts, then leases).
+    await waitFor(async () => (await db.lease.findUnique({ where: { name: runnerLeaseName(runnerRow.id) } }))?.holder === 'node-a', 'node A to hold the lease');
     await waitFor(() => cpB.services.ports.gateway!.isOnline(runnerRow.id), 'node B to see the runner on A');
 
     const repoDir = join(dir, 'repo');

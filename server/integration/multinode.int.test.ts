@@ -115,8 +115,8 @@ describe.skipIf(!!missing)('[multinode] two control-plane nodes on PostgreSQL + 
     runnerId = listed.id;
     // Presence reaches node B through Redis with the runner's first heartbeat or registration.
     await waitFor(() => b.cp.services.ports.gateway!.isOnline(runnerId), 'node B to see the runner');
-    const lease = await a.db.lease.findUnique({ where: { name: runnerLeaseName(runnerId) } });
-    expect(lease?.holder).toBe('node-a');
+    // The lease is taken just after the row turns online (register upserts, then leases).
+    await waitFor(async () => (await a.db.lease.findUnique({ where: { name: runnerLeaseName(runnerId) } }))?.holder === 'node-a', 'node A to hold the lease');
   });
 
   it('a browser on node B: spawns through B onto A’s runner, sees live output, and its input, resize and stop reach the runner', async () => {
