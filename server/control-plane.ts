@@ -68,12 +68,13 @@ export async function createControlPlane({
   requireClientCert?: boolean;
 }): Promise<ControlPlane> {
   const org = await ensureDefaultOrg(db);
+  // Shared by every node through Redis when there is one, so a guesser cannot spread over nodes.
+  const loginThrottle = createLoginThrottle({ redisUrl: env.REDIS_URL, prefix: env.AGENT_VILLAGE_QUEUE_PREFIX });
   const services = createServices(db, org.id, {
     runnerGraceMs: env.AGENT_VILLAGE_RUNNER_GRACE_MS,
     secretKey: loadSecretKey(env.AGENT_VILLAGE_SECRET_KEY, join(env.DATA_DIR, 'secret.key')),
     defaultPlan: env.AGENT_VILLAGE_DEFAULT_PLAN,
-    // Shared by every node through Redis when there is one, so a guesser cannot spread over nodes.
-    loginThrottle: createLoginThrottle({ redisUrl: env.REDIS_URL, prefix: env.AGENT_VILLAGE_QUEUE_PREFIX }),
+    loginThrottle,
     allowPrivateGitHosts: env.AGENT_VILLAGE_ALLOW_PRIVATE_GIT_HOSTS,
     nodeId: env.AGENT_VILLAGE_NODE_ID,
   });
@@ -122,6 +123,7 @@ export async function createControlPlane({
       void io.close();
       void runnerEngine.io.close();
       await cluster?.close();
+      await loginThrottle.close();
     },
   };
 }
