@@ -6,7 +6,7 @@ import { resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const only = process.argv[2]; // optional: unit | integration | e2e | lint
+const only = process.argv[2]; // optional: unit | integration | postgres | e2e | lint
 const env = { ...process.env, NEXT_TELEMETRY_DISABLED: '1', FORCE_COLOR: '0' };
 let passed = 0;
 let failed = 0;
@@ -26,9 +26,12 @@ function run(cmd, args, { capture } = {}) {
 }
 
 const vitestJson = resolve(root, '.reports/vitest.json');
-async function vitest(project) {
+/** The service suites that run a second time on PostgreSQL (server/integration/service-db.ts). */
+const POSTGRES_SUITES = ['delivery-ingest', 'usage-billing', 'patrol-limits', 'dta-locks'].map((n) => `server/integration/${n}.int.test.ts`);
+
+async function vitest(project, files = []) {
   rmSync(vitestJson, { force: true });
-  const { code } = await run('npx', ['vitest', 'run', '--project', project, '--reporter=default', '--reporter=json', `--outputFile.json=${vitestJson}`]);
+  const { code } = await run('npx', ['vitest', 'run', '--project', project, '--reporter=default', '--reporter=json', `--outputFile.json=${vitestJson}`, ...files]);
   if (existsSync(vitestJson)) {
     const r = JSON.parse(readFileSync(vitestJson, 'utf8'));
     passed += r.numPassedTests;
@@ -57,7 +60,9 @@ const steps = {
     // Per-area settings: browser code without Node's types, the leaves with neither Node nor DOM.
     const browser = await run('npx', ['tsc', '--noEmit', '-p', 'tsconfig.browser.json']);
     const leaf = await run('npx', ['tsc', '--noEmit', '-p', 'tsconfig.leaf.json']);
-    if (lint.code || tsc.code || browser.code || leaf.code) {
+    // The PostgreSQL copy of the schema must not drift from prisma/schema.prisma.
+    const dbCheck = await run('node', ['scripts/db-sync.mjs', '--check']);
+    if (lint.code || tsc.code || browser.code || leaf.code || dbCheck.code) {
       broken = true;
       failed += 1;
     } else passed += 1;
@@ -73,11 +78,24 @@ const steps = {
     }
   },
   integration: () => vitest('integration'),
+  // The service suites again on PostgreSQL (README "Past one machine"), when it is installed.
+  postgres: async () => {
+    const { PG_BIN, startPostgres } = await import('./pg-cluster.mjs');
+    if (!PG_BIN) return console.log('\n[postgres] skipped: PostgreSQL is not installed (apt-get install postgresql)');
+    const cluster = await startPostgres();
+    env.AV_TEST_POSTGRES_URL = cluster.url.replace(/\/[^/]*$/, '');
+    try {
+      await vitest('integration', POSTGRES_SUITES);
+    } finally {
+      delete env.AV_TEST_POSTGRES_URL;
+      cluster.stop();
+    }
+  },
   e2e: () => playwright(),
 };
 
 for (const [name, step] of Object.entries(steps)) {
-  if (only && only !== name && !(only !== 'lint' && only !== 'unit' && name === 'build')) continue;
+  if (only && only !== name && !(only !== 'lint' && only !== 'unit' && name === 'build') && !(only === 'integration' && name === 'postgres')) continue;
   await step();
 }
 console.log(`\n${passed} passed, ${failed} failed`);

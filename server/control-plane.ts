@@ -8,6 +8,8 @@ import { allowSocketRequest } from './http-guard';
 import { createOriginPolicy, type OriginPolicy } from './origin-policy';
 import { createRunnerEngine } from './realtime/runner-engine';
 import { attachUiNamespace } from './realtime/ui-namespace';
+import { browserTransports, createClusterAdapter } from './realtime/cluster-adapter';
+import { relaySessionEvents } from './realtime/cluster-relay';
 import { startPatrolScheduling } from './scheduler';
 import { createServices, type Services } from './services';
 import { terminalOptions } from './services/terminal/options';
@@ -67,15 +69,17 @@ export async function createControlPlane({
   requireClientCert?: boolean;
 }): Promise<ControlPlane> {
   const org = await ensureDefaultOrg(db);
+  // Shared by every node through Redis when there is one, so a guesser cannot spread over nodes.
+  const loginThrottle = createLoginThrottle({ redisUrl: env.REDIS_URL, prefix: env.AGENT_VILLAGE_QUEUE_PREFIX });
   const services = createServices(db, org.id, {
     runnerGraceMs: env.AGENT_VILLAGE_RUNNER_GRACE_MS,
     secretKey: loadSecretKey(env.AGENT_VILLAGE_SECRET_KEY, join(env.DATA_DIR, 'secret.key')),
     defaultPlan: env.AGENT_VILLAGE_DEFAULT_PLAN,
-    // Shared by every node through Redis when there is one, so a guesser cannot spread over nodes.
-    loginThrottle: createLoginThrottle({ redisUrl: env.REDIS_URL, prefix: env.AGENT_VILLAGE_QUEUE_PREFIX }),
+    loginThrottle,
     allowPrivateGitHosts: env.AGENT_VILLAGE_ALLOW_PRIVATE_GIT_HOSTS,
     publicOrigin: () => publicOriginOf(httpServer, env),
     terminal: terminalOptions(env),
+    nodeId: env.AGENT_VILLAGE_NODE_ID,
   });
   setServices(services);
   await services.plans.ensureDefaults();
@@ -89,21 +93,28 @@ export async function createControlPlane({
   await services.runners.resetOnline();
   await services.blueprints.dropAll();
 
+  // With REDIS_URL, nodes join through the Socket.IO Redis adapter (issue 18).
+  const cluster = env.REDIS_URL ? createClusterAdapter(env.REDIS_URL, env.AGENT_VILLAGE_QUEUE_PREFIX) : null;
   const io = new Server(httpServer, {
+    transports: browserTransports(cluster !== null),
     maxHttpBufferSize: MAX_UI_MESSAGE_BYTES,
     serveClient: false,
     pingInterval: env.AGENT_VILLAGE_PING_INTERVAL_MS,
     pingTimeout: env.AGENT_VILLAGE_PING_TIMEOUT_MS,
     allowRequest: (req, cb) => allowSocketRequest(originPolicy())(req, cb),
   });
+  cluster?.forServer(io, 'ui');
   // Runners have their own engine (path RUNNER_SOCKET_PATH): the token is checked in the handshake.
   const runnerEngine = createRunnerEngine(httpServer, services, {
     pingInterval: env.AGENT_VILLAGE_PING_INTERVAL_MS,
     pingTimeout: env.AGENT_VILLAGE_PING_TIMEOUT_MS,
     requireClientCert,
+    cluster: cluster ? { attach: (runnerIo) => cluster.forServer(runnerIo, 'runner'), isOpen: cluster.isOpen } : undefined,
   });
   services.ports.gateway = runnerEngine.gateway;
-  services.ports.broadcast = attachUiNamespace(io, services, { originPolicy });
+  const uiBroadcast = attachUiNamespace(io, services, { originPolicy });
+  // Several nodes: live output also reaches viewers attached to the other nodes.
+  services.ports.broadcast = cluster ? relaySessionEvents(io.of('/ui'), uiBroadcast, cluster.isOpen) : uiBroadcast;
   const scheduler = await startPatrolScheduling(services, env);
   return {
     services,
@@ -117,6 +128,8 @@ export async function createControlPlane({
       // Not awaited: the HTTP server's close waits for keep-alive connections to go.
       void io.close();
       void runnerEngine.io.close();
+      await cluster?.close();
+      await loginThrottle.close();
     },
   };
 }

@@ -5,11 +5,19 @@ import { PrismaLibSQL } from '@prisma/adapter-libsql';
 import type { Client, Config, TransactionMode } from '@libsql/client';
 import { PrismaClient } from './generated/prisma/client';
 import { PROJECT_ROOT } from './env';
+import { connectPostgres, migratePostgres } from './db-postgres';
 
 export type Db = PrismaClient;
 
-/** Apply pending migrations with the Prisma CLI (JS schema engine: works offline). */
+/** DATABASE_URL names a PostgreSQL server (otherwise it is a SQLite file: URL). */
+export const isPostgresUrl = (databaseUrl: string) => /^postgres(ql)?:\/\//.test(databaseUrl);
+
+/** Apply pending migrations: the Prisma CLI for SQLite (JS schema engine: works offline), db-postgres.ts for PostgreSQL. */
 export async function migrate(databaseUrl: string): Promise<void> {
+  if (isPostgresUrl(databaseUrl)) {
+    await migratePostgres(databaseUrl);
+    return;
+  }
   mkdirSync(dirname(databaseUrl.slice('file:'.length)), { recursive: true });
   const out: Buffer[] = [];
   const child = spawn(process.execPath, [resolve(PROJECT_ROOT, 'scripts/prisma.mjs'), 'migrate', 'deploy'], {
@@ -45,8 +53,9 @@ class LibSQLWithBusyTimeout extends PrismaLibSQL {
   }
 }
 
-/** SQLite tuned for one writer queue and concurrent readers. */
+/** SQLite tuned for one writer queue and concurrent readers; or PostgreSQL through the pg adapter. */
 export async function connectDb(databaseUrl: string): Promise<Db> {
+  if (isPostgresUrl(databaseUrl)) return connectPostgres(databaseUrl);
   const db = new PrismaClient({ adapter: new LibSQLWithBusyTimeout({ url: databaseUrl }) });
   // WAL lets pages read while the event writer commits; the busy timeout absorbs brief lock waits.
   await db.$queryRawUnsafe('PRAGMA journal_mode=WAL');

@@ -13,7 +13,12 @@ const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0, 'PORT must be 0..65535').max(65535, 'PORT must be 0..65535').default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
   DATA_DIR: z.string().min(1).default(resolve(PROJECT_ROOT, 'data')),
-  DATABASE_URL: z.string().startsWith('file:', 'DATABASE_URL must be a SQLite file: URL').optional(),
+  DATABASE_URL: z
+    .string()
+    .regex(/^(file:|postgres(ql)?:\/\/)/, 'DATABASE_URL must be a SQLite file: URL or a postgres:// URL')
+    .optional(),
+  /** This control-plane node's name in runner leases (default: host, pid and a random suffix). */
+  AGENT_VILLAGE_NODE_ID: z.string().regex(/^[\w.:-]{1,100}$/, 'AGENT_VILLAGE_NODE_ID: letters, digits, . : _ - (1..100)').optional(),
   /**
    * Where people open the village (e.g. https://village.example.com): requests and socket
    * handshakes for any other Host are refused (DNS rebinding), and state changes must come from

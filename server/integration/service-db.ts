@@ -4,12 +4,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { PlanId, Result } from '../../protocol';
 import { connectDb, migrate, type Db } from '../db';
+import { createPostgresDatabase } from './postgres-server';
 import { createServices, type Services } from '../services';
 import type { Principal } from '../services/auth';
 import type { DeliveryOptions } from '../services/outgoing-webhooks';
 
 /**
- * The domain services on a fresh, migrated SQLite file, with the realtime ports played by stubs
+ * The domain services on a fresh, migrated SQLite file (or, with AV_TEST_POSTGRES_URL set to a
+ * PostgreSQL server, a fresh database on it: CI runs a subset again that way), with the realtime ports played by stubs
  * (runner commands are recorded and answered ok). For tests and benchmarks of the services alone.
  */
 export interface ServiceDb {
@@ -28,7 +30,9 @@ export interface ServiceDb {
 
 export async function openServiceDb(opts: { defaultPlan?: PlanId; runnerGraceMs?: number; webhookDelivery?: DeliveryOptions } = {}): Promise<ServiceDb> {
   const dir = mkdtempSync(join(tmpdir(), 'av-svc-'));
-  const url = `file:${join(dir, 'village.db')}`;
+  const pgBase = process.env.AV_TEST_POSTGRES_URL;
+  const pgDb = pgBase ? await createPostgresDatabase(pgBase) : null;
+  const url = pgDb?.url ?? `file:${join(dir, 'village.db')}`;
   await migrate(url);
   const db = await connectDb(url);
   const orgId = 'org_svc';
@@ -81,6 +85,7 @@ export async function openServiceDb(opts: { defaultPlan?: PlanId; runnerGraceMs?
     file: join(dir, 'village.db'),
     async close() {
       await db.$disconnect();
+      await pgDb?.drop();
       rmSync(dir, { recursive: true, force: true });
     },
   };

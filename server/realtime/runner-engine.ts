@@ -33,6 +33,8 @@ export interface RunnerEngineOptions {
   pingTimeout: number;
   /** mTLS: the runner's TLS connection must present a certificate the server's client CA signed. */
   requireClientCert: boolean;
+  /** Several nodes: puts the cluster adapter on the engine before the namespace exists, and says whether it is up (cluster-adapter.ts). */
+  cluster?: { attach: (io: Server) => void; isOpen: () => boolean };
 }
 
 /**
@@ -74,5 +76,6 @@ export function createRunnerEngine(http: HttpServer, services: Services, opts: R
       );
     },
   });
-  return { io, gateway: attachRunnerNamespace(io, services) };
+  opts.cluster?.attach(io);
+  return { io, gateway: attachRunnerNamespace(io, services, { clustered: opts.cluster?.isOpen }) };
 }

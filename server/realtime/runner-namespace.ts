@@ -18,6 +18,8 @@ import type { RunnerGateway } from '../services/ports';
 import { RUNNER_HEARTBEAT_MS, type RunnerIdentity } from '../services/runners';
 import { handle } from './handler';
 import { handshakeOf } from './runner-handshake';
+import { createRunnerCluster, runnerRoom } from './runner-cluster';
+import type { Held } from '../services/leases';
 
 /** A runner that does not answer a command in this time is treated as failed for that command. */
 const COMMAND_TIMEOUT_MS = 15_000;
@@ -41,12 +43,21 @@ interface RunnerSocketData {
   identity: RunnerIdentity | null;
   runnerId?: string;
   runnerName?: string;
+  /** This node's lease on the runner's connection (renewed by heartbeats). */
+  lease?: Held;
 }
 type RunnerSocket = Socket<RunnerToServerEvents, ServerToRunnerEvents, Record<string, never>, RunnerSocketData>;
 
 /** The /runner namespace: runners dial in with a token, register, heartbeat and stream events. */
-export function attachRunnerNamespace(io: Server, services: Services): RunnerGateway {
+export function attachRunnerNamespace(io: Server, services: Services, opts: { clustered?: () => boolean } = {}): RunnerGateway {
   const nsp = io.of(RUNNER_NAMESPACE) as unknown as Namespace<RunnerToServerEvents, ServerToRunnerEvents, Record<string, never>, RunnerSocketData>;
+  const dropLocalToken = (tokenId: string) => {
+    for (const socket of nsp.sockets.values()) {
+      if (socket.data.identity?.tokenId === tokenId) socket.disconnect(true);
+    }
+  };
+  // Runners connected to other control-plane nodes (issue 18): reached through the adapter.
+  const cluster = createRunnerCluster(nsp as unknown as Namespace, opts.clustered ?? (() => false), dropLocalToken);
   const connected = new Map<
     string,
     { socket: RunnerSocket; active: number; lastBeat: number; lag: number | null; rss: number | null }
@@ -141,7 +152,7 @@ export function attachRunnerNamespace(io: Server, services: Services): RunnerGat
         const identity = socket.data.identity;
         if (!identity) throw new AppError('UNAUTHORIZED', 'The runner token is invalid or revoked.');
         await claimName(socket, identity, body);
-        const { runner } = await services.runners.register(identity, body);
+        const { runner, lease } = await services.runners.register(identity, body);
         const previous = connected.get(runner.id);
         if (previous && previous.socket.id !== socket.id) {
           // Out of the map first, so the old socket's disconnect does not mark the runner offline.
@@ -157,6 +168,10 @@ export function attachRunnerNamespace(io: Server, services: Services): RunnerGat
         });
         socket.data.runnerId = runner.id;
         socket.data.runnerName = runner.name;
+        socket.data.lease = lease;
+        // Commands from any node reach it through its room (runner-cluster.ts).
+        await socket.join(runnerRoom(runner.id));
+        cluster.announce({ runnerId: runner.id, online: true, active: connected.get(runner.id)!.active, lag: null, rss: null });
         // Its deterministic agents are bound to it from now on (and deleted when it leaves).
         await services.blueprints.replace({ id: runner.id, orgId: identity.orgId }, body.blueprints, body.blueprint_problems);
         await services.runs.reconcile({ id: runner.id, orgId: identity.orgId }, body.runs.map((r) => r.run_id));
@@ -179,7 +194,15 @@ export function attachRunnerNamespace(io: Server, services: Services): RunnerGat
           entry.lag = body.event_loop_lag_ms ?? null;
           entry.rss = body.rss_bytes ?? null;
         }
-        await services.runners.heartbeat(r.id);
+        if (!(await services.runners.heartbeat(r.id, socket.data.lease))) {
+          // Fenced: the runner registered through another node, which owns it now.
+          console.error(`[server] runner ${r.name} is owned by another control-plane node now: dropping this connection`);
+          if (connected.get(r.id)?.socket.id === socket.id) connected.delete(r.id);
+          socket.data.lease = undefined;
+          setTimeout(() => socket.disconnect(true), REFUSED_DISCONNECT_DELAY_MS);
+          throw new AppError('CONFLICT', 'Another control-plane node owns this runner now.');
+        }
+        if (entry) cluster.announce({ runnerId: r.id, online: true, active: entry.active, lag: entry.lag, rss: entry.rss });
         return { ts: Date.now() };
       }),
     );
@@ -208,21 +231,22 @@ export function attachRunnerNamespace(io: Server, services: Services): RunnerGat
         connected.delete(id);
         const orgId = socket.data.identity!.orgId;
         void services.blueprints.dropRunner(id, orgId).catch((e) => console.error('[server] dropping blueprints', e));
-        void services.runners.setOffline(id).catch((e) => console.error('[server] runner offline', e));
+        cluster.announce({ runnerId: id, online: false, active: 0, lag: null, rss: null });
+        void services.runners.disconnected(id, socket.data.lease).catch((e) => console.error('[server] runner offline', e));
       }
     });
   });
 
   return {
-    isOnline: (runnerId) => connected.has(runnerId),
-    activeSessions: (runnerId) => connected.get(runnerId)?.active ?? 0,
+    isOnline: (runnerId) => connected.has(runnerId) || !!cluster.remote(runnerId),
+    activeSessions: (runnerId) => connected.get(runnerId)?.active ?? cluster.remote(runnerId)?.active ?? 0,
     health: (runnerId) => {
-      const e = connected.get(runnerId);
+      const e = connected.get(runnerId) ?? cluster.remote(runnerId);
       return { event_loop_lag_ms: e?.lag ?? null, rss_bytes: e?.rss ?? null };
     },
     command(runnerId, name, body) {
       const entry = connected.get(runnerId);
-      if (!entry) return Promise.resolve(fail('RUNNER_ERROR', 'The runner is offline.'));
+      if (!entry) return cluster.command(runnerId, name, body, COMMAND_TIMEOUT_MS) as never;
       return new Promise((resolve) => {
         // socket.io's typed emit cannot express "the ack of K" generically.
         (entry.socket.timeout(COMMAND_TIMEOUT_MS) as unknown as { emit: (...a: unknown[]) => void }).emit(
@@ -239,12 +263,13 @@ export function attachRunnerNamespace(io: Server, services: Services): RunnerGat
       });
     },
     notify(runnerId, name, body) {
-      connected.get(runnerId)?.socket.emit(name, body);
+      const entry = connected.get(runnerId);
+      if (entry) entry.socket.emit(name, body);
+      else cluster.notify(runnerId, name, body);
     },
     dropToken(tokenId) {
-      for (const socket of nsp.sockets.values()) {
-        if (socket.data.identity?.tokenId === tokenId) socket.disconnect(true);
-      }
+      dropLocalToken(tokenId);
+      cluster.dropToken(tokenId);
     },
   };
 }

@@ -35,6 +35,7 @@ import { createQuestService } from './quests';
 import { errorText } from '../../common/error-text';
 import { createRadarService } from './radar';
 import { createStoryService } from './stories';
+import { createLeaseService, defaultNodeId } from './leases';
 
 export interface Ports {
   gateway: RunnerGateway;
@@ -60,6 +61,8 @@ export function createServices(
     /** Allows of one kind before "always allow this" is offered. */
     allowsBeforeSuggesting?: number;
     terminal?: TerminalScreensOptions;
+    /** This control-plane node's name in leases (several nodes share one database). */
+    nodeId?: string;
   },
 ) {
   const ports: Partial<Ports> = {};
@@ -72,8 +75,9 @@ export function createServices(
   const secrets = createSecretService(db, opts.secretKey, record as never);
   const plans = createPlanService(db, audit, { defaultPlan: opts.defaultPlan ?? 'free' });
   const writer = createWriterQueue();
+  const leases = createLeaseService(db, opts.nodeId ?? defaultNodeId());
   const usage = createUsageService(db, writer);
-  const limits = createLimitService(db, plans, usage, gateway, audit);
+  const limits = createLimitService(db, plans, usage, gateway, audit, leases);
   // Every server-side write of a session's state goes through its lifecycle check.
   const states = createSessionStateService(db, audit);
   const sessions = createSessionService(db, gateway, broadcast, { policy, secrets, limits, states });
@@ -129,10 +133,13 @@ export function createServices(
     policy,
     secrets,
     approvals,
+    /** Leases in the database shared by every node: runner ownership, cross-node locks. */
+    leases,
     runners: createRunnerService(db, gateway, broadcast, (o, id) => sessions.publish(o, id), {
       graceMs: opts.runnerGraceMs ?? DEFAULT_RUNNER_GRACE_MS,
       audit,
       runs,
+      leases,
       failSessions: (o, ids, reason) => states.transition(o, ids, 'FAILED', reason),
     }),
     repos,

@@ -8,6 +8,13 @@ import type { PlanService } from './plans';
 import type { RunnerGateway } from './ports';
 import { canReach } from './repos';
 import type { StoredTick, UsageService } from './usage';
+import type { LeaseService } from './leases';
+
+/**
+ * The longest a spawn may hold its org's admission lock: check + create (which waits for the
+ * runner, up to its 15 s command timeout). A node that dies holding it blocks the org this long.
+ */
+const SPAWN_LOCK_TTL_MS = 60_000;
 
 const LIVE: { notIn: SessionState[] } = { notIn: [...TERMINAL_STATES] };
 const round1 = (n: number) => Math.round(n * 10) / 10;
@@ -26,8 +33,12 @@ export function repoAllowed(plan: Plan, repo: { name: string; source: string }):
  * the monthly cap or an allowlist are refused with a message that says which limit and what to
  * do; a running session that crosses a hard cap is paused "over budget", never killed.
  */
-export function createLimitService(db: Db, plans: PlanService, usage: UsageService, gateway: () => RunnerGateway, audit: AuditService) {
-  /** Spawns of one org are checked and recorded one at a time, so two cannot both take the last slot. */
+export function createLimitService(db: Db, plans: PlanService, usage: UsageService, gateway: () => RunnerGateway, audit: AuditService, leases: LeaseService) {
+  /**
+   * Spawns of one org are checked and recorded one at a time, so two cannot both take the last
+   * slot: in order on this node (this queue), and under the org's lease in the database across
+   * nodes (two nodes admitting at the same moment never exceed the plan's concurrency).
+   */
   const spawnQueues = new Map<string, Promise<unknown>>();
   /** Sessions a pause was sent to: the runner's answer (and state change) is on its way. */
   const pausing = new Set<string>();
@@ -96,16 +107,12 @@ export function createLimitService(db: Db, plans: PlanService, usage: UsageServi
       now = Date.now(),
     ): Promise<T> {
       const prev = spawnQueues.get(orgId) ?? Promise.resolve();
-      const run = prev.then(
-        async () => {
+      const admitted = () =>
+        leases.withLock(`spawn:${orgId}`, SPAWN_LOCK_TTL_MS, async () => {
           await check(orgId, { ...what, kind: what.kind ?? 'agent' }, now);
           return create();
-        },
-        async () => {
-          await check(orgId, { ...what, kind: what.kind ?? 'agent' }, now);
-          return create();
-        },
-      );
+        });
+      const run = prev.then(admitted, admitted);
       const settled = run.catch(() => undefined);
       spawnQueues.set(orgId, settled);
       void settled.then(() => {

@@ -7,6 +7,7 @@ import { AppError } from './errors';
 import { newId } from './ids';
 import type { Broadcaster, RunnerGateway } from './ports';
 import type { RunService } from './runs';
+import type { Held, LeaseService } from './leases';
 
 /** Runners are told to heartbeat this often; one missing for 3 intervals marks them offline. */
 export const RUNNER_HEARTBEAT_MS = 5_000;
@@ -16,6 +17,14 @@ export interface RunnerIdentity {
   tokenId: string;
   orgId: string;
 }
+
+/**
+ * A node owns a runner's connection through a lease renewed at every heartbeat; three missed
+ * beats and it expires (a node that died frees its runners for the others).
+ */
+export const RUNNER_LEASE_MS = 3 * RUNNER_HEARTBEAT_MS;
+/** The lease of one runner's connection (see leases.ts). */
+export const runnerLeaseName = (runnerId: string) => `runner:${runnerId}`;
 
 /** Default wait for a lost runner to come back before its sessions are FAILED. */
 export const DEFAULT_RUNNER_GRACE_MS = 120_000;
@@ -41,7 +50,13 @@ export function createRunnerService(
   broadcast: () => Broadcaster,
   publishSession: (orgId: string, id: string) => Promise<unknown>,
   /** failSessions: FAILED through the one lifecycle check (session-state.ts); returns the ids changed. */
-  opts: { graceMs: number; audit: AuditService; runs?: RunService; failSessions: (orgId: string, ids: string[], reason: string) => Promise<string[]> },
+  opts: {
+    graceMs: number;
+    audit: AuditService;
+    runs?: RunService;
+    leases: LeaseService;
+    failSessions: (orgId: string, ids: string[], reason: string) => Promise<string[]>;
+  },
 ) {
   const { audit } = opts;
   const graceTimers = new Map<string, NodeJS.Timeout>();
@@ -76,7 +91,8 @@ export function createRunnerService(
     graceTimers.delete(runnerId);
     if (gateway().isOnline(runnerId)) return;
     const r = await db.runner.findUnique({ where: { id: runnerId } });
-    if (!r) return;
+    // Back through another node meanwhile (that node registered it online): nothing was lost.
+    if (!r || r.online) return;
     const ids = await liveSessionIds(runnerId);
     await opts.failSessions(r.orgId, ids, `Runner ${r.name} was lost and did not come back within ${Math.round(opts.graceMs / 1000)} s.`);
     for (const id of ids) await publishSession(r.orgId, id);
@@ -139,6 +155,12 @@ export function createRunnerService(
         create: { id: newId('runner'), orgId: identity.orgId, name: body.name, ...data },
         update: data,
       });
+      // This node owns the connection from now on. The caller (claimName) already refused a
+      // takeover of a live runner by another process, so a held lease is taken over: the node
+      // that held it finds out at its next renewal and drops its socket. Null: another node won
+      // a simultaneous registration.
+      const lease = await opts.leases.take(runnerLeaseName(runner.id), RUNNER_LEASE_MS, { force: true });
+      if (!lease) throw new AppError('CONFLICT', `Runner ${body.name} is registering through another control-plane node at the same moment.`);
       // Sessions the runner no longer knows died with a previous runner process that never came back.
       const owned = new Set(body.sessions.map((s) => s.session_id));
       const lost = await db.session.findMany({
@@ -161,7 +183,7 @@ export function createRunnerService(
         target: runner.id,
         detail: { hostname: body.hostname, capacity: body.capacity, providers: body.providers, version: body.version, token_id: identity.tokenId },
       });
-      return { runner, lostIds };
+      return { runner, lostIds, lease };
     },
 
     /**
@@ -201,8 +223,20 @@ export function createRunnerService(
       broadcast().runnerUpdated(orgId, summary(r));
     },
 
-    async heartbeat(runnerId: string) {
+    /** A heartbeat renews this node's lease; false when another node took the runner over (fenced). */
+    async heartbeat(runnerId: string, lease?: Held): Promise<boolean> {
+      if (lease && !(await opts.leases.renew(lease, RUNNER_LEASE_MS))) return false;
       await db.runner.update({ where: { id: runnerId }, data: { lastSeenAt: new Date(), online: true } });
+      return true;
+    },
+
+    /**
+     * The runner's socket on this node closed. Only the lease holder marks it offline: when the
+     * runner already registered through another node, that node owns it and it is online.
+     */
+    async disconnected(runnerId: string, lease: Held | undefined) {
+      if (lease && !(await opts.leases.release(lease))) return;
+      await this.setOffline(runnerId);
     },
 
     /** The runner went away: its sessions show it, and wait a grace period for it to return. */
@@ -224,12 +258,14 @@ export function createRunnerService(
     },
 
     /**
-     * At control-plane start none is connected yet: every runner is offline, and runners with
-     * live sessions get the grace period to reconnect.
+     * At control-plane start none is connected to this node yet: every runner no other node holds
+     * is offline, and those with live sessions get the grace period to reconnect.
      */
     async resetOnline() {
-      const rows = await db.runner.findMany({ select: { id: true } });
-      await db.runner.updateMany({ data: { online: false } });
+      // Runners another live node owns (an unexpired lease) stay online: this node is one of several.
+      const owned = new Set((await opts.leases.live('runner:')).map((l) => l.name));
+      const rows = (await db.runner.findMany({ select: { id: true } })).filter((r) => !owned.has(runnerLeaseName(r.id)));
+      await db.runner.updateMany({ where: { id: { in: rows.map((r) => r.id) } }, data: { online: false } });
       for (const r of rows) {
         if (!(await liveSessionIds(r.id)).length && !(await opts.runs?.hasLive(r.id))) continue;
         const timer = setTimeout(() => void expireGrace(r.id).catch((e) => console.error('[server] grace expiry', e)), opts.graceMs);

@@ -3,13 +3,10 @@ import { type Period, type ProviderId, type UsageReport } from '../../protocol';
 import { dayOf, daysOf, periodEnd, periodOf, periodStart } from '../../common/period';
 import type { Db } from '../db';
 import { noFormula } from './audit';
+import { usageByCombo, usageByDay, usageByHour } from './repo/usage-report';
+import { readTotal } from './repo/usage-ticks';
 import type { WriterQueue } from './writer-queue';
 
-/**
- * The running total per org and period is kept in memory (the cap is checked on every batch);
- * it is re-read from the ticks this often so another control-plane node's ticks count too.
- */
-const TOTAL_REFRESH_MS = 5 * 60_000;
 const HOUR_MS = 3_600_000;
 
 /** Who a tick is billed to: fixed when the session is created, read with its owner. */
@@ -33,47 +30,29 @@ const num = (v: unknown) => (typeof v === 'bigint' ? Number(v) : typeof v === 'n
 
 // Inserting ticks (SQL dialect) lives in repo/usage-ticks.ts.
 
-export function createUsageService(db: Db, serialize: WriterQueue) {
-  const totals = new Map<string, { seconds: number; at: number }>();
-
+// The writer queue is no longer needed here (totals move inside the writer's transaction); the parameter stays for callers.
+export function createUsageService(db: Db, _serialize: WriterQueue) {
   async function sumSeconds(orgId: string, period: Period): Promise<{ agent: number; patrol: number }> {
     const rows = await db.usageTick.groupBy({ by: ['kind'], where: { orgId, period }, _sum: { agentSeconds: true } });
     const of = (k: string) => rows.find((r) => r.kind === k)?._sum.agentSeconds ?? 0;
     return { agent: of('agent'), patrol: rows.filter((r) => r.kind !== 'agent').reduce((a, r) => a + (r._sum.agentSeconds ?? 0), 0) };
   }
 
-  /** Every tick (agent and patrol) of the period, in seconds: what the plan's minutes are counted in. */
-  async function billableSeconds(orgId: string, period: Period, now = Date.now()): Promise<number> {
-    const key = `${orgId}\0${period}`;
-    const hit = totals.get(key);
-    if (hit && now - hit.at < TOTAL_REFRESH_MS) return hit.seconds;
-    // Read in the writer queue: no batch is between its commit and noteStored() meanwhile.
-    return serialize(async () => {
-      const s = await sumSeconds(orgId, period);
-      totals.set(key, { seconds: s.agent + s.patrol, at: now });
-      return s.agent + s.patrol;
-    });
+  /**
+   * Every tick (agent and patrol) of the period, in seconds: what the plan's minutes are counted
+   * in. The running total is a row moved with each newly stored tick (repo/usage-ticks.ts), so
+   * every control-plane node reads the same figure, and no node keeps one in memory.
+   */
+  async function billableSeconds(orgId: string, period: Period, _now = Date.now()): Promise<number> {
+    return readTotal(db, orgId, period);
   }
 
-  /** Ticks that were stored for the first time (called in the writer queue): the running totals move by exactly them. */
-  function noteStored(ticks: StoredTick[]): void {
-    for (const t of ticks) {
-      const hit = totals.get(`${t.orgId}\0${t.period}`);
-      if (hit) hit.seconds += num(t.agentSeconds);
-    }
-  }
+  /** Called with the ticks stored for the first time; the totals already moved in their transaction. */
+  function noteStored(_ticks: StoredTick[]): void {}
 
   /** Per day and per (kind, provider, repo, user) of one period. */
   async function detail(orgId: string, period: Period) {
-    const rows = await db.$queryRawUnsafe<
-      Array<{ d: bigint; kind: string; provider: string; repoId: string; userId: string; s: number; inv: bigint; kb: number; files: bigint }>
-    >(
-      'SELECT CAST("windowStart" / 86400000 AS INTEGER) AS d, "kind", "provider", "repoId", "userId", SUM("agentSeconds") AS s,' +
-        ' SUM("invocations") AS inv, SUM("terminalKb") AS kb, SUM("filesTouched") AS files' +
-        ' FROM "UsageTick" WHERE "orgId" = ? AND "period" = ? GROUP BY d, "kind", "provider", "repoId", "userId" ORDER BY d',
-      orgId,
-      period,
-    );
+    const rows = await usageByDay(db, orgId, period);
     return rows.map((r) => ({
       day: dayOf(num(r.d) * 86_400_000),
       kind: r.kind,
@@ -109,21 +88,8 @@ export function createUsageService(db: Db, serialize: WriterQueue) {
       const to = periodEnd(period);
       const [rows, combos, hourly, periodRows] = await Promise.all([
         detail(orgId, period),
-        db.$queryRawUnsafe<Array<{ kind: string; provider: string; repoId: string; userId: string; s: number; inv: bigint; kb: number; files: bigint; n: bigint }>>(
-          'SELECT "kind", "provider", "repoId", "userId", SUM("agentSeconds") AS s, SUM("invocations") AS inv, SUM("terminalKb") AS kb,' +
-            ' SUM("filesTouched") AS files, COUNT(DISTINCT "sessionId") AS n' +
-            ' FROM "UsageTick" WHERE "orgId" = ? AND "period" = ? GROUP BY "kind", "provider", "repoId", "userId"',
-          orgId,
-          period,
-        ),
-        // A session counts as running in a window when it was billed time in it.
-        db.$queryRawUnsafe<Array<{ h: bigint; peak: bigint; s: number }>>(
-          'SELECT h, MAX(c) AS peak, SUM(s) AS s FROM (SELECT CAST("windowStart" / 3600000 AS INTEGER) AS h, "windowStart", COUNT(*) AS c,' +
-            ' SUM("agentSeconds") AS s FROM "UsageTick" WHERE "orgId" = ? AND "period" = ? AND "kind" = \'agent\' AND "agentSeconds" > 0' +
-            ' GROUP BY "windowStart") GROUP BY h ORDER BY h',
-          orgId,
-          period,
-        ),
+        usageByCombo(db, orgId, period),
+        usageByHour(db, orgId, period),
         db.usageTick.findMany({ where: { orgId }, distinct: ['period'], select: { period: true } }),
       ]);
 

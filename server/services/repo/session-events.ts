@@ -1,9 +1,11 @@
 import type { RunnerEvent } from '../../../protocol';
 import type { Db } from '../../db';
+import { placeholders } from './dialect';
 
 /**
- * SQL of the event store, kept here so a second database only adds a sibling of this file (the
- * domain code in events.ts never sees a dialect). SQLite today: INSERT OR IGNORE … RETURNING.
+ * SQL of the event store, kept here so the domain code in events.ts never sees a dialect:
+ * INSERT … ON CONFLICT DO NOTHING … RETURNING is the same on SQLite and PostgreSQL; placeholders
+ * are rewritten per database (dialect.ts).
  */
 
 /** A client or an interactive transaction: repository functions run inside either. */
@@ -19,10 +21,12 @@ export async function insertEventsOnce(tx: Tx, events: RunnerEvent[]): Promise<S
   const inserted = new Set<string>();
   for (let i = 0; i < events.length; i += ROWS_PER_STATEMENT) {
     const slice = events.slice(i, i + ROWS_PER_STATEMENT);
-    const sql =
-      'INSERT OR IGNORE INTO "SessionEvent" ("sessionId","seq","type","ts","payload") VALUES ' +
-      slice.map(() => '(?,?,?,?,?)').join(',') +
-      ' RETURNING "sessionId","seq"';
+    const sql = placeholders(
+      tx,
+      'INSERT INTO "SessionEvent" ("sessionId","seq","type","ts","payload") VALUES ' +
+        slice.map(() => '(?,?,?,?,?)').join(',') +
+        ' ON CONFLICT DO NOTHING RETURNING "sessionId","seq"',
+    );
     const params = slice.flatMap((e) => [e.session_id, e.seq, e.type, e.ts, JSON.stringify(e)]);
     const rows = await tx.$queryRawUnsafe<{ sessionId: string; seq: number }[]>(sql, ...params);
     for (const r of rows) inserted.add(`${r.sessionId}:${Number(r.seq)}`);
@@ -59,5 +63,5 @@ export async function readSessionRows(tx: Tx, ids: string[]) {
 
 /** Moves a session's acknowledged prefix (plain SQL: the hot path of every batch, no ORM round trip). */
 export async function setStoredPrefix(tx: Tx, sessionId: string, prefix: number): Promise<void> {
-  await tx.$executeRawUnsafe('UPDATE "Session" SET "lastSeq" = ? WHERE "id" = ?', prefix, sessionId);
+  await tx.$executeRawUnsafe(placeholders(tx, 'UPDATE "Session" SET "lastSeq" = ? WHERE "id" = ?'), prefix, sessionId);
 }
