@@ -7,6 +7,7 @@ type VillageApi = {
   ready: boolean;
   spriteScreenPosition(id: string): { x: number; y: number } | null;
   spriteRoom(id: string): string | null;
+  spriteWalking(id: string): boolean;
 };
 
 const village = (page: Page) => page.evaluate(() => (window as unknown as { __village?: VillageApi }).__village?.ready ?? false);
@@ -17,14 +18,10 @@ async function spritePosition(page: Page, id: string) {
 
 /** Wait until the sprite has stopped walking, then return where it stands. */
 async function settledSprite(page: Page, id: string) {
-  let last = await spritePosition(page, id);
-  for (let i = 0; i < 100; i++) {
-    await page.waitForTimeout(150);
-    const now = await spritePosition(page, id);
-    if (now && last && Math.abs(now.x - last.x) < 0.5 && Math.abs(now.y - last.y) < 0.5) return now;
-    last = now;
-  }
-  throw new Error('sprite never settled');
+  await expect.poll(() => page.evaluate((sid) => (window as unknown as { __village: VillageApi }).__village.spriteWalking(sid), id), { timeout: 15_000 }).toBe(false);
+  const at = await spritePosition(page, id);
+  if (!at) throw new Error('sprite not drawn');
+  return at;
 }
 
 const terminalRows = (page: Page) => page.locator('.terminal-panel .xterm-rows');

@@ -2,7 +2,7 @@ import { expect, test, type Page } from '@playwright/test';
 import { STRINGS } from '../components/ui/strings';
 import { logIn } from './fixtures/login';
 
-type VillageApi = { ready: boolean; spriteScreenPosition(id: string): { x: number; y: number } | null };
+type VillageApi = { ready: boolean; spriteScreenPosition(id: string): { x: number; y: number } | null; spriteWalking(id: string): boolean };
 type Run = { id: string; agent_name: string; status: string; exit_code: number | null; result_type: string | null; result_text: string | null; result_data: unknown; callback: { state: string; detail: string } };
 
 const spritePosition = (page: Page, id: string) =>
@@ -88,13 +88,9 @@ test('[WORKSHOP]: the Node word-stats agent (lists, booleans, formats); a runnin
   await expect(entry).toContainText('3 deterministic agents');
   await expect(entry.locator(`li[data-run-id="${runId}"]`)).toContainText('countdown — running on attached');
   await expect.poll(() => page.evaluate(() => (window as unknown as { __village?: VillageApi }).__village?.ready ?? false), { timeout: 20_000 }).toBe(true);
-  let at = await spritePosition(page, runId);
-  for (let i = 0; i < 40; i++) {
-    await page.waitForTimeout(150);
-    const now = await spritePosition(page, runId);
-    if (now && at && Math.abs(now.x - at.x) < 0.5 && Math.abs(now.y - at.y) < 0.5) break;
-    at = now;
-  }
+  // The worker walks to its bench first: click it where it stands.
+  await expect.poll(() => page.evaluate((id) => (window as unknown as { __village: VillageApi }).__village.spriteWalking(id), runId), { timeout: 15_000 }).toBe(false);
+  const at = await spritePosition(page, runId);
   expect(at).not.toBeNull();
   await page.mouse.click(at!.x, at!.y);
   await expect(page).toHaveURL(new RegExp(`/workshop\\?run=${runId}$`));

@@ -84,6 +84,9 @@ export function createDebugApi(d: DebugSources): VillageDebugApi {
     spriteRoom(id) {
       return d.sim().actors.get(id)?.roomPath ?? null;
     },
+    spriteWalking(id) {
+      return (d.sim().actors.get(id)?.walk ?? null) !== null;
+    },
     spriteTrail(id) {
       return d.trails.get(id);
     },

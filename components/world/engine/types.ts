@@ -23,6 +23,8 @@ export interface VillageDebugApi {
   spriteRoom(sessionId: string): string | null;
   /** Every room the sprite was sent to, in order (a test need not catch each one while it lasts). */
   spriteTrail(sessionId: string): string[];
+  /** Whether the sprite is on its way somewhere (false once it stands in its room). */
+  spriteWalking(sessionId: string): boolean;
   /** The bubble drawn over the sprite ('approval', 'input', …), null when none is shown. */
   spriteBubble(sessionId: string): string | null;
   /** Whether the sprite waits in a crowd's "+N" instead of being drawn. */
