@@ -38,9 +38,18 @@ interface Tracked {
   tally: RedactionTally;
   /** What the runner said it masked (its REDACTION_RECEIPT). */
   runner: RedactionReceiptEntry[];
-  /** The highest TERMINAL_CHUNK seq fed to the stream: a resend is redacted whole, never fed twice. */
+  /** The highest TERMINAL_CHUNK seq fed to the stream: a resend is never fed twice. */
   lastSeq: number;
+  /**
+   * What the stream let out for the latest chunks, by seq: a resend gets exactly that again (it
+   * reaches viewers live before storing drops it as a duplicate, so it must never be redacted on
+   * its own, where a secret cut across chunks would not be recognised).
+   */
+  recent: Map<number, string>;
 }
+
+/** Chunks per session whose redacted text is kept for resends (a runner resends at most its unacked window). */
+const RECENT_CHUNKS = 512;
 
 const isTerminal = (state: string) => (TERMINAL_STATES as string[]).includes(state);
 
@@ -59,7 +68,7 @@ export function createRedactionService(db: Db, secretsFor: (orgId: string) => Pr
     }
     const secrets = await secretsFor(orgId);
     const tally = new RedactionTally();
-    t = { stream: createStreamRedactor(DEFAULT_RULES, secrets, { onMask: tally.note }), whole: createRedactor(secrets), tally, runner: [], lastSeq: 0 };
+    t = { stream: createStreamRedactor(DEFAULT_RULES, secrets, { onMask: tally.note }), whole: createRedactor(secrets), tally, runner: [], lastSeq: 0, recent: new Map() };
     tracked.set(key, t);
     if (tracked.size > MAX_TRACKED_SESSIONS) tracked.delete(tracked.keys().next().value as string);
     return t;
@@ -73,11 +82,14 @@ export function createRedactionService(db: Db, secretsFor: (orgId: string) => Pr
       const t = await track(orgId, e.session_id);
       if (e.type === 'TERMINAL_CHUNK') {
         if (e.seq <= t.lastSeq) {
-          out.push({ ...e, data: t.whole.redact(e.data) });
+          // Older than what is kept (a runner resending after a long outage): redacted on its own.
+          out.push({ ...e, data: t.recent.get(e.seq) ?? t.whole.redact(e.data) });
           continue;
         }
         t.lastSeq = e.seq;
         const data = t.stream.push(e.data);
+        t.recent.set(e.seq, data);
+        if (t.recent.size > RECENT_CHUNKS) t.recent.delete(t.recent.keys().next().value!);
         t.tally.settle(e.seq);
         lastChunk.set(e.session_id, out.length);
         out.push({ ...e, data });
