@@ -51,7 +51,8 @@ test('[DTA]: an agent in a strict-tools session is refused a hand edit of links,
   const rows = panel.locator('.xterm-rows');
   // The DTA's name comes from the hook's refusal: the agent was refused, and then used av-dta.
   await expect(rows).toContainText('Strict tools refused my hand edit (use the link_updater DTA); av-dta moved the links and its verifier passed.', { timeout: 90_000 });
-  await expect(rows).toContainText('verifier: passed');
+  // av-dta's own table (the verifier's checks), whatever has scrolled out of sight above it.
+  await expect(rows).toContainText('✓ links_to_update_zero');
   const audit = async () => ((await (await page.request.get('/api/audit?action=policy.blocked')).json()).data as Array<{ target: string; detail: unknown }>).filter((e) => e.target === sessionId);
   await expect.poll(async () => JSON.stringify(await audit())).toMatch(/"rule":"strict_tools".*"outcome":"prevented"/);
   // The verified change is in the session's worktree: the diff the session reports.

@@ -147,6 +147,9 @@ test('[NOTIFY]: a pending approval rings the bell and reaches the org webhook si
     await expect(page.locator(`.terminal-panel[data-session-id="${fifth}"] .xterm-rows`)).toContainText('Merged agent/', { timeout: 60_000 });
     expect((await approvalsOf(page)).filter((a) => a.session_id === fifth)).toEqual([]);
     await page.request.post(`/api/sessions/${fifth}/stop`);
+    // Later specs expect merges to ask again: take the rule back out of the org's policy.
+    const { always_allow: _applied, ...before } = (await (await page.request.get('/api/policy')).json()).data.policy;
+    expect((await (await page.request.put('/api/policy', { data: before })).json()).ok).toBe(true);
   } finally {
     rx.server.close();
   }

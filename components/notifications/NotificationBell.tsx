@@ -14,10 +14,24 @@ export default function NotificationBell() {
   return (
     <span className="notification-bell">
       <button type="button" className={`btn btn-small bell${unread ? ' has-unread' : ''}`} aria-expanded={open} aria-label={`Notifications: ${unread} unread`} onClick={() => setOpen((o) => !o)}>
-        🔔 {unread}
+        <PixelBell /> {unread}
       </button>
       {open && <InboxPanel items={inbox.data?.items ?? []} onClose={() => setOpen(false)} />}
     </span>
+  );
+}
+
+/** A bell drawn in pixels (an emoji would depend on the system's fonts, and is missing on many). */
+function PixelBell() {
+  return (
+    <svg width="12" height="12" viewBox="0 0 12 12" aria-hidden="true" shapeRendering="crispEdges" style={{ verticalAlign: '-1px' }}>
+      <rect x="5" y="0" width="2" height="1" fill="currentColor" />
+      <rect x="4" y="1" width="4" height="1" fill="currentColor" />
+      <rect x="3" y="2" width="6" height="5" fill="currentColor" />
+      <rect x="2" y="7" width="8" height="2" fill="currentColor" />
+      <rect x="1" y="9" width="10" height="1" fill="currentColor" />
+      <rect x="5" y="10" width="2" height="2" fill="currentColor" />
+    </svg>
   );
 }
 
