@@ -1,70 +1,27 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { RunnerEventSchema, ok, type RunnerEvent } from '../../protocol';
-import { detectProviders, shellProvider } from '../providers';
+import type { RunnerEvent } from '../../protocol';
 import { isProcessAlive, sessionProcessStates } from '../pty/process-tree';
-import { EventSender } from '../spool/sender';
-import { Spool } from '../spool/spool';
-import { captureLogger, createCommand, makeSampleRepo, makeTempDir, outputOf, removeTempDir, waitFor } from '../testing/fixtures';
+import { createCommand, outputOf, waitFor } from '../testing/fixtures';
+import { makeSessionHarness, type SessionHarness } from '../testing/session-harness';
 import { probeReadOnlyPrevention } from '../workspace/read-only';
-import { WorkspaceManager } from '../workspace/workspace-manager';
 import type { SessionDeps } from './session';
-import { SessionManager } from './session-manager';
 
 /** Small enough that the tests see idleness and interim diffs quickly; the values do not matter otherwise. */
 const TEST_IDLE_MS = 400;
 const TEST_DIFF_INTERVAL_MS = 100;
 const TEST_WATCH_DEBOUNCE_MS = 30;
 
-interface Harness {
-  tmp: string;
-  source: string;
-  manager: SessionManager;
-  spool: Spool;
-  sender: EventSender;
-  events: RunnerEvent[];
-}
+type Harness = SessionHarness;
 
-async function makeHarness(extra: Partial<SessionDeps> = {}): Promise<Harness> {
-  const tmp = await makeTempDir('lifecycle');
-  const source = makeSampleRepo(path.join(tmp, 'source'));
-  const dataDir = path.join(tmp, 'data');
-  const log = captureLogger();
-  const spool = await Spool.open(path.join(dataDir, 'spool'), { log });
-  const workspaces = new WorkspaceManager(dataDir, log);
-  await workspaces.init();
-  const providers = await detectProviders([shellProvider()], log);
-  const manager = new SessionManager({
-    spool,
-    workspaces,
-    providers,
-    homesDir: path.join(dataDir, 'homes'),
-    log,
-    capacity: 4,
-    stopGraceMs: 300,
-    idleAfterMs: 60_000,
-    diffIntervalMs: TEST_DIFF_INTERVAL_MS,
-    watchDebounceMs: TEST_WATCH_DEBOUNCE_MS,
-    ...extra,
+/** The shared harness with this file's timings (short diff and watch intervals, idle only when asked). */
+const makeHarness = (extra: Partial<SessionDeps> = {}): Promise<Harness> =>
+  makeSessionHarness('lifecycle', {
+    deps: () => ({ idleAfterMs: 60_000, diffIntervalMs: TEST_DIFF_INTERVAL_MS, watchDebounceMs: TEST_WATCH_DEBOUNCE_MS, ...extra }),
   });
-  const events: RunnerEvent[] = [];
-  const sender = new EventSender(spool, log);
-  sender.attach((batch, done) => {
-    events.push(...batch.map((e) => RunnerEventSchema.parse(e)));
-    const highest = new Map<string, number>();
-    for (const e of batch) highest.set(e.session_id, Math.max(highest.get(e.session_id) ?? 0, e.seq));
-    done(ok({ acked: [...highest].map(([session_id, seq]) => ({ session_id, seq })) }));
-  });
-  return { tmp, source, manager, spool, sender, events };
-}
 
-async function closeHarness(h: Harness): Promise<void> {
-  await h.manager.stopAll('test over');
-  h.sender.dispose();
-  h.spool.close();
-  await removeTempDir(h.tmp);
-}
+const closeHarness = (h: Harness): Promise<void> => h.close();
 
 type Of<T extends RunnerEvent['type']> = Extract<RunnerEvent, { type: T }>;
 const ofType = <T extends RunnerEvent['type']>(events: RunnerEvent[], sid: string, type: T): Of<T>[] =>

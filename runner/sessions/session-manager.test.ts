@@ -1,14 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FLOW_CONTROL, RunnerEventSchema, ok, type RunnerEvent } from '../../protocol';
-import { detectProviders, shellProvider } from '../providers';
+import { FLOW_CONTROL, type RunnerEvent } from '../../protocol';
 import { isProcessAlive } from '../pty/process-tree';
-import { EventSender } from '../spool/sender';
-import { Spool } from '../spool/spool';
-import { captureLogger, createCommand, makeSampleRepo, makeTempDir, outputOf, removeTempDir, waitFor } from '../testing/fixtures';
-import { WorkspaceManager } from '../workspace/workspace-manager';
-import { SessionManager } from './session-manager';
+import { createCommand, outputOf, waitFor } from '../testing/fixtures';
+import { makeSessionHarness, type SessionHarness } from '../testing/session-harness';
 
 /** The live descendants of `root` with their command name and state letter, from /proc. */
 function descendantsOf(root: number): Array<{ pid: number; comm: string; state: string }> {
@@ -44,37 +40,9 @@ function descendantsOf(root: number): Array<{ pid: number; comm: string; state: 
 /** Short grace so the SIGKILL escalation test does not wait the production 3 s. */
 const TEST_STOP_GRACE_MS = 300;
 
-interface Harness {
-  tmp: string;
-  source: string;
-  dataDir: string;
-  manager: SessionManager;
-  spool: Spool;
-  sender: EventSender;
-  events: RunnerEvent[];
-}
-
-/** Real spool, git, PTYs; the "server" stores and acks every batch at once. */
-async function makeHarness(capacity = 4): Promise<Harness> {
-  const tmp = await makeTempDir('sessions');
-  const source = makeSampleRepo(path.join(tmp, 'source'));
-  const dataDir = path.join(tmp, 'data');
-  const log = captureLogger();
-  const spool = await Spool.open(path.join(dataDir, 'spool'), { log });
-  const workspaces = new WorkspaceManager(dataDir, log);
-  await workspaces.init();
-  const providers = await detectProviders([shellProvider()], log);
-  const manager = new SessionManager({ spool, workspaces, providers, homesDir: path.join(dataDir, 'homes'), log, capacity, stopGraceMs: TEST_STOP_GRACE_MS });
-  const events: RunnerEvent[] = [];
-  const sender = new EventSender(spool, log);
-  sender.attach((batch, done) => {
-    events.push(...batch.map((e) => RunnerEventSchema.parse(e)));
-    const highest = new Map<string, number>();
-    for (const e of batch) highest.set(e.session_id, Math.max(highest.get(e.session_id) ?? 0, e.seq));
-    done(ok({ acked: [...highest].map(([session_id, seq]) => ({ session_id, seq })) }));
-  });
-  return { tmp, source, dataDir, manager, spool, sender, events };
-}
+/** Real spool, git, PTYs; the "server" stores and acks every batch at once (the shared harness). */
+const makeHarness = (capacity = 4): Promise<SessionHarness> =>
+  makeSessionHarness('sessions', { deps: () => ({ capacity, stopGraceMs: TEST_STOP_GRACE_MS }) });
 
 const states = (events: RunnerEvent[], sid: string) =>
   events.filter((e) => e.session_id === sid && e.type === 'SESSION_STATE_CHANGED').map((e) => (e.type === 'SESSION_STATE_CHANGED' ? e.to : ''));
@@ -85,16 +53,11 @@ const finalState = (events: RunnerEvent[], sid: string) => {
 };
 
 describe('SessionManager with real PTYs', () => {
-  let h: Harness;
+  let h: SessionHarness;
   beforeEach(async () => {
     h = await makeHarness();
   });
-  afterEach(async () => {
-    await h.manager.stopAll('test over');
-    h.sender.dispose();
-    h.spool.close();
-    await removeTempDir(h.tmp);
-  });
+  afterEach(() => h.close());
 
   it('runs the shell in a clean environment and walks the states to COMPLETED', async () => {
     process.env.AGENT_RUNNER_TEST_MARKER = 'leaked-from-parent';
@@ -244,10 +207,7 @@ describe('SessionManager with real PTYs', () => {
         error: { code: 'NO_RUNNER', message: expect.stringContaining('claude') },
       });
     } finally {
-      await small.manager.stopAll('test over');
-      small.sender.dispose();
-      small.spool.close();
-      await removeTempDir(small.tmp);
+      await small.close();
     }
   });
 });
