@@ -25,11 +25,26 @@ function siteRepo(): string {
 }
 
 test('[DTA]: the workshop form dry-runs link_updater → the approval card shows the diff → Allow → verified', async ({ page }) => {
+  // The page's first world snapshot is read before the repository exists and reaches the page only
+  // after the repository's live updates did (a busy server can answer that late): the workshop must
+  // still offer the repository. The route holds that one response; API requests are not routed.
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let read!: () => void;
+  const snapshotRead = new Promise<void>((resolve) => (read = resolve));
+  await page.route('**/api/world', async (route) => {
+    const response = await route.fetch();
+    read();
+    await held;
+    await route.fulfill({ response });
+  }, { times: 1 });
   await logIn(page);
+  await snapshotRead;
   const source = siteRepo();
   const added = await page.request.post('/api/repos', { data: { source, name: 'dta-site' }, headers: { origin: new URL(page.url()).origin } });
   expect(added.ok()).toBe(true);
   await expect.poll(async () => ((await (await page.request.get('/api/world')).json()).data.repos as Array<{ name: string; status: string }>).find((r) => r.name === 'dta-site')?.status, { timeout: 60_000 }).toBe('ready');
+  release();
 
   await page.getByRole('banner').getByRole('link', { name: STRINGS.workshopLink }).click();
   await page.getByRole('list', { name: 'Deterministic tool adapters' }).getByRole('button', { name: /^link_updater/ }).click();
