@@ -2,6 +2,7 @@
 import { useEffect } from 'react';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import type { ApprovalSummary } from '../../protocol';
+import { patchLive, upsertById } from '../realtime/live-cache';
 import { getUiSocket } from '../realtime/socket';
 import { api } from '../ui/api';
 
@@ -14,15 +15,7 @@ export function useApprovals(enabled = true) {
   useEffect(() => {
     if (!enabled) return;
     const socket = getUiSocket();
-    const onUpdate = (a: ApprovalSummary) =>
-      qc.setQueryData<ApprovalSummary[]>(APPROVALS_KEY, (list) => {
-        if (!list) return list;
-        const i = list.findIndex((x) => x.id === a.id);
-        if (i === -1) return [a, ...list];
-        const copy = list.slice();
-        copy[i] = a;
-        return copy;
-      });
+    const onUpdate = (a: ApprovalSummary) => patchLive<ApprovalSummary[]>(qc, APPROVALS_KEY, (list) => upsertById(list, a));
     const onConnect = () => void qc.invalidateQueries({ queryKey: APPROVALS_KEY });
     socket.on('approval:updated', onUpdate);
     socket.on('connect', onConnect);

@@ -4,6 +4,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { PatrolRunSummary, PatrolSummary, RepoHealth, RepoPatrols, SessionSummary, WebhookInfo } from '../../protocol';
 import { PATROL_KIND_LABELS } from '../../protocol';
 import TerminalPanel from '../terminal/TerminalPanel';
+import { patchLive } from '../realtime/live-cache';
 import { getUiSocket } from '../realtime/socket';
 import { api, ApiRequestError } from './api';
 import Header from './Header';
@@ -177,7 +178,7 @@ export default function PatrolsScreen() {
   useEffect(() => {
     if (!repoId) return;
     const socket = getUiSocket();
-    const patch = (fn: (d: RepoPatrols) => RepoPatrols) => qc.setQueryData<RepoPatrols>(['patrols', repoId], (d) => (d ? fn(d) : d));
+    const patch = (fn: (d: RepoPatrols) => RepoPatrols) => patchLive<RepoPatrols>(qc, ['patrols', repoId], fn);
     const onPatrol = (p: PatrolSummary) => p.repo_id === repoId && patch((d) => ({ ...d, patrols: d.patrols.map((x) => (x.id === p.id ? p : x)) }));
     const onRun = (r: PatrolRunSummary) =>
       r.repo_id === repoId && patch((d) => ({ ...d, runs: d.runs.some((x) => x.id === r.id) ? d.runs.map((x) => (x.id === r.id ? r : x)) : [r, ...d.runs].slice(0, 50) }));

@@ -1,19 +1,14 @@
 'use client';
-import { useEffect, useRef } from 'react';
+import { useEffect } from 'react';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import type { AgentCatalog, AlertSummary, MeDetails, RepoHealth, RepoSummary, RunnerSummary, RunSummary, SessionSummary, WorldSnapshot } from '../../protocol';
+import { patchLive, upsertById } from '../realtime/live-cache';
 import { getUiSocket } from '../realtime/socket';
 import { api } from './api';
 
 export const WORLD_KEY = ['world'] as const;
 
-function upsert<T extends { id: string }>(list: T[], item: T): T[] {
-  const i = list.findIndex((x) => x.id === item.id);
-  if (i === -1) return [...list, item];
-  const copy = list.slice();
-  copy[i] = item;
-  return copy;
-}
+const upsert = <T extends { id: string }>(list: T[], item: T) => upsertById(list, item, 'end');
 
 export function useMe() {
   return useQuery({ queryKey: ['me'], queryFn: () => api<MeDetails>('/api/me'), retry: false });
@@ -24,24 +19,10 @@ export function useWorld(enabled: boolean) {
   const qc = useQueryClient();
   const query = useQuery({ queryKey: WORLD_KEY, queryFn: () => api<WorldSnapshot>('/api/world'), enabled });
 
-  // An update that arrives while the snapshot is being read (or before the first one) would be lost:
-  // patching nothing does nothing, and a response read before the change overwrites the patch. So
-  // such an update asks for one more read once the current one has settled.
-  const missedUpdate = useRef(false);
-  useEffect(() => {
-    if (!enabled || query.isFetching || !missedUpdate.current) return;
-    missedUpdate.current = false;
-    void qc.invalidateQueries({ queryKey: WORLD_KEY });
-  }, [enabled, query.isFetching, qc]);
-
   useEffect(() => {
     if (!enabled) return;
     const socket = getUiSocket();
-    const patch = (fn: (w: WorldSnapshot) => WorldSnapshot) => {
-      const state = qc.getQueryState<WorldSnapshot>(WORLD_KEY);
-      if (!state?.data || state.fetchStatus === 'fetching') missedUpdate.current = true;
-      qc.setQueryData<WorldSnapshot>(WORLD_KEY, (w) => (w ? fn(w) : w));
-    };
+    const patch = (fn: (w: WorldSnapshot) => WorldSnapshot) => patchLive(qc, WORLD_KEY, fn);
     const onSession = (s: SessionSummary) => patch((w) => ({ ...w, sessions: upsert(w.sessions, s) }));
     const onRepo = (r: RepoSummary) => patch((w) => ({ ...w, repos: upsert(w.repos, r) }));
     const onRunner = (r: RunnerSummary) => patch((w) => ({ ...w, runners: upsert(w.runners, r) }));

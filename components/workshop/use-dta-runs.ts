@@ -2,6 +2,7 @@
 import { useEffect } from 'react';
 import { useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
 import { DtaRunUpdatedSchema, type DtaRunSummary, type DtaRunUpdated } from '../../protocol';
+import { patchLive } from '../realtime/live-cache';
 import { getUiSocket } from '../realtime/socket';
 import { api } from '../ui/api';
 
@@ -29,10 +30,10 @@ function onPush(qc: QueryClient, raw: unknown): void {
     return;
   }
   let needsPatch = false;
-  qc.setQueryData<DtaRunSummary[]>(DTA_RUNS_KEY, (list) => {
+  patchLive<DtaRunSummary[]>(qc, DTA_RUNS_KEY, (list) => {
     const m = mergeDtaRun(list, parsed.data);
     needsPatch = m.needsPatch;
-    return m.list;
+    return m.list ?? list;
   });
   if (needsPatch) void qc.invalidateQueries({ queryKey: DTA_RUNS_KEY });
 }

@@ -2,6 +2,7 @@
 import { useEffect } from 'react';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import type { AgentCatalog, RunSummary } from '../../protocol';
+import { patchLive, upsertById } from '../realtime/live-cache';
 import { getUiSocket } from '../realtime/socket';
 import { api } from '../ui/api';
 
@@ -18,15 +19,7 @@ export function useWorkshop(enabled: boolean) {
     if (!enabled) return;
     const socket = getUiSocket();
     const onAgents = (c: AgentCatalog) => qc.setQueryData(AGENTS_KEY, c);
-    const onRun = (r: RunSummary) =>
-      qc.setQueryData<RunSummary[]>(RUNS_KEY, (list) => {
-        if (!list) return list;
-        const i = list.findIndex((x) => x.id === r.id);
-        if (i === -1) return [r, ...list];
-        const copy = list.slice();
-        copy[i] = r;
-        return copy;
-      });
+    const onRun = (r: RunSummary) => patchLive<RunSummary[]>(qc, RUNS_KEY, (list) => upsertById(list, r));
     const onConnect = () => {
       void qc.invalidateQueries({ queryKey: AGENTS_KEY });
       void qc.invalidateQueries({ queryKey: RUNS_KEY });
