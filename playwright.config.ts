@@ -56,6 +56,8 @@ export default defineConfig({
       NEXT_TELEMETRY_DISABLED: '1',
       // Room for every spec's sessions (Free allows 3 at once); usage.spec.ts edits the plan it tests.
       AGENT_VILLAGE_DEFAULT_PLAN: 'team',
+      // notifications.spec.ts posts the org's webhooks to a receiver on loopback.
+      AGENT_VILLAGE_ALLOW_PRIVATE_WEBHOOKS: '1',
       // The attached runner offers `claude` through the fake agent CLI (real CLIs cannot log in here).
       AGENT_RUNNER_CLAUDE_BIN: `${process.cwd()}/e2e/fixtures/fake-agent/fake-claude.mjs`,
       // Quest agent steps run claude's headless mode; here the fake headless agent plays it.

@@ -77,6 +77,7 @@ export async function createControlPlane({
     defaultPlan: env.AGENT_VILLAGE_DEFAULT_PLAN,
     loginThrottle,
     allowPrivateGitHosts: env.AGENT_VILLAGE_ALLOW_PRIVATE_GIT_HOSTS,
+    webhookDelivery: { allowPrivateTargets: env.AGENT_VILLAGE_ALLOW_PRIVATE_WEBHOOKS },
     publicOrigin: () => publicOriginOf(httpServer, env),
     terminal: terminalOptions(env),
     nodeId: env.AGENT_VILLAGE_NODE_ID,

@@ -37,6 +37,8 @@ const EnvSchema = z.object({
   AGENT_VILLAGE_ATTACHED_RUNNER: bool.default(true),
   /** Accept git URLs on loopback, link-local and private addresses (a forge on the LAN); off by default. */
   AGENT_VILLAGE_ALLOW_PRIVATE_GIT_HOSTS: bool.default(false),
+  /** Accept outgoing webhook URLs on loopback, link-local and private addresses (a receiver on the LAN); off by default. */
+  AGENT_VILLAGE_ALLOW_PRIVATE_WEBHOOKS: bool.default(false),
   /** Lines of scrollback a terminal keeps (snapshots, reattach and replay show this many). */
   AGENT_VILLAGE_TERMINAL_SCROLLBACK: z.coerce.number().int().min(0).max(1_000_000).default(10_000),
   /** A terminal snapshot is stored after this many KB of output (seek parses at most this much). */

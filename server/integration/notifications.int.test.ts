@@ -44,7 +44,7 @@ describe('notifications, org webhooks and one-time approval links', () => {
 
   beforeEach(async () => {
     delays.length = 0;
-    env = await openServiceDb({ defaultPlan: 'enterprise', webhookDelivery: { backoffMs: (n) => (delays.push(exponentialBackoff(n)), 0), maxAttempts: 3 } });
+    env = await openServiceDb({ defaultPlan: 'enterprise', webhookDelivery: { backoffMs: (n) => (delays.push(exponentialBackoff(n)), 0), maxAttempts: 3, allowPrivateTargets: true } });
     servers = [];
     pushed.length = 0;
     env.services.ports.broadcast!.notificationCreated = (userId, n) => void pushed.push({ userId, n });
@@ -137,6 +137,30 @@ describe('notifications, org webhooks and one-time approval links', () => {
     await expect(hooks.create(env.admin, { url: 'ftp://x', kinds: ['patrol_red'] })).rejects.toThrow(/http/);
     await expect(hooks.create(approver, { url: rx.url, kinds: ['patrol_red'] })).rejects.toThrow(/admin/);
     expect(await hooks.list(env.admin)).toHaveLength(1);
+  });
+
+  it('refuses webhook URLs on loopback, link-local and private addresses, when saved and when delivered, unless allowed', async () => {
+    const strict = await openServiceDb({ defaultPlan: 'enterprise', webhookDelivery: { backoffMs: () => 0, maxAttempts: 2 } });
+    const rx = await receiver([]);
+    servers.push(rx.server);
+    try {
+      const hooks = strict.services.outgoingWebhooks;
+      for (const url of [rx.url, 'http://localhost:9/x', 'http://169.254.169.254/latest/meta-data/', 'http://10.1.2.3/hook', 'http://[::1]:9/', 'http://[::ffff:127.0.0.1]/', 'https://user:pw@example.com/hook']) {
+        await expect(hooks.create(strict.admin, { url, kinds: ['patrol_red'] }), url).rejects.toThrow(/refused|user name/);
+      }
+      expect(await hooks.list(strict.admin)).toHaveLength(0);
+      // A URL that was public when saved and points inside when delivered (the row changed here; a
+      // name's DNS answer can change the same way): the delivery fails, nothing reaches the receiver.
+      await hooks.create(strict.admin, { url: 'http://93.184.216.34/hook', kinds: ['patrol_red'] });
+      await strict.db.outgoingWebhook.updateMany({ data: { url: rx.url } });
+      const [id] = await hooks.enqueue(strict.orgId, { kind: 'patrol_red', title: 't', body: 'b', url: null, key: 'k-private' });
+      const settled = await hooks.settled(id!);
+      expect(settled).toMatchObject({ state: 'failed', last_status: null });
+      expect(settled.last_error).toMatch(/private addresses are refused.*AGENT_VILLAGE_ALLOW_PRIVATE_WEBHOOKS/);
+      expect(rx.got).toHaveLength(0);
+    } finally {
+      await strict.close();
+    }
   });
 
   it('a one-time link decides once, as its approver, and the runner gets the bound command hash', async () => {

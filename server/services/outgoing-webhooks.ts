@@ -6,6 +6,7 @@ import { requireRole, type Principal } from './auth';
 import { AppError, notFound } from './errors';
 import { decrypt, encrypt } from './secrets';
 import { signBody } from './webhook-signature';
+import { checkWebhookTarget, postToWebhook } from './webhook-target';
 
 /**
  * Outgoing webhooks per org (issue 19 item 2): Slack-compatible JSON (`text` + `blocks`, so a
@@ -36,6 +37,8 @@ export interface DeliveryOptions {
   backoffMs?: (failedAttempts: number) => number;
   maxAttempts?: number;
   timeoutMs?: number;
+  /** Allow webhook URLs on loopback, link-local and private addresses (AGENT_VILLAGE_ALLOW_PRIVATE_WEBHOOKS). */
+  allowPrivateTargets?: boolean;
 }
 
 export const exponentialBackoff = (failed: number) => DEFAULT_BACKOFF_BASE_MS * BACKOFF_FACTOR ** (failed - 1);
@@ -85,6 +88,7 @@ export function createOutgoingWebhookService(db: Db, key: Buffer, audit: AuditSe
   const backoff = opts.backoffMs ?? exponentialBackoff;
   const maxAttempts = opts.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
   const timeoutMs = opts.timeoutMs ?? DELIVERY_TIMEOUT_MS;
+  const allowPrivate = opts.allowPrivateTargets ?? false;
   const timers = new Set<NodeJS.Timeout>();
   /** Deliveries being attempted now: a timer and a resume never send one twice at once. */
   const inFlight = new Map<string, Promise<void>>();
@@ -119,22 +123,14 @@ export function createOutgoingWebhookService(db: Db, key: Buffer, audit: AuditSe
     let status: number | null = null;
     let error: string | null = null;
     try {
-      const res = await fetch(hook.url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': 'AgentVillage-Webhook/1',
-          [SIGNATURE_HEADER]: signBody(decrypt(key, hook.secret), d.payload),
-          [EVENT_HEADER]: d.kind,
-          [DELIVERY_HEADER]: d.id,
-        },
-        body: d.payload,
-        redirect: 'manual',
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-      status = res.status;
-      // The body is not ours to keep; reading it frees the connection.
-      await res.arrayBuffer().catch(() => undefined);
+      const headers = {
+        'content-type': 'application/json',
+        'user-agent': 'AgentVillage-Webhook/1',
+        [SIGNATURE_HEADER]: signBody(decrypt(key, hook.secret), d.payload),
+        [EVENT_HEADER]: d.kind,
+        [DELIVERY_HEADER]: d.id,
+      };
+      status = (await postToWebhook(hook.url, { headers, body: d.payload, signal: AbortSignal.timeout(timeoutMs) }, allowPrivate)).status;
       if (status < 200 || status >= 300) error = `HTTP ${status}`;
     } catch (err) {
       error = (err instanceof Error ? (err.cause instanceof Error ? `${err.message}: ${err.cause.message}` : err.message) : String(err)).slice(0, MAX_ERROR_CHARS);
@@ -165,6 +161,7 @@ export function createOutgoingWebhookService(db: Db, key: Buffer, audit: AuditSe
       requireRole(p, 'admin');
       const parsed = OutgoingWebhookBodySchema.safeParse(input);
       if (!parsed.success) throw new AppError('BAD_REQUEST', `The webhook is not valid: ${describeZodError(parsed.error)}`);
+      await checkWebhookTarget(parsed.data.url, allowPrivate);
       if ((await db.outgoingWebhook.count({ where: { orgId: p.orgId } })) >= MAX_WEBHOOKS_PER_ORG) throw new AppError('BAD_REQUEST', `An organisation can have at most ${MAX_WEBHOOKS_PER_ORG} webhooks.`);
       const secret = randomBytes(24).toString('base64url');
       const w = await db.outgoingWebhook.create({

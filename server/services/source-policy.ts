@@ -39,7 +39,7 @@ export function isNonPublicAddress(address: string): boolean {
 export const PRIVATE_SOURCE_REFUSED = (host: string) =>
   `Repository sources on loopback, link-local or private addresses are refused (${host}). An operator can allow them with AGENT_VILLAGE_ALLOW_PRIVATE_GIT_HOSTS=1.`;
 
-async function resolveAll(host: string): Promise<string[]> {
+export async function resolveAll(host: string): Promise<string[]> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<string[]>((res) => (timer = setTimeout(() => res([]), DNS_LOOKUP_TIMEOUT_MS)));
   try {
