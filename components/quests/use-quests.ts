@@ -28,9 +28,8 @@ export function applyQuestPush(qc: QueryClient, raw: unknown): boolean {
 }
 
 /** The org's quests, read once over REST and then kept live by `quest:updated` on the /ui socket (no polling). */
-export function useQuests(enabled: boolean) {
+export function useQuestList(enabled: boolean) {
   const qc = useQueryClient();
-  const planners = useQuery({ queryKey: ['quest-planners'], queryFn: () => api<PlannerInfo[]>('/api/quests/planners'), enabled });
   // A REST QuestSummary is a QuestUpdated with more in it (receipt patches): one list holds either.
   const quests = useQuery({ queryKey: QUESTS_KEY, queryFn: () => api<QuestUpdated[]>('/api/quests'), enabled });
   useEffect(() => {
@@ -46,5 +45,11 @@ export function useQuests(enabled: boolean) {
       socket.off('connect', onConnect);
     };
   }, [enabled, qc]);
-  return { planners, quests };
+  return quests;
+}
+
+/** The quest board's data: the live quest list and the planner registry. */
+export function useQuests(enabled: boolean) {
+  const planners = useQuery({ queryKey: ['quest-planners'], queryFn: () => api<PlannerInfo[]>('/api/quests/planners'), enabled });
+  return { planners, quests: useQuestList(enabled) };
 }
