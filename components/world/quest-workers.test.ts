@@ -35,15 +35,15 @@ describe('quest steps as village workers', () => {
     expect(questStepRoom(q, 'apply')).toBe('site/a/b');
   });
 
-  it('gives running, waiting and failed steps a sprite with their state on the label; pending and skipped none', () => {
+  it('gives running, waiting and failed steps a sprite (its state from the sprite states, denied and blocked named); pending and skipped none', () => {
     const sessions = questStepsAsSessions([quest({}, ['succeeded', 'waiting_for_approval', 'pending', 'skipped']), quest({ id: 'qst_two' }, ['failed', 'running', 'denied', 'blocked'])]);
     expect(sessions.map((s) => [s.id, s.state, s.title])).toEqual([
-      ['qst_one:dry_run', 'COMPLETED', 'dry_run · succeeded'],
-      ['qst_one:gate', 'WAITING_FOR_APPROVAL', 'gate · waiting for approval'],
-      ['qst_two:dry_run', 'FAILED', 'dry_run · failed'],
-      ['qst_two:gate', 'RUNNING', 'gate · running'],
-      ['qst_two:apply', 'FAILED', 'apply · denied'],
-      ['qst_two:verify', 'FAILED', 'verify · blocked'],
+      ['qst_one:dry_run', 'COMPLETED', 'dry_run: x'],
+      ['qst_one:gate', 'WAITING_FOR_APPROVAL', 'gate: x'],
+      ['qst_two:dry_run', 'FAILED', 'dry_run: x'],
+      ['qst_two:gate', 'RUNNING', 'gate: x'],
+      ['qst_two:apply', 'FAILED', 'apply: x denied'],
+      ['qst_two:verify', 'FAILED', 'verify: x blocked'],
     ]);
     expect(isQuestWorker('qst_two:gate')).toBe(true);
     expect(isQuestWorker('qst_two')).toBe(false);

@@ -52,6 +52,16 @@ export function questStepRoom(q: Pick<QuestUpdated, 'plan' | 'steps'>, stepId: s
   return typeof glob === 'string' || Array.isArray(glob) ? globRoom(glob as string | string[]) : '';
 }
 
+/**
+ * The sprite's name: the step and its skill. The label adds the sprite's own status words
+ * (working, waiting for approval, failed); a denied or blocked step says so here, where those
+ * words would only say "failed".
+ */
+function stepTitle(s: QuestUpdated['steps'][number]): string {
+  const name = `${s.step_id}: ${s.skill}`;
+  return s.state === 'denied' || s.state === 'blocked' ? `${name} ${STATE_WORDS[s.state]}` : name;
+}
+
 export function questStepsAsSessions(quests: readonly QuestUpdated[]): SessionSummary[] {
   const out: SessionSummary[] = [];
   for (const q of quests) {
@@ -65,7 +75,7 @@ export function questStepsAsSessions(quests: readonly QuestUpdated[]): SessionSu
         provider: 'shell',
         kind: 'agent',
         room_path: questStepRoom(q, s.step_id),
-        title: `${s.step_id} · ${STATE_WORDS[s.state]}`,
+        title: stepTitle(s),
         state,
         reason: s.reason,
         created_by: q.created_by,
