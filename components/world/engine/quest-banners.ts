@@ -14,6 +14,8 @@ import type { Camera } from './camera';
 const MAX_GOAL_CHARS = 48;
 /** Space between the banner's foot and the building's top wall, CSS px. */
 const BANNER_LIFT = 6;
+/** Least space between a banner and the view's side, CSS px. */
+const EDGE_GAP = 4;
 
 export class QuestBanners {
   private readonly root: HTMLDivElement;
@@ -115,7 +117,10 @@ export class QuestBanners {
       el.hidden = !b;
       if (!b) continue;
       const p = cam.toScreen((b.x + b.w / 2) * TILE, b.y * TILE);
-      el.style.left = `${Math.round(p.x)}px`;
+      // Kept inside the view, so a building at the edge still shows its whole banner.
+      const half = el.offsetWidth / 2 + EDGE_GAP;
+      const maxX = this.root.clientWidth - half;
+      el.style.left = `${Math.round(maxX > half ? Math.min(Math.max(p.x, half), maxX) : p.x)}px`;
       el.style.top = `${Math.round(p.y - BANNER_LIFT)}px`;
     }
   }
