@@ -121,6 +121,14 @@ test('[QUESTS]: the village shows a running quest as a banner over its building 
   await expect.poll(() => village<Banner>(page, 'questBanner', repoId).then((b) => b && { progress: b.progress, shown: b.shown, failed: b.failed }), { timeout: 120_000 }).toEqual({ progress: 'step 2/4 gate: waiting for approval', shown: true, failed: [] });
   await expect.poll(() => village<string>(page, 'spriteRoom', `${id}:gate`)).toBe('site');
   await expect.poll(() => village<string>(page, 'spriteBubble', `${id}:gate`)).toBe('approval');
+  // Clicking the gate's worker opens its quest on the board.
+  await expect.poll(() => village<boolean>(page, 'spriteWalking', `${id}:gate`)).toBe(false);
+  const at = (await village<{ x: number; y: number }>(page, 'spriteScreenPosition', `${id}:gate`))!;
+  await page.mouse.click(at.x, at.y);
+  await expect(page).toHaveURL(new RegExp(`/quests\\?quest=${id}$`));
+  await expect(page.getByRole('region', { name: 'Quest' }).getByTestId('quest-progress')).toHaveText('step 2/4 gate: waiting for approval');
+  await page.goto('/');
+  await expect.poll(() => village<Banner>(page, 'questBanner', repoId).then((b) => b?.shown ?? false), { timeout: 60_000 }).toBe(true);
   const banner = page.getByRole('link', { name: /^Quest Move every link from old\.example\.com to new\.example\.com: step 2\/4 gate: waiting for approval/ });
   await expect(banner).toBeVisible();
   await page.screenshot({ path: testInfo.outputPath('village-quest-banner.png') });
