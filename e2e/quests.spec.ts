@@ -147,6 +147,7 @@ test('[QUESTS]: the village shows a running quest as a banner over its building 
   const allow = quest.getByRole('group', { name: 'Gate approval' }).getByRole('button', { name: 'Allow' });
   await allow.focus();
   await expect(allow).toBeFocused();
+  await quest.getByRole('group', { name: 'Gate approval' }).screenshot({ path: testInfo.outputPath('quests-gate-card-focus.png') });
   await page.keyboard.press('Enter');
   // Pushed, not re-read: the step cards follow the run to the end without a reload.
   await expect(quest.getByTestId('quest-state')).toHaveText('succeeded', { timeout: 120_000 });
