@@ -333,3 +333,38 @@ export const RunWorkItemWithAttemptSchema = RunWorkItemCommandSchema.extend({ at
 export type RunWorkItemWithAttempt = z.infer<typeof RunWorkItemWithAttemptSchema>;
 export const ReplayStepCommandSchema = ReplayWorkItemCommandSchema.extend({ quest_id: RunWorkItemCommandSchema.shape.quest_id, step_id: StepIdSchema });
 export type ReplayStepCommand = z.infer<typeof ReplayStepCommandSchema>;
+
+// ── Control plane → browsers (/ui) ───────────────────────────────────────────────────────────────
+
+/**
+ * How much of a dry-run's patch `quest:updated` carries: what the gate card shows. A patch can be
+ * half a megabyte and a quest changes state many times; the whole patch stays in REST and in the
+ * receipt download.
+ */
+export const QUEST_EVENT_PATCH_PREVIEW_CHARS = 4_000;
+
+/** A step as pushed live: the receipt without its patch (the download has it), the proposal's patch cut to a preview. */
+export const QuestStepViewSchema = QuestStepSummarySchema.extend({
+  receipt: ReceiptSchema.omit({ patch: true }).nullable(),
+  proposal: QuestDtaProposalSchema.extend({ patch_truncated: z.boolean().optional() }).nullable(),
+});
+export type QuestStepView = z.infer<typeof QuestStepViewSchema>;
+
+/**
+ * /ui `quest:updated`: the quest as it is now (state, reason, every step's state, results, receipt
+ * hashes, replay answers), pushed to the org's browsers at each change. A REST QuestSummary is a
+ * QuestUpdated too, so the page keeps one list of either in its cache.
+ */
+export const QuestUpdatedSchema = QuestSummarySchema.extend({ steps: z.array(QuestStepViewSchema) });
+export type QuestUpdated = z.infer<typeof QuestUpdatedSchema>;
+
+export function questUpdated(q: QuestSummary): QuestUpdated {
+  return {
+    ...q,
+    steps: q.steps.map((s) => {
+      const receipt = s.receipt ? (({ patch: _patch, ...rest }) => rest)(s.receipt) : null;
+      const proposal = s.proposal && s.proposal.patch.length > QUEST_EVENT_PATCH_PREVIEW_CHARS ? { ...s.proposal, patch: s.proposal.patch.slice(0, QUEST_EVENT_PATCH_PREVIEW_CHARS), patch_truncated: true } : s.proposal;
+      return { ...s, receipt, proposal };
+    }),
+  };
+}

@@ -6,6 +6,7 @@ import type { SpawnSessionBodySchema } from './api';
 import type { AlertSummary, PatrolRunSummary, PatrolSummary, RepoHealth } from './patrols';
 import type { AgentCatalog, RunSummary } from './deterministic';
 import type { DtaRunUpdated } from './dta';
+import type { QuestUpdated } from './quests';
 import type { Ack } from './result';
 import { ProviderIdSchema, RepoTreeSchema, SessionIdSchema, SessionStateSchema } from './world';
 import type { TerminalClientToServerEvents, TerminalServerToClientEvents } from './terminal';
@@ -136,6 +137,8 @@ export interface UiServerToClientEvents extends TerminalServerToClientEvents {
   'run:updated': (run: RunSummary) => void;
   /** A DTA run changed phase (DtaRunUpdatedSchema; the browser validates it on arrival). */
   'dta-run:updated': (run: DtaRunUpdated) => void;
+  /** A quest or one of its steps changed state (QuestUpdatedSchema; the browser validates it on arrival). */
+  'quest:updated': (quest: QuestUpdated) => void;
   /** The org's deterministic agents changed (a runner registered, reloaded its folder, or left). */
   'agents:updated': (catalog: AgentCatalog) => void;
 }

@@ -19,6 +19,8 @@ import { STRINGS } from './strings';
 import { useRequireLogin } from './use-auth-redirect';
 import { useWorld } from './use-world';
 import { useDtaRuns } from '../workshop/use-dta-runs';
+import { useQuestList } from '../quests/use-quests';
+import { isQuestWorker, questOfWorker } from '../world/quest-workers';
 import WorldList from './WorldList';
 import { useRole } from './use-role';
 import RadarPopover from '../radar/RadarPopover';
@@ -39,6 +41,7 @@ export default function VillageScreen() {
   const router = useRouter();
   const world = useWorld(me.isSuccess);
   const dtaRuns = useDtaRuns(me.isSuccess);
+  const quests = useQuestList(me.isSuccess);
   const approvals = useApprovals(me.isSuccess);
   const radar = useRadar(me.isSuccess);
   const [radarOpenId, setRadarOpenId] = useState<string | null>(null);
@@ -226,8 +229,15 @@ export default function VillageScreen() {
               workshopAgents={world.data.agents.length}
               runs={world.data.runs}
               dtaRuns={dtaRuns.data}
+              quests={quests.data}
               onSelectSession={(id) =>
-                id.startsWith('run_') ? router.push(`/workshop?run=${encodeURIComponent(id)}`) : id.startsWith('dta_') ? router.push('/workshop') : setOpenSessionId(id)
+                id.startsWith('run_')
+                  ? router.push(`/workshop?run=${encodeURIComponent(id)}`)
+                  : id.startsWith('dta_')
+                    ? router.push('/workshop')
+                    : isQuestWorker(id)
+                      ? router.push(`/quests?quest=${encodeURIComponent(questOfWorker(id))}`)
+                      : setOpenSessionId(id)
               }
               onSelectRoom={(repoId, roomPath) => (repoId === WORKSHOP_ID ? router.push('/workshop') : setSelectedRoom({ repoId, roomPath }))}
               alerts={world.data.alerts}

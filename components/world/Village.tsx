@@ -16,6 +16,8 @@ import { layoutVillage, unfoldKey, type VillageLayout } from './layout';
 import { runAsSession } from './runs';
 import { dtaRunAsSession } from './dta-workers';
 import type { DtaRunSummary } from '../../protocol/dta';
+import type { QuestUpdated } from '../../protocol/quests';
+import { questStepsAsSessions } from './quest-workers';
 import type { VillageEngine } from './engine';
 import { testHooksEnabled } from './engine/test-hooks';
 
@@ -30,6 +32,8 @@ export interface VillageProps {
   runs?: RunSummary[];
   /** DTA runs: workers with a measuring tape in the room of the files they touch (dta-workers.ts). */
   dtaRuns?: DtaRunSummary[];
+  /** Quests: a banner over each live quest's building, each running step a worker in its room (quest-workers.ts). */
+  quests?: QuestUpdated[];
   /** Clicking a sprite (a session id, or a run id for a worker in the workshop). */
   onSelectSession(id: string): void;
   /** Clicking a room (the deepest room under the pointer). */
@@ -66,8 +70,8 @@ export default function Village(props: VillageProps) {
   const { repos, selectedSessionId, selectedRoom } = props;
   const agents = props.workshopAgents ?? 0;
   const sessions = useMemo(
-    () => [...props.sessions, ...(props.runs ?? []).map(runAsSession), ...(props.dtaRuns ?? []).map(dtaRunAsSession)],
-    [props.sessions, props.runs, props.dtaRuns],
+    () => [...props.sessions, ...(props.runs ?? []).map(runAsSession), ...(props.dtaRuns ?? []).map(dtaRunAsSession), ...questStepsAsSessions(props.quests ?? [])],
+    [props.sessions, props.runs, props.dtaRuns, props.quests],
   );
   const hostRef = useRef<HTMLDivElement>(null);
   const engineRef = useRef<VillageEngine | null>(null);
@@ -129,6 +133,7 @@ export default function Village(props: VillageProps) {
       e.setPatrolState(p.alerts ?? [], p.health ?? []);
       e.setSelectedAlert(p.selectedAlertId ?? null);
       e.setRadar(p.radar ?? []);
+      e.setQuests(p.quests ?? []);
     })().catch((err: unknown) => {
       console.error('village: could not start the renderer', err);
     });
@@ -161,6 +166,11 @@ export default function Village(props: VillageProps) {
   useEffect(() => {
     engineRef.current?.setRadar(radar ?? []);
   }, [radar]);
+
+  const { quests } = props;
+  useEffect(() => {
+    engineRef.current?.setQuests(quests ?? []);
+  }, [quests]);
 
   const roomRepo = selectedRoom?.repoId;
   const roomPath = selectedRoom?.roomPath;

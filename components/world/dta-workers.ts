@@ -54,7 +54,7 @@ export function commonRoom(files: readonly string[]): string {
 }
 
 /** Where a glob can match at all: its directories before the first pattern character. */
-function globRoom(glob: string | string[] | undefined): string {
+export function globRoom(glob: string | string[] | undefined): string {
   const globs = glob === undefined ? [] : Array.isArray(glob) ? glob : [glob];
   const fixed = globs.map((g) => {
     const segs = g.split('/');

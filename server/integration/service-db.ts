@@ -67,6 +67,7 @@ export async function openServiceDb(opts: { defaultPlan?: PlanId; runnerGraceMs?
     patrolRunUpdated: () => undefined,
     runUpdated: () => undefined,
     dtaRunUpdated: () => undefined,
+    questUpdated: () => undefined,
     agentsUpdated: () => undefined,
     notificationCreated: () => undefined,
     sessionEvents: () => undefined,

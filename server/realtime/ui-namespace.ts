@@ -274,6 +274,7 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
     patrolRunUpdated: (orgId, run) => nsp.to(`org:${orgId}`).emit('patrol-run:updated', run),
     runUpdated: (orgId, run) => nsp.to(`org:${orgId}`).emit('run:updated', run),
     dtaRunUpdated: (orgId, run) => nsp.to(`org:${orgId}`).emit('dta-run:updated', run),
+    questUpdated: (orgId, quest) => nsp.to(`org:${orgId}`).emit('quest:updated', quest),
     agentsUpdated: (orgId, catalog) => nsp.to(`org:${orgId}`).emit('agents:updated', catalog),
     hasViewers: (sessionId) => (viewers.get(sessionId)?.size ?? 0) > 0,
     sessionEvents(sessionId, events) {

@@ -108,7 +108,7 @@ export function createServices(
   webhooks = createWebhookService(db, opts.secretKey, { patrols: () => patrols, repos, audit });
   const blueprints = createBlueprintService(db, gateway, broadcast);
   // Quests: planner + work items on runners (server/services/quests.ts); their updates share the runs' channel.
-  const quests = createQuestService(db, gateway, { audit });
+  const quests = createQuestService(db, gateway, { audit, broadcast });
   // A failed quest step tells the people who can act on it (inbox, browser, org webhooks).
   quests.onStepFailed((e) => {
     void notify.notifications

@@ -1,4 +1,4 @@
-import type { AgentCatalog, DtaRunUpdated, AlertSummary, ApprovalSummary, NotificationSummary, PatrolRunSummary, PatrolSummary, RepoHealth, RepoSummary, Result, RunSummary, RunnerSummary, ServerToRunnerEvents, SessionSummary, WireEvent } from '../../protocol';
+import type { AgentCatalog, DtaRunUpdated, QuestUpdated, AlertSummary, ApprovalSummary, NotificationSummary, PatrolRunSummary, PatrolSummary, RepoHealth, RepoSummary, Result, RunSummary, RunnerSummary, ServerToRunnerEvents, SessionSummary, WireEvent } from '../../protocol';
 
 type CommandName = keyof ServerToRunnerEvents;
 type CommandBody<K extends CommandName> = Parameters<ServerToRunnerEvents[K]>[0];
@@ -30,6 +30,8 @@ export interface Broadcaster {
   patrolRunUpdated(orgId: string, run: PatrolRunSummary): void;
   runUpdated(orgId: string, run: RunSummary): void;
   dtaRunUpdated(orgId: string, run: DtaRunUpdated): void;
+  /** A quest or one of its steps changed state (quest banner, step workers, the quest board). */
+  questUpdated(orgId: string, quest: QuestUpdated): void;
   agentsUpdated(orgId: string, catalog: AgentCatalog): void;
   sessionEvents(sessionId: string, events: WireEvent[]): void;
   /** Whether any browser is attached to the session (flow control is theirs then). */

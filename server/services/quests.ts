@@ -18,7 +18,8 @@ import { buildManifest } from '../planner/skills';
 import { actorOf, type AuditService } from './audit';
 import { requireRole, type Principal } from './auth';
 import { AppError, forbidden, notFound } from './errors';
-import type { RunnerGateway } from './ports';
+import type { Broadcaster, RunnerGateway } from './ports';
+import { createQuestAnnouncer } from './quest-updates';
 import { nextMoves, questOutcome, workItemOf, type StepState } from './quest-steps';
 import { canReach } from './repos';
 
@@ -70,8 +71,15 @@ function summary(q: QuestRow, steps: StepRow[]): QuestSummary {
   };
 }
 
-export function createQuestService(db: Db, gateway: () => RunnerGateway, deps: { audit: AuditService; planners?: PlannerRegistry }) {
+export function createQuestService(db: Db, gateway: () => RunnerGateway, deps: { audit: AuditService; planners?: PlannerRegistry; broadcast?: () => Broadcaster }) {
   const planners = deps.planners ?? createPlannerRegistry([RULE_ENTRY, llmEntry()]);
+  // quest:updated to the org's browsers after each state change (no broadcaster: nobody watches).
+  const announce = deps.broadcast
+    ? createQuestAnnouncer(async (id) => {
+        const q = await db.quest.findUnique({ where: { id }, include: { steps: true } });
+        return q && { orgId: q.orgId, quest: summary(q, q.steps) };
+      }, deps.broadcast)
+    : async (_id: string) => {};
   const listeners = new Set<FailureListener>();
 
   async function load(orgId: string, id: string) {
@@ -143,6 +151,7 @@ export function createQuestService(db: Db, gateway: () => RunnerGateway, deps: {
     const repo = await repoOf(q);
     await setStep(q.id, step.stepId, { state: 'running', attempts: attempt, reason: `Running on the runner (attempt ${attempt}).` });
     await db.quest.update({ where: { id: q.id }, data: { state: 'running', reason: `Running ${step.stepId}.` } });
+    await announce(q.id); // browsers see the step running before its result can arrive
     const res = await gateway().command(q.runnerId!, 'workitem:run', { quest_id: q.id, step_id: step.stepId, org_id: q.orgId, repo_id: q.repoId, repo_source: repo.source, branch: q.branch, base_ref: q.baseRef, work_item: item, attempt });
     if (!res.ok) {
       await setStep(q.id, step.stepId, { state: 'failed', reason: `The runner refused the step: ${res.error.message}` });
@@ -220,6 +229,7 @@ export function createQuestService(db: Db, gateway: () => RunnerGateway, deps: {
           steps: { create: out.output.plan.steps.map((s, i) => ({ stepId: s.step_id, position: i, skill: s.skill, state: 'pending', reason: s.reason })) },
         },
       });
+      await announce(id);
       await deps.audit.record({ orgId: p.orgId, actor: actorOf(p), action: 'quest.created', target: id, detail: { repo: repo.id, planner: body.planner, plan_input_hash: out.hash, steps: out.output.plan.steps.length } });
       return api.get(p, id);
     },
@@ -246,6 +256,7 @@ export function createQuestService(db: Db, gateway: () => RunnerGateway, deps: {
       if (!n.count) throw new AppError('CONFLICT', 'That quest was started already.');
       await deps.audit.record({ orgId: p.orgId, actor: actorOf(p), action: 'quest.started', target: id, detail: { runner: runner.name } });
       await advance(id);
+      await announce(id);
       return api.get(p, id);
     },
 
@@ -269,6 +280,7 @@ export function createQuestService(db: Db, gateway: () => RunnerGateway, deps: {
         await abortRest(id, stepId);
       }
       await advance(id);
+      await announce(id);
       return api.get(p, id);
     },
 
@@ -285,6 +297,7 @@ export function createQuestService(db: Db, gateway: () => RunnerGateway, deps: {
       const repo = await repoOf(q);
       await setStep(id, stepId, { replay: null });
       const res = await gateway().command(runnerId, 'workitem:replay', { quest_id: id, step_id: stepId, repo_id: q.repoId, repo_source: repo.source, branch: q.branch, receipt });
+      await announce(id);
       if (!res.ok) throw new AppError('RUNNER_ERROR', `The runner refused the replay: ${res.error.message}`);
       return api.get(p, id);
     },
@@ -299,6 +312,7 @@ export function createQuestService(db: Db, gateway: () => RunnerGateway, deps: {
         if (!s) continue;
         if (u.outcome.kind === 'replayed') await setStep(q.id, s.stepId, { replay: JSON.stringify(u.outcome.replay) });
         else await onRan(q, s, u as QuestStepUpdate & { outcome: { kind: 'ran' } });
+        await announce(q.id);
       }
     },
   };

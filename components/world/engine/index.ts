@@ -38,6 +38,7 @@ import { attachInput } from './input';
 import { FONT_SIZES, Labels, fontName, installFonts } from './labels';
 import { MapLayer } from './map-layer';
 import { PatrolLayer } from './patrol-layer';
+import { QuestBanners } from './quest-banners';
 import { StaticSurface } from './static-surface';
 import { RadarLayer } from './radar-layer';
 import { MAX_STEP_MS, initialSimState, stepActors, type SimState } from './simulation';
@@ -131,6 +132,9 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
   let measuring: { until: number; last: number; n: number; panPx: number; result: FrameTimes; done: (x: FrameTimes) => void } | null = null;
 
   const crowds = new CrowdBadges(host, (id) => callbacks().onSelectSession(id));
+  // Quest banners over buildings (quest-banners.ts): HTML links, placed each frame like the crowd badges.
+  const questBanners = new QuestBanners(host);
+  let questIds: string[] = [];
 
   const frame = (dt: number, now: number, sleptMs: number) => {
     if (destroyed) return;
@@ -163,6 +167,7 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
     const bubbleWake = actors.sync(sim, cam, now);
     const patrolWake = patrol.animate(now, cam);
     crowds.update(sim, cam);
+    questBanners.position(cam);
     radar.sync(sim, cam);
     tex.flush();
     const t1 = performance.now();
@@ -307,6 +312,8 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
   });
 
   debugApi.radarDrawn = () => radar.drawn();
+  debugApi.questBanner = (repoId) => questBanners.banner(repoId);
+  debugApi.questIds = () => [...questIds];
 
   return {
     setWorld(next, repos: readonly RepoSummary[]) {
@@ -315,6 +322,7 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
       map.build(next, repos);
       patrol.draw(next);
       radar.setLayout(next);
+      questBanners.setLayout(next);
       map.drawHighlight(selectedRoom);
       emptyText.visible = next.buildings.length === 0;
       const keep = refocus ? roomByPath(next, refocus.repoId, refocus.path) : null;
@@ -360,6 +368,12 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
       radar.setOverlaps(overlaps);
       loop.request();
     },
+    setQuests(quests) {
+      questIds = quests.map((q) => q.id);
+      questBanners.setQuests(quests);
+      questBanners.position(cam);
+      loop.request();
+    },
     fit,
     debugApi,
     destroy() {
@@ -369,6 +383,7 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
       resizeObserver.disconnect();
       detachInput();
       crowds.destroy();
+      questBanners.destroy();
       radar.destroy();
       if (window.__village === debugApi) delete window.__village;
       if (ready) delete host.dataset.ready;

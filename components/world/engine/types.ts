@@ -3,6 +3,8 @@ import type { RepoSummary, SessionSummary } from '../../../protocol/ui';
 import type { AlertSummary, RepoHealth } from '../../../protocol/patrols';
 import type { VillageLayout } from '../layout';
 import type { RadarOverlap } from '../../../protocol/radar';
+import type { QuestUpdated } from '../../../protocol/quests';
+import type { QuestBanner } from '../quest-workers';
 
 export interface EngineCallbacks {
   onSelectSession(id: string): void;
@@ -55,6 +57,10 @@ export interface VillageDebugApi {
   measureFrames(ms: number, panPx?: number): Promise<FrameTimes>;
   /** Conflict radar: each overlap's glowing room (null when not on the map) and whether a line joins two sprites. */
   radarDrawn?(): Array<{ id: string; room: string | null; line: boolean }>;
+  /** The quest banner over a repository's building (goal, "step n/m …", failed steps, link), null when no quest of it is live. */
+  questBanner?(repoId: string): (QuestBanner & { shown: boolean }) | null;
+  /** Ids of the quests the village was last given (a push arrived when a new one is here). */
+  questIds?(): string[];
 }
 
 /** Per-frame figures of a measurement (ms): time between frames, main-thread time of the frame, of which pixi's render call. */
@@ -80,6 +86,8 @@ export interface VillageEngine {
   setSelectedAlert(alertId: string | null): void;
   /** Conflict radar overlaps to draw (glowing rooms, lines between sprites, badges). */
   setRadar(overlaps: readonly RadarOverlap[]): void;
+  /** Quests: a banner over each live quest's building (its steps are sprites, given with the sessions). */
+  setQuests(quests: readonly QuestUpdated[]): void;
   /** Re-fits the whole village in view. */
   fit(): void;
   /** The read-only debug / test API (Village.tsx publishes it as window.__village when hooks are on). */
