@@ -107,8 +107,7 @@ test('[QUESTS]: the village shows a running quest as a banner over its building 
   await logIn(page);
   await addRepo(page, 'quest-village');
   const repoId = await repoIdOf(page, 'quest-village');
-  // The village draws the building from the scanned tree (a fresh page has it; the quest itself is pushed from here on).
-  await page.goto('/');
+  // The village draws the building from the scanned tree as its update arrives (no reload), and the quest is pushed from here on.
   await expect.poll(() => page.evaluate(() => window.__village?.ready ?? false), { timeout: 60_000 }).toBe(true);
   const origin = new URL(page.url()).origin;
 
