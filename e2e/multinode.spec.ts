@@ -1,4 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +23,8 @@ const ROOT = process.cwd();
 /** Numbered outputs the session prints across the crash of node A, and the pause between them (s). */
 const NUMBERS = 40;
 const NUMBER_PAUSE_S = '0.3';
+/** One secret key for the installation (32 bytes, base64), made per run. */
+const SECRET_KEY = randomBytes(32).toString('base64');
 /** Starting a node (tsx compile + Next.js) on a loaded 2-core machine. */
 const NODE_START_MS = 180_000;
 
@@ -66,7 +69,7 @@ test.describe('[MULTINODE]: two nodes on PostgreSQL + Redis, runner on A, browse
         REDIS_URL: redis!.url,
         AGENT_VILLAGE_NODE_ID: id,
         // Both nodes decrypt the same secrets: one key for the installation.
-        AGENT_VILLAGE_SECRET_KEY: 'a'.repeat(64),
+        AGENT_VILLAGE_SECRET_KEY: SECRET_KEY,
         AGENT_VILLAGE_ATTACHED_RUNNER: '0',
         AGENT_VILLAGE_DEMO_REPO: '0',
         AGENT_VILLAGE_DEFAULT_PLAN: 'enterprise',
@@ -78,7 +81,16 @@ test.describe('[MULTINODE]: two nodes on PostgreSQL + Redis, runner on A, browse
     proc.stdout!.on('data', (b: Buffer) => logs.push(b.toString()));
     proc.stderr!.on('data', (b: Buffer) => logs.push(b.toString()));
     const node = { proc, logs, url: `http://127.0.0.1:${port}`, dataDir };
-    await expect.poll(() => (proc.exitCode !== null ? 'exited' : /listening on/.test(logs.join('')) ? 'listening' : 'starting'), { timeout: NODE_START_MS }).toBe('listening');
+    await expect
+      .poll(
+        () => {
+          // A node that exited will not start listening: fail now, with what it said.
+          if (proc.exitCode !== null) throw new Error(`node ${id} exited with ${proc.exitCode}:\n${logs.join('').slice(-4000)}`);
+          return /listening on/.test(logs.join(''));
+        },
+        { timeout: NODE_START_MS },
+      )
+      .toBe(true);
     return node;
   }
 

@@ -221,10 +221,16 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
       handle('session:spawn', SpawnSessionBodySchema, async (body) => services.sessions.spawn(await currentPrincipal(socket), body)),
     );
 
+    // Keystrokes reach the PTY in the order typed. Each one's checks read the database, and on a
+    // connection pool (PostgreSQL) two reads can finish out of order ("echo" arrived as "ech o"
+    // reordered): so one socket's inputs are applied one after another.
+    let inputs: Promise<unknown> = Promise.resolve();
     on(
       'terminal:input',
       handle('terminal:input', UiInputSchema, async ({ session_id, data }) => {
-        await services.sessions.input(await currentPrincipal(socket), session_id, data);
+        const turn = inputs.then(async () => services.sessions.input(await currentPrincipal(socket), session_id, data));
+        inputs = turn.catch(() => undefined);
+        await turn;
         return null;
       }),
     );
