@@ -1,11 +1,12 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionSummary, WireEvent } from '../../protocol';
 import { migrate } from '../db';
+import type { Principal } from '../services/auth';
 import { adminCookie, startInProcessNode, type InProcessNode } from './cluster-nodes';
 import { call, ROOT, uiSocket, waitFor, type UiClient } from './harness';
 import { POSTGRES_BIN, startPostgres } from './postgres-server';
@@ -30,6 +31,8 @@ describe.skipIf(!!missing)('[multinode] two nodes on PostgreSQL only: the Postgr
   let b: InProcessNode;
   let runner: ChildProcess | undefined;
   let browser: UiClient | undefined;
+  let admin: Principal;
+  let repoId: string;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'av-mn-pgadapter-'));
@@ -49,8 +52,9 @@ describe.skipIf(!!missing)('[multinode] two nodes on PostgreSQL only: the Postgr
   });
 
   it('a runner on A is online for B; a browser on B spawns on it, types, and sees every line (large batches included) in order', async () => {
-    const { cookie } = await adminCookie(a);
+    const { userId, cookie } = await adminCookie(a);
     const orgId = a.cp.orgId;
+    admin = { userId, email: 'ada@example.com', name: 'Ada', orgId, orgName: 'x', role: 'admin', mustChangePassword: false };
     const { token } = await a.cp.services.runners.createToken(orgId, 'pg-adapter');
     runner = spawn(process.execPath, ['--import', 'tsx', 'runner/index.ts', '--server', a.url, '--name', 'pga-1', '--data-dir', join(dir, 'runner')], {
       cwd: ROOT,
@@ -63,8 +67,12 @@ describe.skipIf(!!missing)('[multinode] two nodes on PostgreSQL only: the Postgr
 
     const repoDir = join(dir, 'repo');
     mkdirSync(repoDir, { recursive: true });
+    mkdirSync(join(repoDir, 'site'));
+    // A page with an old link, for the DTA run below.
+    writeFileSync(join(repoDir, 'site', 'index.html'), '<p><a href="http://old.example.com/about">About</a></p>\n');
     execFileSync('sh', ['-c', 'git init -q -b main && echo x > a && git -c user.name=t -c user.email=t@t add -A && git -c user.name=t -c user.email=t@t commit -qm i'], { cwd: repoDir });
     const repo = await b.cp.services.repos.add(orgId, repoDir, 'pga-repo');
+    repoId = repo.id;
     await waitFor(async () => (await b.cp.services.repos.get(orgId, repo.id)).status === 'ready', 'the scan through A', 60_000);
 
     browser = await uiSocket(b.url, cookie);
@@ -106,5 +114,22 @@ describe.skipIf(!!missing)('[multinode] two nodes on PostgreSQL only: the Postgr
     expect(bad.ok).toBe(false);
     expect(browser.connected).toBe(true);
     expect(b.cp.services.ports.gateway!.isOnline(row.id)).toBe(true);
+  }, 300_000);
+
+  it('a DTA run started on B is dispatched to the runner on A: dry-run, decided on B, applied and verified', async () => {
+    const run = await b.cp.services.dtaRuns.create(admin, {
+      repo_id: repoId,
+      invocation: { tool: 'link_updater', glob: 'site/**', params: { from_hosts: ['http://old.example.com'], to_host: 'https://new.example.com' } },
+    });
+    const status = (statuses: string[]) =>
+      waitFor(async () => {
+        const r = await b.cp.services.dtaRuns.get(admin, run.id);
+        return statuses.includes(r.status) ? r : null;
+      }, `the DTA run to reach ${statuses.join('|')}`, 120_000);
+    const waiting = await status(['waiting_for_approval', 'failed']);
+    expect(waiting.status, waiting.reason ?? '').toBe('waiting_for_approval');
+    await b.cp.services.dtaRuns.decide(admin, waiting.approval_id!, 'allow');
+    const done = await status(['verified', 'failed']);
+    expect(done.status, done.reason ?? '').toBe('verified');
   }, 300_000);
 });
