@@ -109,6 +109,12 @@ describe.skipIf(!!missing)('[multinode] two nodes on PostgreSQL only: the Postgr
     expect(screen.seq).toBeGreaterThanOrEqual(lastSeen);
     expect(screen.data).toContain('done-42');
 
+    // Typing: one event per key, sent without waiting (as a browser does), reaches the PTY in order.
+    const typed = 'echo keys-$((6*7))-in-order';
+    const keys = [...typed, '\r'].map((k) => call(browser!, 'terminal:input', { session_id: sessionId, data: k }));
+    expect((await Promise.all(keys)).every((r) => r.ok)).toBe(true);
+    await waitFor(() => output().includes('keys-42-in-order'), 'the typed command to run intact', 60_000);
+
     // Bad input on B: a clear error, nothing changes, both nodes and the socket stay up.
     const bad = await call(browser, 'terminal:input', { session_id: 42 });
     expect(bad.ok).toBe(false);
