@@ -14,7 +14,9 @@ export default defineConfig({
   // The setup project creates the first admin through the setup page; every other spec logs in.
   projects: [
     { name: 'setup', testMatch: /setup\.spec\.ts$/ },
-    { name: 'app', testMatch: /\.spec\.ts$/, testIgnore: /setup\.spec\.ts$/, dependencies: ['setup'] },
+    { name: 'app', testMatch: /\.spec\.ts$/, testIgnore: [/setup\.spec\.ts$/, /multinode.*\.spec\.ts$/], dependencies: ['setup'] },
+    // Issue 18: specs that start their own nodes, database and Redis (never the shared server above).
+    { name: 'multinode', testMatch: /multinode.*\.spec\.ts$/ },
   ],
   // Generous: on a loaded 2-core machine a test that takes 20 s alone can take 50 s.
   timeout: 120_000,

@@ -1,20 +1,54 @@
 /**
- * Ingest rate into SQLite through the real event service (the path every runner batch takes):
- * one writer queue, one transaction per batch, INSERT OR IGNORE with RETURNING, usage ticks keyed
- * by (session, window) in the same commit. Prints sustained rows per second for
+ * Ingest through the real event service (the path every runner batch takes: live fan-out first,
+ * then one writer queue, one transaction per batch, INSERT … ON CONFLICT DO NOTHING RETURNING,
+ * usage ticks keyed by (session, window) in the same commit), on SQLite and on PostgreSQL in one
+ * invocation, printed side by side. Per database, over BENCH_SESSIONS (200) sessions:
  *   (a) USAGE_TICKs only, (b) a mixed stream (terminal chunks, file touches, activity, ticks),
- *   (c) the mixed stream again, one event per commit (what batching saves).
- * Asserts nothing. Usage: npm run bench:ingest   (BENCH_SECONDS, BENCH_BATCH, BENCH_SESSIONS)
+ *   (c) the mixed stream one event per commit (what batching saves),
+ * each sustained for BENCH_SECONDS with BENCH_RUNNERS runners sending batches at once; and for
+ * (b): runner batch → UI p99 (a real Socket.IO client on loopback receives the live events of
+ * BENCH_WATCHED sessions) and runner batch → stored and acknowledged p99.
+ * PostgreSQL is a throwaway cluster (Debian's binaries); without them that column says so.
+ * Asserts nothing. Usage: npm run bench:ingest   (BENCH_SECONDS, BENCH_BATCH, BENCH_SESSIONS, BENCH_RUNNERS)
  */
-import { UsageTickSchema, type RunnerEvent } from '../protocol';
+import { createServer } from 'node:http';
+import { loadavg, cpus } from 'node:os';
+import { Server } from 'socket.io';
+import { io as connect } from 'socket.io-client';
+import { UsageTickSchema, type RunnerEvent, type WireEvent } from '../protocol';
 import { openServiceDb } from '../server/integration/service-db';
+import { PG_BIN, startPostgres } from '../scripts/pg-cluster.mjs';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const BATCH = Number(process.env.BENCH_BATCH ?? 500);
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 200);
+/** Runners sending at once (each its own batches, as a fleet does). */
+const RUNNERS = Number(process.env.BENCH_RUNNERS ?? 4);
+/** Sessions a browser watches (live events reach only attached viewers). */
+const WATCHED = Number(process.env.BENCH_WATCHED ?? 10);
+/** The issue's target for sustained events per second with 200 sessions, per database. */
+const TARGET_PER_S = 5_000;
 const W = 30_000;
 
-async function main() {
+interface Figures {
+  ticks: number;
+  mixed: number;
+  single: number;
+  uiP99: number;
+  uiP50: number;
+  storedP99: number;
+  storedP50: number;
+  reportMs: number;
+  stored: number;
+}
+
+const pct = (xs: number[], p: number) => {
+  if (!xs.length) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
+};
+
+async function measure(label: string): Promise<Figures> {
   const env = await openServiceDb({ defaultPlan: 'enterprise' });
   const { db, services, orgId, admin, runner } = env;
   const ids: string[] = [];
@@ -25,12 +59,43 @@ async function main() {
       data: { id, orgId, repoId: 'repo_test01', runnerId: runner.id, createdById: admin.userId, provider: 'claude', roomPath: '', title: id, state: 'RUNNING', reason: 'bench' },
     });
   }
+
+  // The UI side: a real Socket.IO server and client on loopback; the live path emits the watched
+  // sessions' events as the /ui namespace does for attached viewers.
+  const http = createServer();
+  const io = new Server(http);
+  await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+  const watched = new Set(ids.slice(0, WATCHED));
+  io.on('connection', (s) => void s.join('viewers'));
+  services.ports.broadcast = {
+    ...services.ports.broadcast!,
+    hasViewers: (id) => watched.has(id),
+    sessionEvents: (id: string, events: WireEvent[]) => {
+      if (watched.has(id)) io.to('viewers').emit('session:events', { session_id: id, events });
+    },
+  };
+  const client = connect(`http://127.0.0.1:${(http.address() as { port: number }).port}`, { transports: ['websocket'] });
+  await new Promise<void>((r) => client.once('connect', () => r()));
+  /** When the batch carrying `${session}#${seq}` was handed to ingest. */
+  const sentAt = new Map<string, number>();
+  const uiLatency: number[] = [];
+  client.on('session:events', (body: { session_id: string; events: WireEvent[] }) => {
+    const now = performance.now();
+    for (const e of body.events) {
+      const k = `${body.session_id}#${e.seq}`;
+      const t0 = sentAt.get(k);
+      if (t0 !== undefined) {
+        uiLatency.push(now - t0);
+        sentAt.delete(k);
+      }
+    }
+  });
+
   const seq = new Map(ids.map((id) => [id, 0]));
   const windowOf = new Map(ids.map((id) => [id, Math.floor(Date.now() / W) * W - 10_000 * W]));
   const base = (id: string) => ({ session_id: id, org_id: orgId, repo_id: 'repo_test01', repo_ref: { provider: 'local', owner: '', name: 'demo' }, ts: Date.now(), seq: seq.set(id, seq.get(id)! + 1).get(id)! });
   let k = 0;
   const nextId = () => ids[k++ % ids.length]!;
-
   const tick = (): RunnerEvent => {
     const id = nextId();
     const w = windowOf.set(id, windowOf.get(id)! + W).get(id)!;
@@ -45,30 +110,77 @@ async function main() {
     return { ...base(id), type: 'AGENT_ACTIVITY', activity: 'working', detail: 'using Edit', since: Date.now() };
   };
 
-  async function run(label: string, make: () => RunnerEvent, batch: number) {
+  async function run(make: () => RunnerEvent, batch: number, timed = false): Promise<{ perS: number; stored: number[] }> {
     let rows = 0;
-    let batches = 0;
+    const storedLatency: number[] = [];
     const t0 = performance.now();
-    while (performance.now() - t0 < SECONDS * 1000) {
-      const events = Array.from({ length: batch }, make);
-      await services.events.ingest(runner, events);
-      rows += events.length;
-      batches += 1;
-    }
-    const s = (performance.now() - t0) / 1000;
-    console.log(`${label.padEnd(44)} ${Math.round(rows / s).toLocaleString('en-US').padStart(8)} rows/s  (${rows.toLocaleString('en-US')} rows, ${batches.toLocaleString('en-US')} commits of ${batch}, ${s.toFixed(1)} s)`);
-    return rows / s;
+    // Events are made in order (seqs per session ascend) and the runners' batches interleave, as a fleet's do.
+    const loop = async () => {
+      while (performance.now() - t0 < SECONDS * 1000) {
+        // A runner's batch arrives as a network event: the loop yields to I/O between batches as
+        // the server does (SQLite's driver can answer without ever yielding, starving the sockets).
+        await new Promise((r) => setImmediate(r));
+        const events = Array.from({ length: batch }, make);
+        const start = performance.now();
+        if (timed) for (const e of events) if (watched.has(e.session_id)) sentAt.set(`${e.session_id}#${e.seq}`, start);
+        await services.events.ingest(runner, events);
+        if (timed) storedLatency.push(performance.now() - start);
+        rows += events.length;
+      }
+    };
+    await Promise.all(Array.from({ length: RUNNERS }, loop));
+    return { perS: rows / ((performance.now() - t0) / 1000), stored: storedLatency };
   }
 
-  console.log(`SQLite (WAL, synchronous=NORMAL) through EventService.ingest, ${SESSIONS} sessions, ${SECONDS} s each:`);
-  await run('(a) USAGE_TICK, batch commit', tick, BATCH);
-  await run('(b) mixed events (10% ticks), batch commit', mixed, BATCH);
-  await run('(c) mixed events, one commit per event', mixed, 1);
+  process.stdout.write(`${label}: (a) ticks… `);
+  const ticks = (await run(tick, BATCH)).perS;
+  process.stdout.write('(b) mixed… ');
+  const mix = await run(mixed, BATCH, true);
+  process.stdout.write('(c) one per commit… ');
+  const single = (await run(mixed, 1)).perS;
   const stored = await db.usageTick.count();
   const report0 = performance.now();
-  const report = await services.usage.report(orgId, new Date().toISOString().slice(0, 7));
-  console.log(`usage ticks stored: ${stored.toLocaleString('en-US')}; usage report of this month over them: ${Math.round(performance.now() - report0)} ms (${report.totals.agent_minutes.toLocaleString('en-US')} agent-minutes)`);
+  await services.usage.report(orgId, new Date().toISOString().slice(0, 7));
+  const reportMs = performance.now() - report0;
+  console.log('done');
+  client.close();
+  await io.close();
   await env.close();
+  return { ticks, mixed: mix.perS, single, uiP99: pct(uiLatency, 99), uiP50: pct(uiLatency, 50), storedP99: pct(mix.stored, 99), storedP50: pct(mix.stored, 50), reportMs, stored };
+}
+
+async function main() {
+  const load = loadavg()[0]!.toFixed(1);
+  console.log(`Ingest through EventService.ingest: ${SESSIONS} sessions, ${RUNNERS} runners sending batches of ${BATCH}, ${SECONDS} s each; ${cpus().length} cores, load ${load} at start`);
+  const sqlite = await measure('SQLite (WAL, synchronous=NORMAL)');
+  let postgres: Figures | string;
+  if (!PG_BIN) postgres = 'not installed';
+  else {
+    const cluster = await startPostgres();
+    process.env.AV_TEST_POSTGRES_URL = cluster.url.replace(/\/[^/]*$/, '');
+    try {
+      postgres = await measure('PostgreSQL (throwaway cluster, fsync off)');
+    } finally {
+      delete process.env.AV_TEST_POSTGRES_URL;
+      cluster.stop();
+    }
+  }
+  const n = (x: number) => (Number.isFinite(x) ? Math.round(x).toLocaleString('en-US') : '–');
+  const ms = (x: number) => (Number.isFinite(x) ? `${x.toFixed(1)} ms` : '–');
+  const rows: Array<[string, (f: Figures) => string]> = [
+    ['(a) USAGE_TICK, batch commit (rows/s)', (f) => n(f.ticks)],
+    [`(b) mixed, batch commit (rows/s; target ≥ ${n(TARGET_PER_S)})`, (f) => n(f.mixed)],
+    ['(c) mixed, one commit per event (rows/s)', (f) => n(f.single)],
+    ['(b) runner batch → UI, p50', (f) => ms(f.uiP50)],
+    ['(b) runner batch → UI, p99', (f) => ms(f.uiP99)],
+    ['(b) runner batch → stored + acked, p50', (f) => ms(f.storedP50)],
+    ['(b) runner batch → stored + acked, p99', (f) => ms(f.storedP99)],
+    ['usage report of the month', (f) => `${ms(f.reportMs)} over ${n(f.stored)} ticks`],
+  ];
+  const pgCell = (f: (x: Figures) => string) => (typeof postgres === 'string' ? postgres : f(postgres));
+  console.log(`\n${'measure'.padEnd(58)} ${'SQLite'.padStart(24)} ${'PostgreSQL'.padStart(24)}`);
+  for (const [label, f] of rows) console.log(`${label.padEnd(58)} ${f(sqlite).padStart(24)} ${pgCell(f).padStart(24)}`);
+  console.log(`load at end ${loadavg()[0]!.toFixed(1)}`);
 }
 
 main().catch((err) => {

@@ -8,7 +8,8 @@ import { allowSocketRequest } from './http-guard';
 import { createOriginPolicy, type OriginPolicy } from './origin-policy';
 import { createRunnerEngine } from './realtime/runner-engine';
 import { attachUiNamespace } from './realtime/ui-namespace';
-import { browserTransports, createClusterAdapter } from './realtime/cluster-adapter';
+import { browserTransports, clusterAdapterFor } from './realtime/cluster-adapter';
+import { createUiEventLimits } from './realtime/ui-limits';
 import { relaySessionEvents } from './realtime/cluster-relay';
 import { startPatrolScheduling } from './scheduler';
 import { createServices, type Services } from './services';
@@ -94,8 +95,8 @@ export async function createControlPlane({
   await services.runners.resetOnline();
   await services.blueprints.dropAll();
 
-  // With REDIS_URL, nodes join through the Socket.IO Redis adapter (issue 18).
-  const cluster = env.REDIS_URL ? createClusterAdapter(env.REDIS_URL, env.AGENT_VILLAGE_QUEUE_PREFIX) : null;
+  // Nodes join through the Socket.IO Redis adapter, or the Postgres one without Redis (issue 18).
+  const cluster = clusterAdapterFor({ redisUrl: env.REDIS_URL, databaseUrl: env.DATABASE_URL, prefix: env.AGENT_VILLAGE_QUEUE_PREFIX });
   const io = new Server(httpServer, {
     transports: browserTransports(cluster !== null),
     maxHttpBufferSize: MAX_UI_MESSAGE_BYTES,
@@ -113,7 +114,9 @@ export async function createControlPlane({
     cluster: cluster ? { attach: (runnerIo) => cluster.forServer(runnerIo, 'runner'), isOpen: cluster.isOpen } : undefined,
   });
   services.ports.gateway = runnerEngine.gateway;
-  const uiBroadcast = attachUiNamespace(io, services, { originPolicy });
+  // A person's /ui allowance is one across nodes when Redis is there (ui-limits.ts).
+  const uiLimits = createUiEventLimits({ redisUrl: env.REDIS_URL, prefix: env.AGENT_VILLAGE_QUEUE_PREFIX });
+  const uiBroadcast = attachUiNamespace(io, services, { originPolicy, limits: uiLimits });
   // Several nodes: live output also reaches viewers attached to the other nodes.
   services.ports.broadcast = cluster ? relaySessionEvents(io.of('/ui'), uiBroadcast, cluster.isOpen) : uiBroadcast;
   const scheduler = await startPatrolScheduling(services, env);
@@ -131,6 +134,7 @@ export async function createControlPlane({
       void runnerEngine.io.close();
       await cluster?.close();
       await loginThrottle.close();
+      await uiLimits.close();
     },
   };
 }

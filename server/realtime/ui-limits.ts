@@ -1,4 +1,5 @@
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { Redis } from 'ioredis';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { fail, type Result, type UiClientToServerEvents } from '../../protocol';
 
 export type UiEvent = keyof UiClientToServerEvents;
@@ -25,38 +26,79 @@ export const UI_EVENT_LIMITS: Record<UiEvent, { points: number; seconds: number 
 };
 /** A socket that keeps sending after being refused — this many times its allowance in one window — is disconnected. */
 export const ABUSE_FACTOR = 3;
+/**
+ * A person's sockets together (tabs, windows, on any node) get this many times one socket's
+ * allowance: a few tabs are normal, but opening more sockets (or reaching more nodes) does not
+ * multiply what one account may send.
+ */
+export const USER_LIMIT_SHARE = 3;
 /** Terminals one socket may have attached at once (the dock shows a few; each costs a replay and a viewer). */
 export const MAX_ATTACHED_PER_SOCKET = 8;
 
 export const UI_LIMIT_MESSAGES = {
   rate: (event: string, seconds: number) => `Too many ${event} events from this connection: wait ${seconds} s and try again.`,
   abuse: 'This connection sent far too many events and is closed.',
+  user: (event: string, seconds: number) => `Too many ${event} events from your account (all your tabs together): wait ${seconds} s and try again.`,
   attached: `At most ${MAX_ATTACHED_PER_SOCKET} terminals can be attached on one connection: detach one first.`,
 };
 
 export type Verdict = { ok: true } | { ok: false; reply: Result<never>; disconnect: boolean };
 
-/** One limiter per event kind, keyed by socket id (sockets live on one node: memory is the right store). */
-export function createUiEventLimits() {
-  const limiters = new Map(
-    (Object.keys(UI_EVENT_LIMITS) as UiEvent[]).map((e) => [e, new RateLimiterMemory({ keyPrefix: `ui:${e}`, points: UI_EVENT_LIMITS[e].points, duration: UI_EVENT_LIMITS[e].seconds })]),
+export interface UiEventLimits {
+  /** Take one event from the socket's allowance, then from its user's: ok, refused, or refused and to be disconnected. */
+  take(socketId: string, event: UiEvent, userId?: string): Promise<Verdict>;
+  /** A socket is gone: its counters go too. */
+  forget(socketId: string): void;
+  close(): Promise<void>;
+}
+
+/**
+ * Two layers per event kind. Per socket, in memory: a socket lives on one node, so memory is the
+ * right store, and the abuse disconnect is decided there. Per user, shared: with `redisUrl` the
+ * user's budget is a Redis counter every node takes from (RateLimiterRedis), so a person's sockets
+ * on node A and node B share one allowance; an in-memory limiter with the same numbers stands in
+ * while Redis is unreachable (insurance), so an outage neither blocks everyone nor lifts the limits.
+ */
+export function createUiEventLimits(opts: { redisUrl?: string; /** the installation's Redis key prefix */ prefix?: string } = {}): UiEventLimits {
+  // No offline queue: a limiter call must fail fast to the insurance limiter, not wait for Redis.
+  const redis = opts.redisUrl ? new Redis(opts.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false }) : null;
+  redis?.on('error', (err) => console.error('[server] /ui rate limits: redis', err.message));
+  const events = Object.keys(UI_EVENT_LIMITS) as UiEvent[];
+  const perSocket = new Map(events.map((e) => [e, new RateLimiterMemory({ keyPrefix: `ui:${e}`, points: UI_EVENT_LIMITS[e].points, duration: UI_EVENT_LIMITS[e].seconds })]));
+  const perUser = new Map<UiEvent, RateLimiterAbstract>(
+    events.map((e) => {
+      const points = UI_EVENT_LIMITS[e].points * USER_LIMIT_SHARE;
+      const duration = UI_EVENT_LIMITS[e].seconds;
+      const memory = new RateLimiterMemory({ keyPrefix: `ui-user:${e}`, points, duration });
+      return [e, redis ? new RateLimiterRedis({ storeClient: redis, keyPrefix: `${opts.prefix ?? 'agent-village'}:ui-user:${e}`, points, duration, insuranceLimiter: memory }) : memory];
+    }),
   );
   return {
-    /** Take one event of `socketId`'s allowance: ok, refused, or refused and to be disconnected. */
-    async take(socketId: string, event: UiEvent): Promise<Verdict> {
+    async take(socketId, event, userId) {
+      const { points, seconds } = UI_EVENT_LIMITS[event];
       try {
-        await limiters.get(event)!.consume(socketId);
-        return { ok: true };
+        await perSocket.get(event)!.consume(socketId);
       } catch (res) {
         if (!(res instanceof RateLimiterRes)) throw res;
-        const { points, seconds } = UI_EVENT_LIMITS[event];
         const disconnect = res.consumedPoints > points * ABUSE_FACTOR;
         return { ok: false, disconnect, reply: fail('RATE_LIMITED', disconnect ? UI_LIMIT_MESSAGES.abuse : UI_LIMIT_MESSAGES.rate(event, seconds)) };
       }
+      // Only what the socket's own allowance let through counts against the user: a flooding tab
+      // is stopped at its socket and does not starve the same person's other tabs.
+      if (!userId) return { ok: true };
+      try {
+        await perUser.get(event)!.consume(userId);
+        return { ok: true };
+      } catch (res) {
+        if (!(res instanceof RateLimiterRes)) throw res;
+        return { ok: false, disconnect: false, reply: fail('RATE_LIMITED', UI_LIMIT_MESSAGES.user(event, seconds)) };
+      }
     },
-    /** A socket is gone: its counters go too. */
-    forget(socketId: string) {
-      for (const l of limiters.values()) void l.delete(socketId);
+    forget(socketId) {
+      for (const l of perSocket.values()) void l.delete(socketId);
+    },
+    async close() {
+      redis?.disconnect();
     },
   };
 }

@@ -19,7 +19,7 @@ import type { Broadcaster } from '../services/ports';
 import type { OriginPolicy } from '../origin-policy';
 import { handle } from './handler';
 import { attachTerminalTimeTravel } from './ui-terminal';
-import { createUiEventLimits, MAX_ATTACHED_PER_SOCKET, UI_LIMIT_MESSAGES, type UiEvent } from './ui-limits';
+import { createUiEventLimits, MAX_ATTACHED_PER_SOCKET, UI_LIMIT_MESSAGES, type UiEvent, type UiEventLimits } from './ui-limits';
 
 interface UiSocketData {
   principal: Principal;
@@ -58,7 +58,7 @@ export function sameOrigin(headers: Record<string, string | string[] | undefined
 }
 
 /** The /ui namespace: browsers with a login cookie; rooms per org; terminal attach and input. */
-export function attachUiNamespace(io: Server, services: Services, opts: { originPolicy?: () => OriginPolicy } = {}): Broadcaster {
+export function attachUiNamespace(io: Server, services: Services, opts: { originPolicy?: () => OriginPolicy; /** shared across nodes through Redis when clustered (control-plane.ts) */ limits?: UiEventLimits } = {}): Broadcaster {
   const nsp = io.of('/ui') as unknown as Namespace<UiClientToServerEvents, UiServerToClientEvents, Record<string, never>, UiSocketData>;
   const viewers = new Map<string, Map<string, Viewer>>();
   const forwardedAck = new Map<string, number>();
@@ -124,7 +124,7 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
     })().catch((e) => console.error('[server] applying a membership change to sockets', e));
   });
 
-  const limits = createUiEventLimits();
+  const limits = opts.limits ?? createUiEventLimits();
 
   nsp.on('connection', (socket) => {
     const p0 = socket.data.principal;
@@ -139,7 +139,7 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
      */
     const on = (event: UiEvent, handler: (body: unknown, ack?: unknown) => Promise<void>) =>
       socket.on(event, (async (body: unknown, ack?: unknown) => {
-        const verdict = await limits.take(socket.id, event);
+        const verdict = await limits.take(socket.id, event, socket.data.principal.userId);
         if (verdict.ok) return handler(body, ack);
         if (typeof ack === 'function') (ack as (r: unknown) => void)(verdict.reply);
         if (verdict.disconnect && socket.connected) {
@@ -221,10 +221,16 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
       handle('session:spawn', SpawnSessionBodySchema, async (body) => services.sessions.spawn(await currentPrincipal(socket), body)),
     );
 
+    // Keystrokes reach the PTY in the order typed. Each one's checks read the database, and on a
+    // connection pool (PostgreSQL) two reads can finish out of order ("echo" arrived as "ech o"
+    // reordered): so one socket's inputs are applied one after another.
+    let inputs: Promise<unknown> = Promise.resolve();
     on(
       'terminal:input',
       handle('terminal:input', UiInputSchema, async ({ session_id, data }) => {
-        await services.sessions.input(await currentPrincipal(socket), session_id, data);
+        const turn = inputs.then(async () => services.sessions.input(await currentPrincipal(socket), session_id, data));
+        inputs = turn.catch(() => undefined);
+        await turn;
         return null;
       }),
     );

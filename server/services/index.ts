@@ -84,7 +84,7 @@ export function createServices(
   // DTA runs (dry-run → gate → apply → verify) decide their own approval cards; created below.
   let dtaRuns: ReturnType<typeof createDtaRunService> | null = null;
   // Notifications, org webhooks, one-time approval links, policy suggestions (issue 19 items 2–3).
-  const notify = createNotificationParts(db, { ...opts, audit, policy, broadcast, approvals: () => approvals });
+  const notify = createNotificationParts(db, { ...opts, audit, leases, policy, broadcast, approvals: () => approvals });
   const approvals = createApprovalService(db, gateway, broadcast, () => record as never, (orgId, repoId) => policy.effective(orgId, repoId), () => dtaRuns!, () => notify.suggestions);
   const memberEvents = new MemberEvents();
   const auth = createAuthService(db, audit, memberEvents, opts.loginThrottle);

@@ -2,6 +2,7 @@ import type { Db } from '../db';
 import { createApprovalLinkService } from './approval-links';
 import type { ApprovalService } from './approvals';
 import type { AuditService } from './audit';
+import type { LeaseService } from './leases';
 import { createNotificationService } from './notifications';
 import { createOutgoingWebhookService, type DeliveryOptions } from './outgoing-webhooks';
 import type { PolicyService } from './policy';
@@ -14,6 +15,8 @@ export function createNotificationParts(
   o: {
     secretKey: Buffer;
     audit: AuditService;
+    /** Delivery claims across nodes (outgoing-webhooks.ts). */
+    leases: LeaseService;
     policy: PolicyService;
     broadcast: () => Broadcaster;
     approvals: () => ApprovalService;
@@ -22,7 +25,7 @@ export function createNotificationParts(
     allowsBeforeSuggesting?: number;
   },
 ) {
-  const outgoingWebhooks = createOutgoingWebhookService(db, o.secretKey, o.audit, o.webhookDelivery);
+  const outgoingWebhooks = createOutgoingWebhookService(db, o.secretKey, o.audit, o.leases, o.webhookDelivery);
   const approvalLinks = createApprovalLinkService(db, o.secretKey, o.approvals);
   const notifications = createNotificationService(db, { broadcast: o.broadcast, webhooks: outgoingWebhooks, links: () => approvalLinks, publicOrigin: o.publicOrigin ?? (() => '') });
   const suggestions = createPolicySuggestionService(db, { policy: o.policy, audit: o.audit, allowsBeforeSuggesting: o.allowsBeforeSuggesting });

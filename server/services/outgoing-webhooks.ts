@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { NotificationKindSchema, OutgoingWebhookBodySchema, describeZodError, type NotificationKind, type OutgoingWebhookSummary, type WebhookDeliverySummary } from '../../protocol';
 import type { Db } from '../db';
 import type { AuditService } from './audit';
+import type { LeaseService } from './leases';
 import { requireRole, type Principal } from './auth';
 import { AppError, notFound } from './errors';
 import { decrypt, encrypt } from './secrets';
@@ -25,6 +26,16 @@ export const DEFAULT_BACKOFF_BASE_MS = 2_000;
 const BACKOFF_FACTOR = 4;
 /** A receiver that hangs is an attempt that failed, not a stuck queue. */
 export const DELIVERY_TIMEOUT_MS = 10_000;
+/**
+ * How long one node's claim on a delivery lasts: longer than an attempt can take (the receiver's
+ * timeout plus the row updates), so a claim never lapses under a live attempt; a node that died
+ * mid-attempt blocks the delivery this long at most.
+ */
+const DELIVERY_CLAIM_MS = DELIVERY_TIMEOUT_MS * 6;
+/** Lease names of delivery claims (table Lease, shared by every node). */
+export const deliveryClaimName = (id: string) => `webhook-delivery:${id}`;
+/** A timer may fire a little before the due time it was set for (clock granularity): still due. */
+const DUE_SLACK_MS = 100;
 /** Kept in the log: enough of an error to say what went wrong. */
 const MAX_ERROR_CHARS = 500;
 /** settled(): how often to look again while a retry waits for its backoff. */
@@ -84,7 +95,12 @@ const kindsOf = (json: string): NotificationKind[] => NotificationKindSchema.arr
 /** 2xx delivered; 408, 429 and 5xx are worth another try; any other answer will not change. */
 const retryable = (status: number) => status === 408 || status === 429 || status >= 500;
 
-export function createOutgoingWebhookService(db: Db, key: Buffer, audit: AuditService, opts: DeliveryOptions = {}) {
+/**
+ * `leases` makes delivery safe with several nodes (issue 18): every attempt first claims its
+ * delivery with a lease in the database, so two nodes that resumed the same pending delivery
+ * after a restart (or whose retry timers fire together) never send it twice.
+ */
+export function createOutgoingWebhookService(db: Db, key: Buffer, audit: AuditService, leases: LeaseService, opts: DeliveryOptions = {}) {
   const backoff = opts.backoffMs ?? exponentialBackoff;
   const maxAttempts = opts.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
   const timeoutMs = opts.timeoutMs ?? DELIVERY_TIMEOUT_MS;
@@ -112,9 +128,32 @@ export function createOutgoingWebhookService(db: Db, key: Buffer, audit: AuditSe
     return p;
   }
 
+  /** One attempt under this node's claim; without the claim another node is attempting it now. */
   async function send(id: string): Promise<void> {
+    const claim = await leases.take(deliveryClaimName(id), DELIVERY_CLAIM_MS, { exclusive: true });
+    if (!claim) {
+      // The node attempting it finishes or schedules its retry; look again once its claim would
+      // have lapsed, in case that node died meanwhile.
+      schedule(id, DELIVERY_CLAIM_MS);
+      return;
+    }
+    try {
+      await sendClaimed(id);
+    } finally {
+      await leases.release(claim).catch((err) => console.error(`[server] releasing the claim on webhook delivery ${id}`, err));
+    }
+  }
+
+  async function sendClaimed(id: string): Promise<void> {
+    // Read under the claim: what another node did before we got it (delivered, rescheduled) counts.
     const d = await db.webhookDelivery.findUnique({ where: { id } });
     if (!d || d.state !== 'pending') return;
+    const due = d.nextAttemptAt?.getTime() ?? 0;
+    if (due > Date.now() + DUE_SLACK_MS) {
+      // Another node attempted it meanwhile and set the next retry: wait for that, not a second try now.
+      schedule(id, due - Date.now());
+      return;
+    }
     const hook = await db.outgoingWebhook.findUnique({ where: { id: d.webhookId } });
     if (!hook || !hook.enabled) {
       await db.webhookDelivery.update({ where: { id }, data: { state: 'failed', lastError: 'the webhook was removed or disabled', nextAttemptAt: null } });

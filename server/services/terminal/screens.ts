@@ -69,6 +69,13 @@ function markOf(e: WireEvent): TimelineMark | null {
  * are persisted every `snapshotEveryChars` so attach, seek and a restarted control plane start
  * from a screen, not from seq 1.
  */
+/**
+ * "No upper bound" for a seq range: the largest value of the seq column (a 32-bit INT).
+ * PostgreSQL refuses a bound outside the column's type (Number.MAX_SAFE_INTEGER failed every
+ * mirror restore there); SQLite accepted it.
+ */
+const MAX_STORED_SEQ = 2_147_483_647;
+
 export function createTerminalScreens(db: Db, serialize: WriterQueue, opts: TerminalScreensOptions = {}) {
   const scrollback = opts.scrollback ?? DEFAULT_TERMINAL_SCROLLBACK;
   const every = opts.snapshotEveryChars ?? DEFAULT_SNAPSHOT_EVERY_CHARS;
@@ -89,7 +96,7 @@ export function createTerminalScreens(db: Db, serialize: WriterQueue, opts: Term
   }
 
   /** Stored events in (afterSeq, throughSeq], page by page. */
-  async function* stored(sessionId: string, afterSeq: number, through = Number.MAX_SAFE_INTEGER): AsyncGenerator<WireEvent[]> {
+  async function* stored(sessionId: string, afterSeq: number, through = MAX_STORED_SEQ): AsyncGenerator<WireEvent[]> {
     let cursor = afterSeq;
     for (;;) {
       const rows = await db.sessionEvent.findMany({ where: { sessionId, seq: { gt: cursor, lte: through } }, orderBy: { seq: 'asc' }, take: EVENT_PAGE });
