@@ -28,7 +28,7 @@ describe('[multinode] outgoing-webhook deliveries resumed by two nodes go out on
   const claimsOfB: Array<Promise<unknown>> = [];
 
   beforeEach(async () => {
-    env = await openServiceDb({ defaultPlan: 'enterprise', webhookDelivery: { backoffMs: () => 0 } });
+    env = await openServiceDb({ defaultPlan: 'enterprise', webhookDelivery: { backoffMs: () => 0, allowPrivateTargets: true } });
     hits.length = 0;
     claimsOfB.length = 0;
     rx = createServer((req, res) => {
@@ -48,7 +48,7 @@ describe('[multinode] outgoing-webhook deliveries resumed by two nodes go out on
         return p;
       },
     };
-    nodes = [leasesA, observedB].map((leases) => createOutgoingWebhookService(env.db, key, env.services.audit, leases, { backoffMs: () => 0 }));
+    nodes = [leasesA, observedB].map((leases) => createOutgoingWebhookService(env.db, key, env.services.audit, leases, { backoffMs: () => 0, allowPrivateTargets: true }));
   });
 
   afterEach(async () => {
