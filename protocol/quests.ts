@@ -194,6 +194,8 @@ export const ReceiptSchema = z.object({
   patch_hash: z.string(),
   metrics: RunResultSchema.shape.metrics,
   created_at: z.string(),
+  /** Blueprint steps: the blueprint that ran (a replay re-runs exactly this command, or reports a mismatch). */
+  blueprint: z.object({ name: z.string().max(100), command: z.string().max(4096), timeout_seconds: z.number().int().positive() }).optional(),
 });
 export type Receipt = z.infer<typeof ReceiptSchema>;
 
