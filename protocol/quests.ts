@@ -335,3 +335,16 @@ export const RunWorkItemWithAttemptSchema = RunWorkItemCommandSchema.extend({ at
 export type RunWorkItemWithAttempt = z.infer<typeof RunWorkItemWithAttemptSchema>;
 export const ReplayStepCommandSchema = ReplayWorkItemCommandSchema.extend({ quest_id: RunWorkItemCommandSchema.shape.quest_id, step_id: StepIdSchema });
 export type ReplayStepCommand = z.infer<typeof ReplayStepCommandSchema>;
+/**
+ * `workitem:run-level`: one DAG level of a quest — its independent steps, run at the same time in
+ * worktrees of their own from the quest branch, then merged into it in step id order. Each step's
+ * outcome comes back as its own QUEST_STEP update once the whole level is merged.
+ */
+export const RunWorkItemLevelCommandSchema = RunWorkItemCommandSchema.omit({ step_id: true, work_item: true }).extend({
+  items: z
+    .array(z.object({ step_id: StepIdSchema, work_item: WorkItemSchema, attempt: z.number().int().min(1).max(QUEST_LIMITS.MAX_RETRIES + 1) }))
+    .min(1)
+    .max(QUEST_LIMITS.MAX_STEPS)
+    .refine((items) => new Set(items.map((i) => i.step_id)).size === items.length, 'each step once per level'),
+});
+export type RunWorkItemLevelCommand = z.infer<typeof RunWorkItemLevelCommandSchema>;
