@@ -195,7 +195,9 @@ export const ReceiptSchema = z.object({
   metrics: RunResultSchema.shape.metrics,
   created_at: z.string(),
   /** Blueprint steps: the blueprint that ran (a replay re-runs exactly this command, or reports a mismatch). */
-  blueprint: z.object({ name: z.string().max(100), command: z.string().max(4096), timeout_seconds: z.number().int().positive() }).optional(),
+  blueprint: z
+    .object({ name: z.string().max(100), command: z.string().max(4096), timeout_seconds: z.number().int().positive(), parameters: z.record(z.string(), z.unknown()) })
+    .optional(),
 });
 export type Receipt = z.infer<typeof ReceiptSchema>;
 
