@@ -52,7 +52,9 @@ describe('quest levels through the control plane', () => {
   };
 
   beforeAll(async () => {
-    fs.mkdirSync(blueprintsDir);
+    // A root server's attached runner is an unprivileged user: it must be able to read the blueprints.
+    fs.chmodSync(tmp, 0o755);
+    fs.mkdirSync(blueprintsDir, { mode: 0o755 });
     fs.writeFileSync(join(blueprintsDir, 'stamp-header.json'), JSON.stringify(BLUEPRINT));
     stack = await startStack({
       env: {
