@@ -127,4 +127,26 @@ describe('quest levels through the control plane', () => {
     expect(git('ls-tree', '-r', '--name-only', done.branch).split('\n')).not.toContain('extra.txt');
     expect(git('show', `${done.branch}:after.txt`)).toBe('ok\n');
   }, 400_000);
+
+  it('agent steps on the attached runner: sandboxed (its data dir is not there) and tool calls counted from the CLI hooks', async () => {
+    // A file only the runner's own user could read, were the agent not in the sandbox.
+    const secret = join(stack.dataDir, 'runner', 'planted-secret.txt');
+    fs.writeFileSync(secret, 'runner-only\n', { mode: 0o644 });
+    const before = git('rev-parse', 'main').trim();
+    const q = await plan('sandbox and hooks', [
+      { step_id: 'peek', skill: 'agent.fake', params: { prompt: `write ok.txt=1; read ${secret}` }, depends_on: [], on_error: 'continue', reason: 'tries the runner data dir' },
+      { step_id: 'busy', skill: 'agent.fake', params: { prompt: 'write one.txt=1; write two.txt=2' }, depends_on: [], on_error: 'continue', constraints: { max_tool_ops: 2 }, reason: 'one tool call too many' },
+      { step_id: 'fine', skill: 'agent.fake', params: { prompt: 'write fine.txt=1; write fine2.txt=2' }, depends_on: [], reason: 'within its budget' },
+    ]);
+    await api.ok('POST', `/api/quests/${q.id}/run`);
+    const done = await waitQuest(q.id, (x) => x.state === 'succeeded' || x.state === 'failed', 'the quest to end');
+    expect(step(done, 'peek')).toMatchObject({ state: 'failed', result: { status: 'failure', error: 'the agent exited 1' } });
+    // The agent process + 2 PreToolUse (the second denied by the hook) → 3 > 2.
+    expect(step(done, 'busy')).toMatchObject({ state: 'denied', result: { status: 'denied', denial_reason: 'Exceeded max tool ops: 3 > 2' } });
+    expect(step(done, 'fine')).toMatchObject({ state: 'succeeded', result: { metrics: { tool_ops_count: 3 } } });
+    const files = git('ls-tree', '-r', '--name-only', done.branch).trim().split('\n');
+    expect(files).toEqual(expect.arrayContaining(['fine.txt', 'fine2.txt']));
+    for (const f of ['ok.txt', 'stolen.txt', 'one.txt', 'two.txt']) expect(files).not.toContain(f);
+    expect(git('rev-parse', `${done.branch}~1`).trim()).toBe(before);
+  }, 400_000);
 });
