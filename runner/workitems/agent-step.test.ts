@@ -1,4 +1,6 @@
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -130,5 +132,27 @@ describe('agent steps in the session sandbox', () => {
     expect(out.result.error ?? '').toBe('');
     expect(out.result).toMatchObject({ status: 'success', metrics: { tool_ops_count: 3 } });
     expect(fs.readFileSync(path.join(repo, 'src/b.js'), 'utf8')).toContain('export const b = 2');
+  });
+
+  it('its only way out is the egress proxy: the provider\u2019s allowed host answers, any other is refused and named', async () => {
+    const server = http.createServer((_req, res) => res.end('api says hi\n'));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const allowed = setup({ sandbox, homesDir: dataDir, egressAllow: { claude: [`127.0.0.1:${port}`] } });
+      const ok = await executeWorkItem(item('agent.claude', `fetch http://127.0.0.1:${port}/v1`), allowed.opts);
+      expect(ok.result.error ?? '').toBe('');
+      expect(fs.readFileSync(path.join(allowed.repo, 'fetched.txt'), 'utf8')).toBe('api says hi\n');
+
+      // The same agent with the real allowlist (the provider's API hosts only): refused, rolled back, named.
+      const refused = setup({ sandbox, homesDir: dataDir });
+      const before = await stateHash(refused.repo);
+      const no = await executeWorkItem(item('agent.claude', `fetch http://127.0.0.1:${port}/v1`), refused.opts);
+      expect(no.result).toMatchObject({ status: 'failure', error: 'the agent exited 1' });
+      expect(no.result.test_output).toContain(`agent-village: network refused for 127.0.0.1:${port} (not an API host of claude)`);
+      expect(await stateHash(refused.repo)).toBe(before);
+    } finally {
+      server.close();
+    }
   });
 });

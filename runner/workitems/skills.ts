@@ -48,6 +48,8 @@ export interface SkillContext {
   homesDir?: string;
   /** The runner's blueprints (blueprint.<name> steps). */
   blueprints?: BlueprintCatalog;
+  /** Hosts an agent may reach through the egress proxy, by provider (default: AGENT_API_HOSTS). */
+  egressAllow?: Record<string, string[]>;
   /** Replay: the blueprint the receipt recorded (the catalog's must match it; replay.sh runs it as recorded). */
   blueprint?: BlueprintUse;
 }
