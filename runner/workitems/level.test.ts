@@ -119,4 +119,17 @@ describe('a DAG level: parallel steps in their own worktrees, merged in step id 
     expect(fs.existsSync(path.join(repo, 'good.txt'))).toBe(true);
     expect(execFileSync('git', ['log', '--format=%s', '-1'], { cwd: repo, encoding: 'utf8' })).toContain('good');
   }, 120_000);
+
+  it('a step whose worktree cannot be made fails alone; the rest of the level runs and merges', async () => {
+    const { repo, deps } = setup(4);
+    const make = deps.makeTree;
+    deps.makeTree = (step, base) => (step === 'broken' ? Promise.reject(new Error('disk full')) : make(step, base));
+    const out = await runLevel([item('broken', 'write x.txt=x'), item('works', 'write y.txt=y')], deps);
+    expect(out.map((o) => [o.step_id, o.execution.result.status, o.execution.result.error ?? ''])).toEqual([
+      ['broken', 'failure', "could not make the step's worktree: disk full"],
+      ['works', 'success', ''],
+    ]);
+    expect(fs.existsSync(path.join(repo, 'y.txt'))).toBe(true);
+    expect(leftovers(repo)).toEqual({ worktrees: 1, branches: '' });
+  }, 120_000);
 });

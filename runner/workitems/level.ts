@@ -64,6 +64,15 @@ function failed(execution: WorkItemExecution, error: string, outputHash: string,
   };
 }
 
+function notRun(error: string, outputHash: string, headNow: string): WorkItemExecution {
+  return {
+    receipt: null,
+    head: headNow,
+    skill: null,
+    result: { status: 'failure', receipt_id: '', receipt_path: '', modified_files: [], created_files: [], deleted_files: [], output_hash: outputHash, artifact_hashes: {}, metrics: { execution_time_ms: 0, tool_ops_count: 0, delta_size: 0, files_touched: 0 }, error },
+  };
+}
+
 export async function runLevel(items: readonly LevelItem[], deps: LevelDeps): Promise<LevelOutcome[]> {
   const ordered = [...items].sort((a, b) => (a.step_id < b.step_id ? -1 : a.step_id > b.step_id ? 1 : 0));
   if (ordered.length === 1) {
@@ -73,6 +82,7 @@ export async function runLevel(items: readonly LevelItem[], deps: LevelDeps): Pr
     return [{ step_id: it.step_id, execution, started_at: started, ended_at: Date.now() }];
   }
   const base = await checkpoint(deps.questRoot, `checkpoint before a level of ${ordered.length} steps`);
+  const baseHash = await stateHash(deps.questRoot);
   const limit = pLimit(Math.max(1, deps.parallel));
   const trees = new Map<string, StepTree>();
   try {
@@ -80,7 +90,13 @@ export async function runLevel(items: readonly LevelItem[], deps: LevelDeps): Pr
       ordered.map((it) =>
         limit(async (): Promise<LevelOutcome> => {
           const started = Date.now();
-          const tree = await deps.makeTree(it.step_id, base);
+          let tree: StepTree;
+          try {
+            tree = await deps.makeTree(it.step_id, base);
+          } catch (err) {
+            // This step never ran; the others go on (and nothing waits on a tree that is not there).
+            return { step_id: it.step_id, execution: notRun(`could not make the step's worktree: ${err instanceof Error ? err.message : String(err)}`, baseHash, base), started_at: started, ended_at: Date.now() };
+          }
           trees.set(it.step_id, tree);
           const execution = await executeWorkItem(it.work_item, { ...deps.options, root: tree.path, receiptDir: deps.receiptDir(it.step_id) });
           return { step_id: it.step_id, execution, started_at: started, ended_at: Date.now() };
@@ -91,10 +107,10 @@ export async function runLevel(items: readonly LevelItem[], deps: LevelDeps): Pr
     const merged: string[] = [];
     const out: LevelOutcome[] = [];
     for (const o of ran) {
-      const tree = trees.get(o.step_id)!;
+      const tree = trees.get(o.step_id);
       const ex = o.execution;
-      if (ex.result.status !== 'success') {
-        out.push({ ...o, execution: { ...ex, head: base, result: rehome(ex.result, tree.path, deps.questRoot) } });
+      if (ex.result.status !== 'success' || !tree) {
+        out.push({ ...o, execution: { ...ex, head: base, result: tree ? rehome(ex.result, tree.path, deps.questRoot) : ex.result } });
         continue;
       }
       const m = await mergeStep(deps.questRoot, ex.head, `quest: merge ${o.step_id} (${ex.result.receipt_id})`);
