@@ -149,4 +149,15 @@ describe('quest levels through the control plane', () => {
     for (const f of ['ok.txt', 'stolen.txt', 'one.txt', 'two.txt']) expect(files).not.toContain(f);
     expect(git('rev-parse', `${done.branch}~1`).trim()).toBe(before);
   }, 400_000);
+
+  it('the rule planner runs a blueprint the goal names, with the context as its parameters', async () => {
+    const q = await api.ok<QuestSummary>('POST', '/api/quests', { repo_id: repoId, goal: 'Run `stamp-header` for the release', context_summary: '{"text": "release"}' });
+    expect(q.plan.steps.map((s) => [s.skill, s.params])).toEqual([['blueprint.stamp-header', { text: 'release' }]]);
+    const bad = await api.request('POST', '/api/quests', { repo_id: repoId, goal: 'Run `stamp-header` again', context_summary: '{"text": 7}' });
+    expect(bad.status).toBe(400);
+    await api.ok('POST', `/api/quests/${q.id}/run`);
+    const done = await waitQuest(q.id, (x) => x.state === 'succeeded' || x.state === 'failed', 'the quest to end');
+    expect(done.state).toBe('succeeded');
+    expect(git('show', `${done.branch}:HEADER.txt`)).toBe('release\n');
+  }, 400_000);
 });
