@@ -28,7 +28,8 @@ import { pickQuestRunner, questManifest } from './quest-runners';
  * run: the steps go to one runner as work items, a DAG level at a time (a level's steps run in
  * parallel there, each in its own worktree, merged in step id order) as their dependencies
  * succeed; a gate step waits for an approver on the quest page; a failed step blocks its
- * dependents (on_error abort also skips the rest, retry runs it again up to retry_count). Receipts are stored with their steps and can be replayed on the runner.
+ * dependents (on_error abort also skips the rest, retry runs it again up to retry_count).
+ * Receipts are stored with their steps and can be replayed on the runner.
  */
 
 type QuestRow = NonNullable<Awaited<ReturnType<Db['quest']['findFirst']>>>;
