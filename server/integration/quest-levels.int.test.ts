@@ -128,6 +128,20 @@ describe('quest levels through the control plane', () => {
     expect(git('show', `${done.branch}:after.txt`)).toBe('ok\n');
   }, 400_000);
 
+  it('a conflicting step with on_error retry runs again alone, from the merged result, and succeeds', async () => {
+    const q = await plan('two edits, the second retried', [
+      { step_id: 'edit_1', skill: 'agent.fake', params: { prompt: 'write src/shared.txt=first' }, depends_on: [], reason: 'first' },
+      { step_id: 'edit_2', skill: 'agent.fake', params: { prompt: 'write src/shared.txt=second' }, depends_on: [], on_error: 'retry', retry_count: 1, reason: 'second, retried' },
+    ]);
+    await api.ok('POST', `/api/quests/${q.id}/run`);
+    const done = await waitQuest(q.id, (x) => x.state === 'succeeded' || x.state === 'failed', 'the quest to end');
+    expect(done.state).toBe('succeeded');
+    expect(step(done, 'edit_2')).toMatchObject({ state: 'succeeded', attempts: 2 });
+    // The retry's base is the merged level: edit_1's commit.
+    expect(step(done, 'edit_2').receipt!.before_commit).toBe(step(done, 'edit_1').receipt!.after_commit);
+    expect(git('show', `${done.branch}:src/shared.txt`)).toBe('second\n');
+  }, 400_000);
+
   it('agent steps on the attached runner: sandboxed (its data dir is not there) and tool calls counted from the CLI hooks', async () => {
     // A file only the runner's own user could read, were the agent not in the sandbox.
     const secret = join(stack.dataDir, 'runner', 'planted-secret.txt');
