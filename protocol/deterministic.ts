@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DtaRunUpdateSchema, type DecideDtaCommand, type StartDtaCommand } from './dta';
-import { QuestStepUpdateSchema, type ReplayStepCommand, type RunWorkItemWithAttempt } from './quests';
+import { QuestStepUpdateSchema, type ReplayStepCommand, type RunWorkItemLevelCommand, type RunWorkItemWithAttempt } from './quests';
 import type { Ack } from './result';
 import { OrgIdSchema, SessionIdSchema } from './world';
 
@@ -271,5 +271,6 @@ export interface DeterministicServerToRunnerEvents {
   'session:run_result': (cmd: DeliverRunResultCommand, ack: Ack<{ inbox_path: string | null }>) => void;
   /** A quest step as a work item; the outcome comes back as a QUEST_STEP update. */
   'workitem:run': (cmd: RunWorkItemWithAttempt, ack: Ack<{ accepted: true }>) => void;
+  'workitem:run-level': (cmd: RunWorkItemLevelCommand, ack: Ack<{ accepted: true }>) => void;
   'workitem:replay': (cmd: ReplayStepCommand, ack: Ack<{ accepted: true }>) => void;
 }

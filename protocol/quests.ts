@@ -194,6 +194,10 @@ export const ReceiptSchema = z.object({
   patch_hash: z.string(),
   metrics: RunResultSchema.shape.metrics,
   created_at: z.string(),
+  /** Blueprint steps: the blueprint that ran (a replay re-runs exactly this command, or reports a mismatch). */
+  blueprint: z
+    .object({ name: z.string().max(100), command: z.string().max(4096), timeout_seconds: z.number().int().positive(), parameters: z.record(z.string(), z.unknown()) })
+    .optional(),
 });
 export type Receipt = z.infer<typeof ReceiptSchema>;
 
@@ -368,3 +372,16 @@ export function questUpdated(q: QuestSummary): QuestUpdated {
     }),
   };
 }
+/**
+ * `workitem:run-level`: one DAG level of a quest — its independent steps, run at the same time in
+ * worktrees of their own from the quest branch, then merged into it in step id order. Each step's
+ * outcome comes back as its own QUEST_STEP update once the whole level is merged.
+ */
+export const RunWorkItemLevelCommandSchema = RunWorkItemCommandSchema.omit({ step_id: true, work_item: true }).extend({
+  items: z
+    .array(z.object({ step_id: StepIdSchema, work_item: WorkItemSchema, attempt: z.number().int().min(1).max(QUEST_LIMITS.MAX_RETRIES + 1) }))
+    .min(1)
+    .max(QUEST_LIMITS.MAX_STEPS)
+    .refine((items) => new Set(items.map((i) => i.step_id)).size === items.length, 'each step once per level'),
+});
+export type RunWorkItemLevelCommand = z.infer<typeof RunWorkItemLevelCommandSchema>;

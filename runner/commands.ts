@@ -89,6 +89,8 @@ export function createCommandHandlers({ sessions, workspaces, log, canReach = ()
     'dta:decide': (raw: unknown): Result<null> => (dta ? dta.decide(raw) : fail('NOT_FOUND', 'this runner runs no DTAs')),
     /** A quest step as a work item (runner/workitems/service.ts): accepted now, the outcome as a QUEST_STEP update. */
     'workitem:run': (raw: unknown): Result<{ accepted: true }> => (workItems ? workItems.run(raw) : fail('NOT_FOUND', 'this runner runs no quest steps')),
+    /** A DAG level of a quest: its steps in parallel worktrees, merged in step id order. */
+    'workitem:run-level': (raw: unknown): Result<{ accepted: true }> => (workItems ? workItems.runLevel(raw) : fail('NOT_FOUND', 'this runner runs no quest steps')),
     'workitem:replay': (raw: unknown): Result<{ accepted: true }> => (workItems ? workItems.replay(raw) : fail('NOT_FOUND', 'this runner runs no quest steps')),
     /** A run whose parent is one of our sessions finished: into its stream and its inbox. */
     'session:run_result': (raw: unknown): Promise<Result<{ inbox_path: string | null }>> | Result<never> => {

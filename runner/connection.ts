@@ -81,6 +81,7 @@ const ACKED_COMMANDS = [
   'radar:compare',
   'dta:decide',
   'workitem:run',
+  'workitem:run-level',
   'workitem:replay',
   'session:create',
   'session:input',

@@ -128,7 +128,7 @@ export async function startRunner(config: StartRunnerConfig, options: StartRunne
   await runs.init();
   const canReach = createRepoAccess(repoAccess);
   const dta = new DtaRunService({ workspaces, publish: (u) => runs.publish(u), log, canReach });
-  const workItems = createWorkItemService({ workspaces, publish: (u) => runs.publish(u), log, dataDir, canReach });
+  const workItems = createWorkItemService({ workspaces, publish: (u) => runs.publish(u), log, dataDir, canReach, sandbox, hooks, blueprints, capacity: config.capacity });
   const handlers = createCommandHandlers({ sessions, workspaces, log, canReach, runs, dta, workItems });
   const sender = new EventSender(spool, log);
   const providerIds = [...providers.keys()].sort();

@@ -2,9 +2,11 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Receipt, WorkItem } from '../../protocol';
 import { makeRepo, SITE_FILES } from '../dta/testing/fixture-repos';
+import { HookServer } from '../hooks';
+import { silentLogger } from '../log';
 import { executeWorkItem, type ExecuteOptions } from './execute';
 import { replayReceipt } from './replay';
 import { stepEnv } from './skills';
@@ -15,6 +17,14 @@ import { stateHash } from './state';
 const FAKE_AGENT = path.resolve(import.meta.dirname, '../../e2e/fixtures/fake-agent/fake-headless.mjs');
 const agentCommands = { fake: [process.execPath, FAKE_AGENT] };
 const dirs: string[] = [];
+let hooks: HookServer;
+beforeAll(async () => {
+  // The runner's real hook channel: the fake CLI reports its tool calls on it, as the real CLIs do.
+  hooks = await HookServer.start(silentLogger);
+});
+afterAll(async () => {
+  await hooks?.close();
+});
 afterEach(() => {
   for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
 });
@@ -23,7 +33,7 @@ function setup(files: Record<string, string> = { 'src/a.js': 'export const a = 1
   const repo = makeRepo(files, 'workitem');
   const receiptDir = fs.mkdtempSync(path.join(os.tmpdir(), 'receipts-'));
   dirs.push(repo, receiptDir);
-  return { repo, opts: { root: repo, receiptDir, agentCommands, env: stepEnv(os.tmpdir()) } };
+  return { repo, opts: { root: repo, receiptDir, agentCommands, env: stepEnv(os.tmpdir()), hooks } };
 }
 
 function item(over: Partial<WorkItem>): WorkItem {

@@ -2,8 +2,8 @@ import path from 'node:path';
 import { QUEST_LIMITS, WorkItemSchema, type Receipt, type RunResult, type WorkItem } from '../../protocol';
 import { git } from '../workspace/git';
 import { fitsInReceipt, newReceiptId, patchHash, writeReceipt } from './receipt';
-import { isDeterministicSkill, runSkill, type AgentCommands, type SkillOutcome } from './skills';
-import { runCommand, testCounts } from './run-command';
+import { isDeterministicSkill, runShell, runSkill, type SkillContext, type SkillOutcome } from './skills';
+import { testCounts } from './run-command';
 import { checkpoint, COMMITTER, deltaSince, fileHash, rollback, stateHash, type Delta } from './state';
 
 /**
@@ -13,13 +13,11 @@ import { checkpoint, COMMITTER, deltaSince, fileHash, rollback, stateHash, type 
  * checkpoint's). Never throws: every outcome is a RunResult.
  */
 
-export interface ExecuteOptions {
+export interface ExecuteOptions extends Omit<SkillContext, 'root' | 'deadline'> {
   /** A git work tree on the quest's branch. */
   root: string;
   /** Where RECEIPT.json and replay.sh go (outside the tree). */
   receiptDir: string;
-  agentCommands: AgentCommands;
-  env: NodeJS.ProcessEnv;
 }
 
 export interface WorkItemExecution {
@@ -78,7 +76,8 @@ export async function executeWorkItem(raw: WorkItem, opts: ExecuteOptions): Prom
   try {
     before = await checkpoint(opts.root, `checkpoint before ${item.id}`);
     beforeHash = await stateHash(opts.root);
-    skill = await runSkill(item, { root: opts.root, deadline, agentCommands: opts.agentCommands, env: opts.env });
+    const { receiptDir: _receiptDir, ...skillOpts } = opts;
+    skill = await runSkill(item, { ...skillOpts, deadline });
     toolOps += skill.toolOps;
     if (skill.timedOut || Date.now() > deadline) return await undo('timeout', { error: `timeout_ms (${item.constraints.timeout_ms}) passed${skill.error ? `: ${skill.error}` : ''}` });
     if (!skill.ok) return await undo('failure', { error: skill.error ?? 'the step failed', ...(skill.output ? { test_output: skill.output.slice(-QUEST_LIMITS.MAX_TEST_OUTPUT_CHARS) } : {}) });
@@ -90,7 +89,8 @@ export async function executeWorkItem(raw: WorkItem, opts: ExecuteOptions): Prom
 
     if (item.test_command) {
       toolOps += 1;
-      const t = await runCommand(['sh', '-c', item.test_command], { cwd: opts.root, env: opts.env, deadline });
+      const { receiptDir: _r, ...shellOpts } = opts;
+      const t = await runShell(item.test_command, { ...shellOpts, deadline });
       testOutput = t.output;
       tests = testCounts(t.output) ?? (t.code === 0 ? { passed: 1, failed: 0 } : { passed: 0, failed: 1 });
       if (t.timedOut) return await undo('timeout', { error: `timeout_ms (${item.constraints.timeout_ms}) passed during the tests` });
@@ -125,6 +125,7 @@ export async function executeWorkItem(raw: WorkItem, opts: ExecuteOptions): Prom
       patch_hash: patchHash(patch),
       metrics: res.metrics,
       created_at: new Date().toISOString(),
+      ...(skill.blueprint ? { blueprint: skill.blueprint } : {}),
     };
     const { receiptPath, scriptPath } = writeReceipt(opts.receiptDir, receipt);
     res.receipt_path = receiptPath;

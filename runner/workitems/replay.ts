@@ -4,7 +4,7 @@ import path from 'node:path';
 import { ReceiptSchema, type Receipt, type ReplayResult } from '../../protocol';
 import { git } from '../workspace/git';
 import { patchHash } from './receipt';
-import { runSkill, stepEnv, type AgentCommands } from './skills';
+import { runSkill, stepEnv, type SkillContext } from './skills';
 import { stateHash } from './state';
 
 /**
@@ -12,7 +12,7 @@ import { stateHash } from './state';
  * re-run and an agent step's patch re-applied (the receipt says which); verified when the state's
  * BLAKE3 hash equals the receipt's after_hash. The repository must have the before-commit.
  */
-export async function replayReceipt(raw: unknown, repo: string, opts: { agentCommands?: AgentCommands; env?: NodeJS.ProcessEnv } = {}): Promise<ReplayResult> {
+export async function replayReceipt(raw: unknown, repo: string, opts: Partial<Omit<SkillContext, 'root' | 'deadline' | 'blueprint'>> = {}): Promise<ReplayResult> {
   const parsed = ReceiptSchema.safeParse(raw);
   if (!parsed.success) return { verified: false, replay: 'rerun', expected_hash: '', actual_hash: null, detail: `not a receipt: ${parsed.error.issues[0]?.message}` };
   const r: Receipt = parsed.data;
@@ -32,7 +32,7 @@ export async function replayReceipt(raw: unknown, repo: string, opts: { agentCom
       }
     } else {
       const deadline = Date.now() + r.work_item.constraints.timeout_ms;
-      const out = await runSkill(r.work_item, { root: wt, deadline, agentCommands: opts.agentCommands ?? {}, env: opts.env ?? stepEnv(os.tmpdir()) });
+      const out = await runSkill(r.work_item, { ...opts, root: wt, deadline, agentCommands: opts.agentCommands ?? {}, env: opts.env ?? stepEnv(os.tmpdir()), ...(r.blueprint ? { blueprint: r.blueprint } : {}) });
       if (!out.ok) return { ...base, verified: false, actual_hash: await stateHash(wt), detail: `the re-run failed: ${out.error ?? 'unknown error'}` };
     }
     const actual = await stateHash(wt);

@@ -1,11 +1,13 @@
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { z } from 'zod';
 import { DTA_TOOLS, DtaInvocationSchema, dtaPassed, type DtaOutput, type WorkItem } from '../../protocol';
+import type { BlueprintCatalog } from '../blueprints/catalog';
 import { runDta } from '../dta/engine';
 import { DEFAULT_POLICY } from '../dta/policy';
-import { runCommand } from './run-command';
+import type { HookServer } from '../hooks';
+import { NO_SANDBOX, sandboxCommand, type SandboxSupport } from '../sandbox';
+import { runAgentStep, runnerCommandOps } from './agent-step';
+import { BLUEPRINT_SKILL_PREFIX, runBlueprintStep, type BlueprintUse } from './blueprint-step';
+import { runCommand, type CommandOutcome } from './run-command';
 
 /**
  * One work item's skill, run in a work tree: a DTA (dry-run, apply bound to an approved patch, or
@@ -21,7 +23,6 @@ export const DtaStepParamsSchema = z.object({
   /** apply: the sha256 of the dry-run patch the gate approved. */
   expected_patch_sha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
 });
-const AgentParamsSchema = z.object({ prompt: z.string().min(1).max(20_000) });
 const TestParamsSchema = z.object({ command: z.string().min(1).max(1000) });
 
 /** How an agent provider runs headless: argv before the prompt (the prompt is the last argument). */
@@ -39,6 +40,25 @@ export interface SkillContext {
   agentCommands: AgentCommands;
   /** The environment a step's processes get (explicit: never the runner's own). */
   env: NodeJS.ProcessEnv;
+  /** Agent and test commands run in this sandbox (NO_SANDBOX where the machine has none). */
+  sandbox?: SandboxSupport;
+  /** The hook channel real CLIs report their tool calls on (absent: only the runner's own commands count). */
+  hooks?: HookServer;
+  /** Where agent runs get their throwaway HOME (default: the OS temp dir). */
+  homesDir?: string;
+  /** The runner's blueprints (blueprint.<name> steps). */
+  blueprints?: BlueprintCatalog;
+  /** Hosts an agent may reach through the egress proxy, by provider (default: AGENT_API_HOSTS). */
+  egressAllow?: Record<string, string[]>;
+  /** Replay: the blueprint the receipt recorded (the catalog's must match it; replay.sh runs it as recorded). */
+  blueprint?: BlueprintUse;
+}
+
+/** A shell command of the step (the test command), in the sandbox with the worktree writable. */
+export function runShell(command: string, ctx: SkillContext): Promise<CommandOutcome> {
+  const home = ctx.env.HOME ?? '/tmp';
+  const cmd = sandboxCommand(ctx.sandbox ?? NO_SANDBOX, { command: { file: 'sh', args: ['-c', command] }, cwd: ctx.root, workdir: { path: ctx.root, writable: true }, home });
+  return runCommand([cmd.file, ...cmd.args], { cwd: ctx.root, env: ctx.env, deadline: ctx.deadline });
 }
 
 export interface SkillOutcome {
@@ -50,20 +70,23 @@ export interface SkillOutcome {
   dta?: DtaOutput;
   patch?: string;
   output?: string;
+  /** Blueprint steps: what ran (the receipt records it for replay). */
+  blueprint?: BlueprintUse;
 }
 
 /** A tree-changing step with this skill replays by re-running; any other by re-applying its patch. */
 export function isDeterministicSkill(skill: string): boolean {
-  return skill.startsWith('dta.') || skill === 'test';
+  return skill.startsWith('dta.') || skill === 'test' || skill.startsWith(BLUEPRINT_SKILL_PREFIX);
 }
 
-export async function runSkill(item: Pick<WorkItem, 'skill' | 'params' | 'constraints'>, ctx: SkillContext): Promise<SkillOutcome> {
+export async function runSkill(item: Pick<WorkItem, 'skill' | 'params' | 'constraints' | 'test_command'>, ctx: SkillContext): Promise<SkillOutcome> {
   if (item.skill.startsWith('dta.')) return runDtaSkill(item.skill.slice(4), item.params, ctx);
-  if (item.skill.startsWith('agent.')) return runAgent(item.skill.slice(6), item.params, ctx);
+  if (item.skill.startsWith('agent.')) return runAgentStep(item.skill.slice(6), item.params, ctx, item.constraints.max_tool_ops - runnerCommandOps(Boolean(item.test_command)));
+  if (item.skill.startsWith(BLUEPRINT_SKILL_PREFIX)) return runBlueprintStep(item.skill.slice(BLUEPRINT_SKILL_PREFIX.length), item.params, ctx);
   if (item.skill === 'test') {
     const p = TestParamsSchema.safeParse(item.params);
     if (!p.success) return { ok: false, toolOps: 0, error: `test params: ${p.error.issues[0]?.message}` };
-    const r = await runCommand(['sh', '-c', p.data.command], { cwd: ctx.root, env: ctx.env, deadline: ctx.deadline });
+    const r = await runShell(p.data.command, ctx);
     return { ok: r.code === 0, timedOut: r.timedOut, toolOps: 1, output: r.output, ...(r.code === 0 ? {} : { error: `the test command exited ${r.code ?? 'on a signal'}` }) };
   }
   return { ok: false, toolOps: 0, error: `this runner cannot run the skill ${item.skill} as a work item` };
@@ -93,26 +116,6 @@ async function runDtaSkill(tool: string, raw: Record<string, unknown>, ctx: Skil
   if (!out.ok) return { ...base, ok: false, error: out.error?.message ?? 'the verifying dry-run failed' };
   if (out.files.length) return { ...base, ok: false, error: `not done: ${out.files.length} files still need changes (${out.files.slice(0, 5).join(', ')})` };
   return { ...base, ok: true };
-}
-
-async function runAgent(provider: string, raw: Record<string, unknown>, ctx: SkillContext): Promise<SkillOutcome> {
-  const p = AgentParamsSchema.safeParse(raw);
-  if (!p.success) return { ok: false, toolOps: 0, error: `agent params: ${p.error.issues[0]?.message}` };
-  const argv = ctx.agentCommands[provider];
-  if (!argv) return { ok: false, toolOps: 0, error: `no headless command for the agent provider ${provider} on this runner` };
-  // The tool trace lives outside the tree (it is not part of the state): one line per tool call.
-  const traceDir = fs.mkdtempSync(path.join(os.tmpdir(), 'av-trace-'));
-  const trace = path.join(traceDir, 'tools.jsonl');
-  try {
-    const r = await runCommand([...argv, p.data.prompt], { cwd: ctx.root, env: { ...ctx.env, AV_TOOL_TRACE: trace }, deadline: ctx.deadline });
-    const toolCalls = fs.existsSync(trace) ? fs.readFileSync(trace, 'utf8').split('\n').filter((l) => l.trim()).length : 0;
-    // The agent process itself is one command; each tool call its hooks reported is one more.
-    const toolOps = 1 + toolCalls;
-    if (r.code !== 0) return { ok: false, timedOut: r.timedOut, toolOps, output: r.output, error: r.timedOut ? 'the agent ran out of time' : `the agent exited ${r.code ?? 'on a signal'}` };
-    return { ok: true, toolOps, output: r.output };
-  } finally {
-    fs.rmSync(traceDir, { recursive: true, force: true });
-  }
 }
 
 /** A step's processes get this, never the runner's environment (its token, its data folder). */

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { PlannerInfo } from '../../protocol';
 import { LLM_PER_TOKEN_CENTS, LLM_PLANNER_ID, LLM_PLANNER_VERSION, LlmPlanner } from './llm-planner';
 import { planInputHash } from './input-hash';
-import { RulePlanner } from './rule-planner';
+import { RULE_PLANNER_VERSION, RulePlanner } from './rule-planner';
 import type { PlanOutcome, PlannerInput, PlannerInterface } from './types';
 
 /**
@@ -57,7 +57,7 @@ export function createPlannerRegistry(entries: RegistryEntry[]) {
 export type PlannerRegistry = ReturnType<typeof createPlannerRegistry>;
 
 export const RULE_ENTRY: RegistryEntry = {
-  info: { id: 'rule', version: '1.0.0', determinism: 'full', cost_model: { base_cents: 0, per_call_cents: 0 }, summary: 'Deterministic-first rules: DTA pipelines for link moves, renames, doc links and schema migrations; an agent step otherwise' },
+  info: { id: 'rule', version: RULE_PLANNER_VERSION, determinism: 'full', cost_model: { base_cents: 0, per_call_cents: 0 }, summary: 'Deterministic-first rules: DTA pipelines for link moves, renames, doc links and schema migrations; a named blueprint; an agent step otherwise' },
   create: () => new RulePlanner(),
 };
 

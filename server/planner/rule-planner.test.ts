@@ -76,6 +76,23 @@ describe('rule planner: deterministic first', () => {
     expect(noSchema.steps[0]!.reason).toMatch(/needs the schema/);
   });
 
+  it('runs a blueprint the goal names (backticked) with the context as its parameters, checked against its schema', async () => {
+    const schema = { type: 'object', required: ['text'], properties: { text: { type: 'string' } }, additionalProperties: false };
+    const withBp = buildManifest({ providers: ['claude'], blueprints: [{ name: 'stamp-header', summary: 'stamps', params_schema: schema }] });
+    const goal = 'Run `stamp-header` on the repository';
+    const plan = await planOf({ goal, tool_manifest: withBp, context_summary: '{"text": "hi"}', test_command: 'make check' });
+    expect(plan.steps).toEqual([expect.objectContaining({ step_id: 'blueprint', skill: 'blueprint.stamp-header', params: { text: 'hi' }, test_command: 'make check', reason: expect.stringMatching(/^Deterministic first: the goal runs the blueprint stamp-header/) })]);
+    const again = await planOf({ goal, tool_manifest: withBp, context_summary: '{"text": "hi"}', test_command: 'make check' });
+    expect(canonicalJson(again)).toBe(canonicalJson(plan));
+    // Parameters the schema refuses, and a context that is not a JSON object: structured errors.
+    const bad = await new RulePlanner().plan({ agent_id: 'quest', goal, tool_manifest: withBp, context_summary: '{"text": 3}' });
+    expect(bad).toMatchObject({ ok: false, error: { code: 'PLANNER_BAD_PARAMS' } });
+    const prose = await new RulePlanner().plan({ agent_id: 'quest', goal, tool_manifest: withBp, context_summary: 'some words' });
+    expect(prose).toMatchObject({ ok: false, error: { code: 'PLANNER_BAD_INPUT', message: expect.stringContaining('JSON object') } });
+    // A blueprint the manifest does not have is not run: the agent fallback takes the goal.
+    expect((await planOf({ goal: 'Run `nope` please', tool_manifest: withBp })).steps[0]!.skill).toBe('agent.claude');
+  });
+
   it('answers a structured error (never a throw) when nothing can run the goal', async () => {
     const out = await new RulePlanner().plan({ agent_id: 'q', goal: 'do something vague', tool_manifest: [] });
     expect(out).toMatchObject({ ok: false, error: { code: 'PLANNER_UNKNOWN_SKILL', retryable: false } });

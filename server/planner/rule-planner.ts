@@ -1,6 +1,6 @@
 import type { DtaTool, QuestPlan, PlanStep, Skill } from '../../protocol';
 import { normalizedInputs, planInputHash, type NormalizedInputs } from './input-hash';
-import { AGENT_SKILL_PREFIX, DTA_SKILL_PREFIX, GATE_SKILL, TEST_SKILL } from './skills';
+import { AGENT_SKILL_PREFIX, BLUEPRINT_SKILL_PREFIX, DTA_SKILL_PREFIX, GATE_SKILL, TEST_SKILL } from './skills';
 import { plannerError, type PlanOutcome, type PlannerInput, type PlannerInterface } from './types';
 import { validatePlan } from './validate';
 
@@ -12,7 +12,8 @@ import { validatePlan } from './validate';
  */
 
 export const RULE_PLANNER_ID = 'rule';
-export const RULE_PLANNER_VERSION = '1.0.0';
+/** 1.1.0: a goal that names one of the runners' blueprints runs it (before 1.1.0 such a goal fell back to an agent). */
+export const RULE_PLANNER_VERSION = '1.1.0';
 /** Agent providers in the order the fallback prefers them (a real agent before a plain shell). */
 const AGENT_PREFERENCE = ['claude', 'codex', 'gemini'];
 /** Used when the quest names no test command: the demo repositories' and most Node projects'. */
@@ -92,6 +93,43 @@ function dtaPipeline(m: Match, skills: ReadonlySet<string>): PlanStep[] | null {
   ];
 }
 
+/** "Run `stamp-header`": a goal that asks to run a blueprint the manifest has, by its name in backticks. */
+const RUN_VERB = /\b(?:run|use|apply|execute)\b/;
+
+/**
+ * A blueprint step: the runner owner's own deterministic tool, named in the goal (backticked, as
+ * written), its parameters the context as a JSON object ({} without one; the plan validation
+ * checks them against the blueprint's schema). The quest's test command, when one was given, is
+ * its test_command.
+ */
+function blueprintStep(n: NormalizedInputs, skills: ReadonlySet<string>, testCommand: string | null): PlanStep[] | null | { badContext: true } {
+  if (!RUN_VERB.test(n.goal)) return null;
+  const name = n.goal_symbols.find((sym) => skills.has(`${BLUEPRINT_SKILL_PREFIX}${sym}`));
+  if (!name) return null;
+  let params: unknown = {};
+  if (n.context_summary) {
+    try {
+      params = JSON.parse(n.context_summary);
+    } catch {
+      return { badContext: true };
+    }
+  }
+  if (typeof params !== 'object' || params === null || Array.isArray(params)) return { badContext: true };
+  return [
+    {
+      step_id: 'blueprint',
+      skill: `${BLUEPRINT_SKILL_PREFIX}${name}`,
+      params: params as Record<string, unknown>,
+      depends_on: [],
+      on_error: 'abort',
+      retry_count: 0,
+      reason: `Deterministic first: the goal runs the blueprint ${name}, a registered deterministic tool; its parameters are the context (checked against its schema).`,
+      constraints: {},
+      ...(testCommand ? { test_command: testCommand } : {}),
+    },
+  ];
+}
+
 function agentFallback(n: NormalizedInputs, skills: ReadonlySet<string>, why: string, testCommand: string): PlanStep[] | null {
   const provider = AGENT_PREFERENCE.find((p) => skills.has(`${AGENT_SKILL_PREFIX}${p}`)) ?? [...skills].filter((s) => s.startsWith(AGENT_SKILL_PREFIX)).sort()[0]?.slice(AGENT_SKILL_PREFIX.length);
   if (!provider) return null;
@@ -145,6 +183,11 @@ export class RulePlanner implements PlannerInterface {
       steps = dtaPipeline(m, skills);
       if (!steps) why = `${m.tool} fits but is not in the skill manifest`;
       break;
+    }
+    if (!steps) {
+      const bp = blueprintStep(n, skills, input.test_command?.trim() || null);
+      if (bp && 'badContext' in bp) return plannerError('PLANNER_BAD_INPUT', 'a blueprint step takes its parameters from the context, which must be a JSON object', false, { context_summary: n.context_summary });
+      if (bp) steps = bp;
     }
     steps ??= agentFallback(n, skills, why, testCommand);
     if (!steps) return plannerError('PLANNER_UNKNOWN_SKILL', `no deterministic skill fits and no agent provider is available (${why})`, false, { goal: n.goal });

@@ -14,16 +14,17 @@ const plan = QuestPlanSchema.parse({
 const states = (s: Record<string, StepState>) => new Map(Object.entries(s));
 
 describe('quest DAG rules', () => {
-  it('starts the first ready step in plan order, one at a time', () => {
-    expect(nextMoves(plan, states({ dry_run: 'pending', gate: 'pending', apply: 'pending', other: 'pending' })).ready?.step_id).toBe('dry_run');
-    expect(nextMoves(plan, states({ dry_run: 'running', gate: 'pending', apply: 'pending', other: 'pending' })).ready).toBeNull();
-    expect(nextMoves(plan, states({ dry_run: 'succeeded', gate: 'pending', apply: 'pending', other: 'pending' })).ready?.step_id).toBe('gate');
+  it('starts a whole level at once (every step whose dependencies succeeded), nothing while one runs', () => {
+    const ids = (m: ReturnType<typeof nextMoves>) => m.ready.map((s) => s.step_id);
+    expect(ids(nextMoves(plan, states({ dry_run: 'pending', gate: 'pending', apply: 'pending', other: 'pending' })))).toEqual(['dry_run', 'other']);
+    expect(ids(nextMoves(plan, states({ dry_run: 'running', gate: 'pending', apply: 'pending', other: 'succeeded' })))).toEqual([]);
+    expect(ids(nextMoves(plan, states({ dry_run: 'succeeded', gate: 'pending', apply: 'pending', other: 'succeeded' })))).toEqual(['gate']);
   });
 
   it('blocks the dependents of a failed or denied step with a visible reason; independent steps go on', () => {
     const m = nextMoves(plan, states({ dry_run: 'succeeded', gate: 'denied', apply: 'pending', other: 'pending' }));
     expect(m.blocked).toEqual([{ step_id: 'apply', reason: 'Blocked: gate denied.' }]);
-    expect(m.ready?.step_id).toBe('other');
+    expect(m.ready.map((s) => s.step_id)).toEqual(['other']);
   });
 
   it('ends the quest when no step can move', () => {

@@ -15,13 +15,15 @@ export interface StepView {
 }
 
 /**
- * Next moves in plan order: steps whose dependencies all succeeded are ready; steps with a failed,
- * denied, blocked or skipped dependency are blocked with the reason. One step runs at a time
- * (a quest's steps share one worktree), so at most one runner step is returned as ready.
+ * Next moves: the steps whose dependencies all succeeded form the next level (in plan order) and
+ * start together — a level's runner steps run in parallel on the runner, each in its own worktree,
+ * merged in step id order; its gates wait for approvers. Nothing new starts while a step runs or
+ * waits (the next level's base is the merged result of this one). Steps with a failed, denied,
+ * blocked or skipped dependency are blocked with the reason.
  */
-export function nextMoves(plan: readonly PlanStep[], states: ReadonlyMap<string, StepState>): { ready: PlanStep | null; blocked: { step_id: string; reason: string }[] } {
+export function nextMoves(plan: readonly PlanStep[], states: ReadonlyMap<string, StepState>): { ready: PlanStep[]; blocked: { step_id: string; reason: string }[] } {
   const blocked: { step_id: string; reason: string }[] = [];
-  let ready: PlanStep | null = null;
+  const ready: PlanStep[] = [];
   const busy = [...states.values()].some((s) => s === 'running' || s === 'waiting_for_approval');
   for (const step of plan) {
     if (states.get(step.step_id) !== 'pending') continue;
@@ -30,10 +32,13 @@ export function nextMoves(plan: readonly PlanStep[], states: ReadonlyMap<string,
       blocked.push({ step_id: step.step_id, reason: `Blocked: ${bad.map((d) => `${d} ${states.get(d) ?? 'is missing'}`).join(', ')}.` });
       continue;
     }
-    if (!busy && !ready && step.depends_on.every((d) => states.get(d) === 'succeeded')) ready = step;
+    if (!busy && step.depends_on.every((d) => states.get(d) === 'succeeded')) ready.push(step);
   }
   return { ready, blocked };
 }
+
+/** Skills the control plane decides itself (a person at the gate); every other step is a work item on the runner. */
+export const CONTROL_SKILLS: ReadonlySet<string> = new Set(['gate']);
 
 /** The quest is over when no step can move any more. */
 export function questOutcome(states: ReadonlyMap<string, StepState>): 'succeeded' | 'failed' | null {

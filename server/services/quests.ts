@@ -9,26 +9,28 @@ import {
   type PlannerInfo,
   type QuestDtaProposal,
   type QuestStepFailedEvent,
+  type PlanStep,
   type QuestStepUpdate,
   type QuestSummary,
+  type WorkItem,
 } from '../../protocol';
 import type { Db } from '../db';
 import { createPlannerRegistry, llmEntry, RULE_ENTRY, type PlannerRegistry } from '../planner/registry';
-import { buildManifest } from '../planner/skills';
 import { actorOf, type AuditService } from './audit';
 import { requireRole, type Principal } from './auth';
 import { AppError, forbidden, notFound } from './errors';
 import type { Broadcaster, RunnerGateway } from './ports';
 import { createQuestAnnouncer } from './quest-updates';
-import { nextMoves, questOutcome, workItemOf, type StepState } from './quest-steps';
-import { canReach } from './repos';
+import { CONTROL_SKILLS, nextMoves, questOutcome, workItemOf, type StepState } from './quest-steps';
+import { pickQuestRunner, questManifest } from './quest-runners';
 
 /**
  * Quests: POST a goal → the chosen planner's validated plan (stored with its plan_input_hash) →
- * run: the steps go to one runner as work items, one at a time in plan order as their
- * dependencies succeed; a gate step waits for an approver on the quest page; a failed step
- * blocks its dependents (on_error abort also skips the rest, retry runs it again up to
- * retry_count). Receipts are stored with their steps and can be replayed on the runner.
+ * run: the steps go to one runner as work items, a DAG level at a time (a level's steps run in
+ * parallel there, each in its own worktree, merged in step id order) as their dependencies
+ * succeed; a gate step waits for an approver on the quest page; a failed step blocks its
+ * dependents (on_error abort also skips the rest, retry runs it again up to retry_count).
+ * Receipts are stored with their steps and can be replayed on the runner.
  */
 
 type QuestRow = NonNullable<Awaited<ReturnType<Db['quest']['findFirst']>>>;
@@ -127,36 +129,58 @@ export function createQuestService(db: Db, gateway: () => RunnerGateway, deps: {
       await db.quest.update({ where: { id: q.id }, data: { state: done, endedAt: new Date(), reason: done === 'succeeded' ? `All ${states.size} steps succeeded on ${q.branch}.` : `Failed: ${bad.map((s) => `${s.stepId} ${states.get(s.stepId)}`).join(', ') || 'steps were blocked'}.` } });
       return;
     }
-    if (!ready) return;
-    const step = q.steps.find((s) => s.stepId === ready.step_id)!;
-    if (ready.skill === 'gate') {
-      const of = String(ready.params.of);
+    if (!ready.length) return;
+    const gates = ready.filter((r) => CONTROL_SKILLS.has(r.skill));
+    for (const g of gates) {
+      const of = String(g.params.of);
       const proposal = json(q.steps.find((s) => s.stepId === of)?.proposal ?? null, QuestDtaProposalSchema);
-      await setStep(q.id, step.stepId, { state: 'waiting_for_approval', reason: `Waiting for an approver: ${proposal ? `${proposal.files.length} files, patch ${proposal.patch_sha256?.slice(0, 12) ?? '(none)'}` : 'the proposal'} from ${of}.` });
-      await db.quest.update({ where: { id: q.id }, data: { state: 'waiting_for_approval', reason: `Step ${step.stepId} waits for approval.` } });
-      return;
+      await setStep(q.id, g.step_id, { state: 'waiting_for_approval', reason: `Waiting for an approver: ${proposal ? `${proposal.files.length} files, patch ${proposal.patch_sha256?.slice(0, 12) ?? '(none)'}` : 'the proposal'} from ${of}.` });
     }
-    const attempt = step.attempts + 1;
+    if (gates.length) await db.quest.update({ where: { id: q.id }, data: { state: 'waiting_for_approval', reason: `Step ${gates.map((g) => g.step_id).join(', ')} waits for approval.` } });
+    const work = ready.filter((r) => !CONTROL_SKILLS.has(r.skill));
+    if (!work.length) return;
+    await dispatchLevel(q, work);
+  }
+
+  /** One DAG level's work items to the quest's runner in one command: run in parallel there, merged in step id order. */
+  async function dispatchLevel(q: QuestRow & { steps: StepRow[] }, work: PlanStep[]): Promise<void> {
     const proposals = new Map<string, QuestDtaProposal>();
     for (const s of q.steps) {
       const p = json(s.proposal, QuestDtaProposalSchema);
       if (p) proposals.set(s.stepId, p);
     }
-    const item = workItemOf(q.id, ready, attempt, q.goal, proposals);
-    if ('error' in item) {
-      await setStep(q.id, step.stepId, { state: 'failed', reason: item.error });
-      failed(q, step.stepId, step.skill, 'failure', item.error);
-      return advance(q.id);
+    const items: { step_id: string; work_item: WorkItem; attempt: number }[] = [];
+    let unbuildable = false;
+    for (const r of work) {
+      const step = q.steps.find((s) => s.stepId === r.step_id)!;
+      const attempt = step.attempts + 1;
+      const item = workItemOf(q.id, r, attempt, q.goal, proposals);
+      if ('error' in item) {
+        await setStep(q.id, step.stepId, { state: 'failed', reason: item.error });
+        failed(q, step.stepId, step.skill, 'failure', item.error);
+        unbuildable = true;
+        continue;
+      }
+      items.push({ step_id: r.step_id, work_item: item, attempt });
+    }
+    if (!items.length) {
+      if (unbuildable) await advance(q.id);
+      return;
     }
     const repo = await repoOf(q);
-    await setStep(q.id, step.stepId, { state: 'running', attempts: attempt, reason: `Running on the runner (attempt ${attempt}).` });
-    await db.quest.update({ where: { id: q.id }, data: { state: 'running', reason: `Running ${step.stepId}.` } });
-    await announce(q.id); // browsers see the step running before its result can arrive
-    const res = await gateway().command(q.runnerId!, 'workitem:run', { quest_id: q.id, step_id: step.stepId, org_id: q.orgId, repo_id: q.repoId, repo_source: repo.source, branch: q.branch, base_ref: q.baseRef, work_item: item, attempt });
+    const ids = items.map((i) => i.step_id);
+    for (const i of items) await setStep(q.id, i.step_id, { state: 'running', attempts: i.attempt, reason: `Running on the runner (attempt ${i.attempt})${items.length > 1 ? `, in parallel with ${ids.filter((x) => x !== i.step_id).join(', ')}` : ''}.` });
+    const waiting = (await db.questStep.count({ where: { questId: q.id, state: 'waiting_for_approval' } })) > 0;
+    await db.quest.update({ where: { id: q.id }, data: { state: waiting ? 'waiting_for_approval' : 'running', reason: `Running ${ids.join(', ')}.` } });
+    await announce(q.id); // browsers see the steps running before their results can arrive
+    const res = await gateway().command(q.runnerId!, 'workitem:run-level', { quest_id: q.id, org_id: q.orgId, repo_id: q.repoId, repo_source: repo.source, branch: q.branch, base_ref: q.baseRef, items });
     if (!res.ok) {
-      await setStep(q.id, step.stepId, { state: 'failed', reason: `The runner refused the step: ${res.error.message}` });
-      failed(q, step.stepId, step.skill, 'failure', res.error.message);
-      await abortRest(q.id, step.stepId);
+      for (const i of items) {
+        const step = q.steps.find((s) => s.stepId === i.step_id)!;
+        await setStep(q.id, i.step_id, { state: 'failed', reason: `The runner refused the step: ${res.error.message}` });
+        failed(q, i.step_id, step.skill, 'failure', res.error.message);
+        await abortRest(q.id, i.step_id);
+      }
       return advance(q.id);
     }
   }
@@ -204,9 +228,7 @@ export function createQuestService(db: Db, gateway: () => RunnerGateway, deps: {
       if (!planners.has(body.planner)) throw new AppError('BAD_REQUEST', `No planner ${body.planner}; there are ${planners.list().map((x) => x.id).join(', ')}.`);
       const repo = await db.repo.findFirst({ where: { id: body.repo_id, orgId: p.orgId } });
       if (!repo) throw notFound('That repository');
-      const runners = await db.runner.findMany({ where: { orgId: p.orgId }, select: { providers: true } });
-      const providers = [...new Set(runners.flatMap((r) => JSON.parse(r.providers) as string[]))].filter((x) => x !== 'shell');
-      const manifest = buildManifest({ providers: body.agent_provider ? [body.agent_provider] : providers });
+      const manifest = await questManifest(db, p.orgId, body.agent_provider);
       const out = await planners.plan(body.planner, { agent_id: 'quest', goal: body.goal, context_summary: body.context_summary ?? null, tool_manifest: manifest, test_command: body.test_command ?? null });
       if (!out.ok) throw Object.assign(new AppError('BAD_REQUEST', `The planner could not plan that goal (${out.error.code}): ${out.error.message}`), { issues: [{ path: 'goal', message: out.error.message }] });
       const id = `qst_${crypto.randomBytes(9).toString('base64url')}`;
@@ -249,9 +271,7 @@ export function createQuestService(db: Db, gateway: () => RunnerGateway, deps: {
       const q = await load(p.orgId, id);
       if (q.state !== 'planned') throw new AppError('CONFLICT', `That quest is ${q.state.replaceAll('_', ' ')}; only a planned quest can be run.`);
       const repo = await repoOf(q);
-      const online = (await db.runner.findMany({ where: { orgId: p.orgId, online: true }, orderBy: { name: 'asc' } })).filter((r) => gateway().isOnline(r.id));
-      const runner = online.find((r) => canReach(JSON.parse(r.repoAccess) as string[], repo.source));
-      if (!runner) throw new AppError('NO_RUNNER', online.length ? 'No online runner can reach this repository (runner repo access rules).' : 'No runner is online. Start one (see Settings → Runner tokens).');
+      const runner = await pickQuestRunner(db, gateway(), q, repo.source);
       const n = await db.quest.updateMany({ where: { id, state: 'planned' }, data: { state: 'running', runnerId: runner.id, reason: `Running on ${runner.name}.` } });
       if (!n.count) throw new AppError('CONFLICT', 'That quest was started already.');
       await deps.audit.record({ orgId: p.orgId, actor: actorOf(p), action: 'quest.started', target: id, detail: { runner: runner.name } });

@@ -4,7 +4,15 @@
 // unknown-skill | rate-limit | hang | invalid-then-valid (FAKE_PLANNER_STATE counts calls).
 // Valid answers vary their wording (like a model at temperature 0 would not be byte-stable), never
 // their structure. The prompt (last argument) is echoed into FAKE_PLANNER_PROMPT_LOG when set.
+// `--plan-file <path>` answers with the steps in that JSON file instead (tests of the quest engine).
 import fs from 'node:fs';
+
+const planFileAt = process.argv.indexOf('--plan-file');
+if (planFileAt > 0) {
+  const planned = JSON.parse(fs.readFileSync(process.argv[planFileAt + 1], 'utf8'));
+  process.stdout.write(`${JSON.stringify({ type: 'result', is_error: false, model: 'fake-planner-1', result: JSON.stringify({ steps: planned }), usage: { input_tokens: 10, output_tokens: 10 } })}\n`);
+  process.exit(0);
+}
 
 const mode = process.env.FAKE_PLANNER_MODE ?? 'valid';
 const prompt = process.argv.at(-1) ?? '';
