@@ -97,8 +97,9 @@ describe('conflict radar: merge preview for a session and a DTA run, and across 
     expect(conflict.merge?.clean).toBe(false);
     const css = conflict.merge!.conflicts.find((c) => c.path === CSS)!;
     expect(css.kind).toBe('contents');
-    expect(css.regions[0]!.a).toEqual([".hero { background: url('https://x.example.com/hero.jpg') no-repeat; }"]);
-    expect(css.regions[0]!.b).toEqual([".hero { background: url('https://new.example.com/hero.jpg') no-repeat; }"]);
+    // The DTA also rewrote the @import on line 1, next to it: git makes one region of both lines.
+    expect(css.regions[0]!.a).toEqual(['@import "http://old.example.com/base.css";', ".hero { background: url('https://x.example.com/hero.jpg') no-repeat; }"]);
+    expect(css.regions[0]!.b).toEqual(['@import "https://new.example.com/base.css";', ".hero { background: url('https://new.example.com/hero.jpg') no-repeat; }"]);
     const hunks = conflict.files.find((f) => f.path === CSS)!;
     expect(hunks.overlapping).toBe(true);
     expect(hunks.b.flatMap((h) => h.lines)).toContain("+.hero { background: url('https://new.example.com/hero.jpg') no-repeat; }");
