@@ -92,7 +92,7 @@ test('[RADAR]: a session and a DTA run waiting for approval on one file: the mer
 
   const run = (await (await page.request.post('/api/dta-runs', { data: { repo_id: repoId, invocation: { tool: 'link_updater', glob: 'site/**', params: { from_hosts: ['http://old.example.com'], to_host: 'https://new.example.com' } } } })).json()).data;
   await expect.poll(async () => (await (await page.request.get(`/api/dta-runs/${run.id}`)).json()).data.status, { timeout: 90_000 }).toBe('waiting_for_approval');
-  const spawned = (await (await page.request.post('/api/sessions', { data: { repo_id: repoId, room_path: 'site', provider: 'shell', title: 'Radar shell' } })).json()).data;
+  const spawned = (await (await page.request.post('/api/sessions', { data: { repo_id: repoId, room_path: '', provider: 'shell', title: 'Radar shell' } })).json()).data;
   await expect.poll(async () => (await (await page.request.get(`/api/sessions/${spawned.id}`)).json()).data.state, { timeout: 60_000 }).toBe('RUNNING');
   await page.request.post(`/api/sessions/${spawned.id}/input`, { data: { data: "sed -i 's#http://old.example.com/about#https://mine.example.com/about#' site/index.html\r" } });
 
