@@ -1,9 +1,10 @@
 import { execFileSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RadarCompareResult, Result } from '../../protocol';
+import { RADAR_PATCH_LIMITS, type RadarCompareResult, type Result } from '../../protocol';
 import type { Logger } from '../log';
 import { radarCompare } from './compare';
 import { radarExport, radarHistory } from './export';
@@ -123,5 +124,19 @@ describe('radarCompare', () => {
     expect(foreign.ok ? null : foreign.error.message).toMatch(/share none of the other session's last 1 commits/);
     const junk = await radarExport({ repo_id: 'repo_1', session_id: B, origin: 1, candidates: [] }, deps);
     expect(junk.ok ? null : junk.error.code).toBe('BAD_REQUEST');
+  });
+
+  it('refuses to export work bigger than a merge preview across runners carries', async () => {
+    const hist = await radarHistory({ repo_id: 'repo_1', session_id: A }, deps);
+    if (!hist.ok) throw new Error(hist.error.message);
+    const blob = path.join(wt[C], 'big.bin');
+    fs.writeFileSync(blob, crypto.randomBytes(RADAR_PATCH_LIMITS.MAX_REMOTE_PATCH_BYTES));
+    try {
+      const out = await radarExport({ repo_id: 'repo_1', session_id: C, origin: hist.data.origin, candidates: hist.data.commits }, deps);
+      expect(out.ok ? null : out.error.code).toBe('PAYLOAD_TOO_LARGE');
+      expect(out.ok ? '' : out.error.message).toMatch(/^session sess_cccccccc's work is \d+\.\d MB as a patch, more than the 1\.5 MB/);
+    } finally {
+      fs.rmSync(blob);
+    }
   });
 });
