@@ -27,6 +27,7 @@ import type { SessionManager } from './sessions/session-manager';
 import { REPO_ACCESS_DENIED } from '../common/repo-access';
 import { radarCompare, type RadarDeps } from './radar/compare';
 import { radarExport, radarHistory } from './radar/export';
+import { git } from './workspace/git';
 import type { WorkspaceManager } from './workspace/workspace-manager';
 
 export interface CommandDeps {
@@ -52,6 +53,11 @@ export function createCommandHandlers({ sessions, workspaces, log, canReach = ()
     log,
     worktreeOf: (id) => sessions.get(id)?.worktree?.path ?? null,
     repoDir: (repoId) => (fs.existsSync(workspaces.barePath(repoId)) ? workspaces.barePath(repoId) : null),
+    // Fetched from where it was cloned from, under the clone's lock like every other fetch.
+    refreshClone: async (repoId) => {
+      const origin = (await git(['config', '--get', 'remote.origin.url'], { cwd: workspaces.barePath(repoId), what: 'config' }).catch(() => '')).trim();
+      if (origin && canReach(origin)) await workspaces.ensureClone(repoId, origin);
+    },
   };
   return {
     'session:create': (raw: unknown): Result<{ session_id: string }> => {

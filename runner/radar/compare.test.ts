@@ -139,4 +139,23 @@ describe('radarCompare', () => {
       fs.rmSync(blob);
     }
   });
+
+  it('fetches the clone once when a DTA side starts from a commit it has not seen yet', async () => {
+    const src = path.join(dir, 'src');
+    fs.writeFileSync(path.join(src, 'lamp.js'), 'one\ntwo\nthree\nfour\n');
+    git(src, 'commit', '-qam', 'newer on the source');
+    const newer = git(src, 'rev-parse', 'HEAD').trim();
+    const side = { kind: 'patch', id: 'dta_abcdefgh', origin: 'dta', base: newer, patch: dtaPatch('two by the DTA') };
+    const raw = { repo_id: 'repo_1', a: { kind: 'session', id: C }, b: side, paths: [], merge: true };
+    const without = await compare(raw);
+    expect(without.ok ? null : without.error.code).toBe('CONFLICT');
+    let fetched = 0;
+    const refreshClone = async () => {
+      fetched++;
+      git(bare, 'fetch', '-q', 'origin', 'main');
+    };
+    const res = (await radarCompare(raw, { ...deps, refreshClone })) as Result<RadarCompareResult>;
+    expect(fetched).toBe(1);
+    expect(res.ok && res.data.merge).toMatchObject({ clean: true, conflicts: [] });
+  });
 });

@@ -55,7 +55,9 @@ export async function radarCompare(raw: unknown, deps: RadarDeps): Promise<Resul
   const { repo_id, paths, merge } = cmd.data;
   try {
     const cwd = cloneOf(repo_id, deps);
-    const [a, b] = await Promise.all([sideCommit(cmd.data.a, cwd, deps), sideCommit(cmd.data.b, cwd, deps)]);
+    // One after the other: a missing base may fetch the clone, which two sides must not do at once.
+    const a = await sideCommit(cmd.data.a, repo_id, cwd, deps);
+    const b = await sideCommit(cmd.data.b, repo_id, cwd, deps);
     const mb = await run(['merge-base', a, b], cwd, {}, [0, 1]);
     const base = mb.stdout.trim();
     if (!base) throw new RunnerError('CONFLICT', 'the two sides share no history (different repositories?)');

@@ -26,7 +26,9 @@ const whose = (s: PatchSide) => (s.origin === 'dta' ? `the DTA run ${s.id}'s` : 
  * --cached`, `write-tree`, `commit-tree`. No worktree, index or branch is touched, so a DTA run
  * waiting for approval (or applying in its own worktree) is not disturbed.
  */
-export async function commitFromPatch(cwd: string, side: PatchSide): Promise<string> {
+export async function commitFromPatch(cwd: string, side: PatchSide, refresh?: () => Promise<void>): Promise<string> {
+  // A DTA that ran on another runner may start from a commit this clone has not fetched yet.
+  if (!(await hasCommit(cwd, side.base)) && refresh) await refresh();
   if (!(await hasCommit(cwd, side.base))) {
     throw new RunnerError(
       'CONFLICT',
@@ -61,11 +63,13 @@ export async function commitFromPatch(cwd: string, side: PatchSide): Promise<str
 export interface SideDeps {
   /** The worktree of a live session of this runner, or null. */
   worktreeOf(sessionId: string): string | null;
+  /** Fetch the repository's clone from its source (once, when a patch's base is missing). */
+  refreshClone?(repoId: string): Promise<void>;
 }
 
 /** A side as a commit in this runner's clone: a session's snapshot, or base + patch. */
-export async function sideCommit(side: RadarSide, repoDir: string, deps: SideDeps): Promise<string> {
-  if (side.kind === 'patch') return commitFromPatch(repoDir, side);
+export async function sideCommit(side: RadarSide, repoId: string, repoDir: string, deps: SideDeps): Promise<string> {
+  if (side.kind === 'patch') return commitFromPatch(repoDir, side, deps.refreshClone ? () => deps.refreshClone!(repoId) : undefined);
   const wt = deps.worktreeOf(side.id);
   if (!wt) throw new RunnerError('NOT_FOUND', `no live worktree on this runner for ${side.id}`);
   return snapshotWorktree(wt, side.id);
