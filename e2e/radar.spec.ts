@@ -1,3 +1,7 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { RADAR_STRINGS } from '../components/radar/strings';
 import { STORY_STRINGS } from '../components/story/strings';
@@ -61,6 +65,59 @@ test('[RADAR]: two agents editing one file light the radar; its popover shows bo
   await page.request.post(`/api/sessions/${a}/stop`);
   await expect(badge).toHaveCount(0, { timeout: 30_000 });
   await page.request.post(`/api/sessions/${b}/stop`);
+});
+
+/** A one-file site in its own git repository for the DTA pair (kept as a building for later specs, removed with the e2e data folder). */
+function radarSite(): string {
+  const dir = fs.mkdtempSync(path.join(process.env.E2E_DATA_DIR ?? os.tmpdir(), 'radar-e2e-'));
+  // mkdtemp makes it 0700; a root server's runner (an unprivileged user) must be able to clone it.
+  fs.chmodSync(dir, 0o755);
+  fs.mkdirSync(path.join(dir, 'site'));
+  fs.writeFileSync(path.join(dir, 'site/index.html'), '<h1>Radar site</h1>\n\n<a href="http://old.example.com/about">About</a>\n');
+  const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=e2e', '-c', 'user.email=e2e@example.com', ...args], { cwd: dir });
+  git('init', '-q', '-b', 'main');
+  git('add', '-A');
+  git('commit', '-qm', 'site');
+  return dir;
+}
+
+test('[RADAR]: a session and a DTA run waiting for approval on one file: the merge preview builds the DTA side and names the conflict', async ({ page }) => {
+  test.setTimeout(180_000);
+  await logIn(page);
+  const origin = { origin: new URL(page.url()).origin };
+  const added = await (await page.request.post('/api/repos', { data: { source: radarSite(), name: 'radar-site' }, headers: origin })).json();
+  expect(added.ok).toBe(true);
+  const repoId: string = added.data.id;
+  await expect.poll(async () => ((await (await page.request.get('/api/world')).json()).data.repos as Array<{ id: string; status: string }>).find((r) => r.id === repoId)?.status, { timeout: 60_000 }).toBe('ready');
+
+  const run = (await (await page.request.post('/api/dta-runs', { data: { repo_id: repoId, invocation: { tool: 'link_updater', glob: 'site/**', params: { from_hosts: ['http://old.example.com'], to_host: 'https://new.example.com' } } } })).json()).data;
+  await expect.poll(async () => (await (await page.request.get(`/api/dta-runs/${run.id}`)).json()).data.status, { timeout: 90_000 }).toBe('waiting_for_approval');
+  const spawned = (await (await page.request.post('/api/sessions', { data: { repo_id: repoId, room_path: '', provider: 'shell', title: 'Radar shell' } })).json()).data;
+  await expect.poll(async () => (await (await page.request.get(`/api/sessions/${spawned.id}`)).json()).data.state, { timeout: 60_000 }).toBe('RUNNING');
+  await page.request.post(`/api/sessions/${spawned.id}/input`, { data: { data: "sed -i 's#http://old.example.com/about#https://mine.example.com/about#' site/index.html\r" } });
+
+  const overlapId = [spawned.id, run.id].sort().join('|');
+  const badge = page.locator(`.village-radar-badge[data-overlap-id="${overlapId}"]`);
+  await expect(badge).toHaveCount(1, { timeout: 60_000 });
+  await badge.focus();
+  const popover = page.locator(`.radar-popover[data-overlap-id="${overlapId}"]`);
+  await expect(popover).toBeVisible();
+  await expect(popover).toContainText(RADAR_STRINGS.dtaName(run.id));
+  // Both sides' hunks: the session's edit and the DTA's proposal.
+  await expect(popover.locator('.radar-file[data-overlapping="true"]')).toContainText('https://mine.example.com/about');
+  await expect(popover.locator('.radar-file[data-overlapping="true"]')).toContainText('https://new.example.com/about');
+  await popover.getByRole('button', { name: RADAR_STRINGS.mergePreview }).click();
+  const result = popover.getByRole('status');
+  await expect(result).toContainText(RADAR_STRINGS.mergeConflicts(1), { timeout: 60_000 });
+  await expect(result).toContainText('site/index.html');
+  await expect(result).toContainText('https://mine.example.com/about');
+  await expect(result).toContainText('https://new.example.com/about');
+
+  // Leave nothing live for later specs: the DTA is denied (nothing applied), the shell stopped.
+  const approval = (await (await page.request.get(`/api/dta-runs/${run.id}`)).json()).data.approval_id;
+  expect((await (await page.request.post(`/api/approvals/${approval}/decide`, { data: { decision: 'deny' } })).json()).ok).toBe(true);
+  await page.request.post(`/api/sessions/${spawned.id}/stop`);
+  await expect(badge).toHaveCount(0, { timeout: 30_000 });
 });
 
 test('[STORY]: after a run with a test and an approval, the ended session’s story tells all of it, exports Markdown and replays its terminal', async ({ page }) => {

@@ -138,7 +138,14 @@ const artifacts = z.array(DtaArtifactSchema).max(8).optional();
 /** The DTA events a run streams (deterministic-tool-adapters.md "Observability"). */
 const dtaEventBase = { run_id: DtaRunIdSchema, tool: DtaToolSchema, ts: z.number().int().nonnegative() };
 export const DtaEventSchema = z.discriminatedUnion('type', [
-  z.object({ ...dtaEventBase, type: z.literal('dta_started'), branch: z.string().max(255), files: z.array(z.string()).max(DTA_LIMITS.MAX_FILES).default([]) }),
+  z.object({
+    ...dtaEventBase,
+    type: z.literal('dta_started'),
+    branch: z.string().max(255),
+    files: z.array(z.string()).max(DTA_LIMITS.MAX_FILES).default([]),
+    /** The commit the run's worktree starts from: the conflict radar builds the proposal as base + patch. */
+    base_commit: z.string().regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/).optional(),
+  }),
   z.object({ ...dtaEventBase, type: z.literal('dta_waiting_for_lock'), held_by: z.string().max(100), paths: z.array(z.string()).max(50) }),
   z.object({ ...dtaEventBase, type: z.literal('dta_proposed'), output: DtaOutputSchema, patch: z.string().max(2_000_000), artifacts }),
   z.object({ ...dtaEventBase, type: z.literal('dta_applied'), output: DtaOutputSchema }),

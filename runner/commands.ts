@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import {
   ApproveCommandSchema,
   DeliverRunResultCommandSchema,
@@ -24,7 +25,9 @@ import type { WorkItemService } from './workitems/service';
 import type { RunManager } from './runs/run-manager';
 import type { SessionManager } from './sessions/session-manager';
 import { REPO_ACCESS_DENIED } from '../common/repo-access';
-import { radarCompare } from './radar/compare';
+import { radarCompare, type RadarDeps } from './radar/compare';
+import { radarExport, radarHistory } from './radar/export';
+import { git } from './workspace/git';
 import type { WorkspaceManager } from './workspace/workspace-manager';
 
 export interface CommandDeps {
@@ -46,6 +49,16 @@ export interface CommandDeps {
  * schema (a malformed one is answered BAD_REQUEST and changes nothing) and answers a Result.
  */
 export function createCommandHandlers({ sessions, workspaces, log, canReach = () => true, runs, dta, workItems }: CommandDeps) {
+  const radarDeps: RadarDeps = {
+    log,
+    worktreeOf: (id) => sessions.get(id)?.worktree?.path ?? null,
+    repoDir: (repoId) => (fs.existsSync(workspaces.barePath(repoId)) ? workspaces.barePath(repoId) : null),
+    // Fetched from where it was cloned from, under the clone's lock like every other fetch.
+    refreshClone: async (repoId) => {
+      const origin = (await git(['config', '--get', 'remote.origin.url'], { cwd: workspaces.barePath(repoId), what: 'config' }).catch(() => '')).trim();
+      if (origin && canReach(origin)) await workspaces.ensureClone(repoId, origin);
+    },
+  };
   return {
     'session:create': (raw: unknown): Result<{ session_id: string }> => {
       const cmd = parseInput(CreateSessionCommandSchema, raw);
@@ -97,8 +110,10 @@ export function createCommandHandlers({ sessions, workspaces, log, canReach = ()
       const cmd = parseInput(DeliverRunResultCommandSchema, raw);
       return cmd.ok ? sessions.deliverRunResult(cmd.data) : cmd;
     },
-    /** Conflict radar: two live sessions' hunks and their merge preview (runner/radar/compare.ts). */
-    'radar:compare': (raw: unknown) => radarCompare(raw, { log, worktreeOf: (id) => sessions.get(id)?.worktree?.path ?? null }),
+    /** Conflict radar: two sides' hunks and their merge preview (runner/radar/compare.ts); across runners, export.ts. */
+    'radar:compare': (raw: unknown) => radarCompare(raw, radarDeps),
+    'radar:history': (raw: unknown) => radarHistory(raw, radarDeps),
+    'radar:export': (raw: unknown) => radarExport(raw, radarDeps),
     /** Fire-and-forget from the server: a bad one is only logged. */
     'terminal:ack': (raw: unknown): void => {
       const cmd = parseInput(TerminalAckSchema, raw);

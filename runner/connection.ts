@@ -79,6 +79,8 @@ export interface ConnectionDeps {
 const ACKED_COMMANDS = [
   'dta:start',
   'radar:compare',
+  'radar:history',
+  'radar:export',
   'dta:decide',
   'workitem:run',
   'workitem:run-level',

@@ -1,7 +1,9 @@
 'use client';
-import { useMutation, useQuery } from '@tanstack/react-query';
+import { useQuery } from '@tanstack/react-query';
 import type { RadarCompareResult, RadarHunk, RadarOverlap } from '../../protocol';
-import { api, ApiRequestError } from '../ui/api';
+import { api } from '../ui/api';
+import { compareBody, errorText } from './compare-body';
+import MergePreview from './MergePreview';
 import { RADAR_STRINGS as S } from './strings';
 
 /**
@@ -17,7 +19,6 @@ export interface RadarPopoverProps {
 }
 
 const time = (ts: number) => new Date(ts).toLocaleTimeString();
-const errorText = (e: unknown) => (e instanceof ApiRequestError ? e.message : String(e));
 
 function Hunks({ who, hunks }: { who: string; hunks: RadarHunk[] }) {
   return (
@@ -33,18 +34,20 @@ function Hunks({ who, hunks }: { who: string; hunks: RadarHunk[] }) {
 }
 
 export default function RadarPopover({ overlap: o, nameOf, onClose }: RadarPopoverProps) {
-  const sessions = o.a.kind === 'session' && o.b.kind === 'session';
-  const body = { session_a: o.a.id, session_b: o.b.id };
+  // A DTA run has no session title: it is named by its id unless the caller knows better.
+  const label = (side: 'a' | 'b') => {
+    const s = o[side];
+    const name = nameOf(s.id);
+    return s.kind === 'dta' && name === s.id ? S.dtaName(s.id) : name;
+  };
   const hunks = useQuery({
     queryKey: ['radar-hunks', o.id, o.files.join('\0')],
-    queryFn: () => api<RadarCompareResult>('/api/radar/compare', { body: { ...body, merge: false } }),
-    enabled: sessions && o.files.length > 0,
+    queryFn: () => api<RadarCompareResult>('/api/radar/compare', { body: compareBody(o, false) }),
+    enabled: o.files.length > 0,
   });
-  const merge = useMutation({ mutationFn: () => api<RadarCompareResult>('/api/radar/compare', { body: { ...body, merge: true } }) });
-  const preview = merge.data?.merge;
 
   return (
-    <section className="radar-popover" role="dialog" aria-label={`${S.popoverTitle}: ${nameOf(o.a.id)} and ${nameOf(o.b.id)}`} data-overlap-id={o.id}>
+    <section className="radar-popover" role="dialog" aria-label={`${S.popoverTitle}: ${label('a')} and ${label('b')}`} data-overlap-id={o.id}>
       <header className="row">
         <h2 className="panel-title">{S.popoverTitle}</h2>
         <button type="button" className="btn" onClick={onClose} aria-label={S.close}>
@@ -52,7 +55,7 @@ export default function RadarPopover({ overlap: o, nameOf, onClose }: RadarPopov
         </button>
       </header>
       <p>
-        <strong>{nameOf(o.a.id)}</strong> ↔ <strong>{nameOf(o.b.id)}</strong>
+        <strong>{label('a')}</strong> ↔ <strong>{label('b')}</strong>
       </p>
       {o.files.length > 0 && (
         <>
@@ -82,16 +85,20 @@ export default function RadarPopover({ overlap: o, nameOf, onClose }: RadarPopov
       <ol className="radar-timeline">
         {o.timeline.map((t, i) => (
           <li key={i}>
-            {time(t.ts)} · {nameOf(t.subject)} · <code>{t.path}</code>
+            {time(t.ts)} · {label(t.subject === o.a.id ? 'a' : 'b')} · <code>{t.path}</code>
             {i === 0 && <span className="radar-first"> ({S.first})</span>}
           </li>
         ))}
       </ol>
-      {sessions && o.files.length > 0 && (
+      {o.files.length > 0 && (
         <>
           <h3 className="panel-title">{S.hunks}</h3>
           {hunks.isPending && <p className="muted small">{S.loadingHunks}</p>}
-          {hunks.isError && <p className="error-line">{errorText(hunks.error)}</p>}
+          {hunks.isError && (
+            <p className="error-line">
+              {S.hunksFailed} {errorText(hunks.error)}
+            </p>
+          )}
           {hunks.data?.files.map((f) => (
             <div key={f.path} className="radar-file" data-overlapping={f.overlapping}>
               <code>{f.path}</code>
@@ -99,46 +106,15 @@ export default function RadarPopover({ overlap: o, nameOf, onClose }: RadarPopov
                 <p className="muted small">{S.noHunks}</p>
               ) : (
                 <div className="radar-sides">
-                  <Hunks who={nameOf(o.a.id)} hunks={f.a} />
-                  <Hunks who={nameOf(o.b.id)} hunks={f.b} />
+                  <Hunks who={label('a')} hunks={f.a} />
+                  <Hunks who={label('b')} hunks={f.b} />
                 </div>
               )}
             </div>
           ))}
         </>
       )}
-      {sessions ? (
-        <div className="radar-merge">
-          <button type="button" className="btn btn-primary" disabled={merge.isPending} onClick={() => merge.mutate()}>
-            {S.mergePreview}
-          </button>
-          {merge.isPending && <p className="muted small">{S.merging}</p>}
-          {merge.isError && <p className="error-line">{errorText(merge.error)}</p>}
-          {preview && (
-            <div role="status" className="radar-merge-result" data-clean={preview.clean}>
-              {preview.clean ? (
-                <p>{S.mergeClean}</p>
-              ) : (
-                <>
-                  <p>{S.mergeConflicts(preview.conflicts.length)}</p>
-                  <ul>
-                    {preview.conflicts.map((c) => (
-                      <li key={c.path}>
-                        <code>{c.path}</code> ({c.kind})
-                        {c.regions.map((r, i) => (
-                          <pre key={i} className="radar-hunk">{`line ${r.line}\n<<<<<<< ${nameOf(o.a.id)}\n${r.a.join('\n')}\n=======\n${r.b.join('\n')}\n>>>>>>> ${nameOf(o.b.id)}`}</pre>
-                        ))}
-                      </li>
-                    ))}
-                  </ul>
-                </>
-              )}
-            </div>
-          )}
-        </div>
-      ) : (
-        <p className="muted small">{S.dtaNoPreview}</p>
-      )}
+      <MergePreview overlap={o} label={label} />
     </section>
   );
 }

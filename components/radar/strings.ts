@@ -11,7 +11,13 @@ export const RADAR_STRINGS = {
   merging: 'Running git merge-tree on the runner…',
   mergeClean: 'These branches merge cleanly.',
   mergeConflicts: (n: number) => `${n} file${n === 1 ? '' : 's'} would conflict:`,
-  dtaNoPreview: 'A DTA run has no worktree to preview; its files are locked until it finishes.',
+  /** What a side is in the preview when it is not a live worktree. */
+  dtaSide: 'the DTA run’s proposed patch on its base commit',
+  dtaName: (id: string) => `DTA run ${id}`,
+  regionAt: (line: number) => `line ${line} of the merged file`,
+  /** A refusal in words: what failed, then the runner's or the server's reason. */
+  previewFailed: 'The merge preview could not run:',
+  hunksFailed: 'The diffs could not be read:',
   close: 'Close',
   first: 'first',
 } as const;

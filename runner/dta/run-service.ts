@@ -99,7 +99,7 @@ export class DtaRunService {
       worktree = wt.path;
       const branch = `${DTA_BRANCH_PREFIX}${cmd.run_id}`;
       await git(['branch', '-m', branch], { cwd: worktree, what: 'branch' });
-      this.emit(cmd, { type: 'dta_started', branch, files: [] });
+      this.emit(cmd, { type: 'dta_started', branch, files: [], base_commit: wt.sha });
       let patch = '';
       const out = await runDta(this.invocation(cmd, worktree, 'dry-run'), { runId: cmd.run_id, policy: DEFAULT_POLICY, onPhase: (phase, _o, extra) => phase === 'proposed' && (patch = extra.patch ?? '') });
       if (!out.ok || !out.patch_sha256) return this.failed(cmd, worktree, out.error?.message ?? 'the dry-run failed', out);

@@ -1,8 +1,9 @@
 import { RADAR_LIMITS, RadarCompareCommandSchema, ok, parseInput, type MergeConflict, type RadarCompareResult, type Result } from '../../protocol';
 import { RunnerError, failureFrom } from '../errors';
 import type { Logger } from '../log';
-import { runGit as run, snapshotWorktree } from '../workspace/snapshot';
+import { runGit as run } from '../workspace/snapshot';
 import { hunksOverlap, parseConflictMarkers, parseMergeTree, parseUnifiedDiff } from './parse';
+import { sideCommit, type SideDeps } from './sides';
 
 /** Hunks of each side against the merge base, for the given files. */
 async function hunksOf(cwd: string, base: string, a: string, b: string, paths: string[]): Promise<RadarCompareResult['files']> {
@@ -30,29 +31,38 @@ async function mergePreview(cwd: string, base: string, a: string, b: string): Pr
   return { clean: res.code === 0, merge_base: base, a_commit: a, b_commit: b, conflicts };
 }
 
-export interface RadarDeps {
-  /** The worktree of a live session of this runner, or null. */
-  worktreeOf(sessionId: string): string | null;
+export interface RadarDeps extends SideDeps {
+  /** This runner's clone of the repository (where every side's objects live), or null when it has none. */
+  repoDir(repoId: string): string | null;
   log: Logger;
 }
 
-/** The `radar:compare` command: snapshot both worktrees, diff each against their merge base, optionally merge. */
+/** The clone to work in, or a clear NOT_FOUND. */
+export function cloneOf(repoId: string, deps: Pick<RadarDeps, 'repoDir'>): string {
+  const dir = deps.repoDir(repoId);
+  if (!dir) throw new RunnerError('NOT_FOUND', `this runner has no clone of repository ${repoId}`);
+  return dir;
+}
+
+/**
+ * The `radar:compare` command: each side as a commit (a live worktree's snapshot, or base + patch
+ * for a DTA run's proposal or another runner's session), both diffed against their merge base,
+ * and optionally merged with `git merge-tree`.
+ */
 export async function radarCompare(raw: unknown, deps: RadarDeps): Promise<Result<RadarCompareResult>> {
   const cmd = parseInput(RadarCompareCommandSchema, raw);
   if (!cmd.ok) return cmd;
-  const { session_a, session_b, paths, merge } = cmd.data;
+  const { repo_id, paths, merge } = cmd.data;
   try {
-    const wa = deps.worktreeOf(session_a);
-    const wb = deps.worktreeOf(session_b);
-    const missing = [wa ? null : session_a, wb ? null : session_b].filter(Boolean);
-    if (missing.length > 0 || !wa || !wb) throw new RunnerError('NOT_FOUND', `no live worktree on this runner for ${missing.join(' and ')}`);
-    const [a, b] = await Promise.all([snapshotWorktree(wa, session_a), snapshotWorktree(wb, session_b)]);
-    // Both worktrees share one bare clone's objects, so either can name both snapshots.
-    const mb = await run(['merge-base', a, b], wa, {}, [0, 1]);
+    const cwd = cloneOf(repo_id, deps);
+    // One after the other: a missing base may fetch the clone, which two sides must not do at once.
+    const a = await sideCommit(cmd.data.a, repo_id, cwd, deps);
+    const b = await sideCommit(cmd.data.b, repo_id, cwd, deps);
+    const mb = await run(['merge-base', a, b], cwd, {}, [0, 1]);
     const base = mb.stdout.trim();
-    if (!base) throw new RunnerError('CONFLICT', 'the two sessions share no history (different repositories?)');
-    const files = await hunksOf(wa, base, a, b, paths);
-    return ok({ files, merge: merge ? await mergePreview(wa, base, a, b) : null });
+    if (!base) throw new RunnerError('CONFLICT', 'the two sides share no history (different repositories?)');
+    const files = await hunksOf(cwd, base, a, b, paths);
+    return ok({ files, merge: merge ? await mergePreview(cwd, base, a, b) : null });
   } catch (err) {
     return failureFrom(err, deps.log, 'radar:compare');
   }

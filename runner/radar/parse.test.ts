@@ -37,6 +37,10 @@ describe('radar parsers', () => {
     // Two insertions after the same line (both append at the end of a file).
     expect(hunksOverlap([h(10, 0)], [h(10, 0)])).toBe(true);
     expect(hunksOverlap([h(3, 1)], [h(20, 1)])).toBe(false);
+    // One unchanged line between two changes: git merges them cleanly, so the radar does not flag them.
+    expect(hunksOverlap([h(1, 1)], [h(3, 1)])).toBe(false);
+    // An insertion right after a changed line is adjacent: git refuses that merge.
+    expect(hunksOverlap([h(2, 0)], [h(3, 1)])).toBe(true);
     expect(hunksOverlap([], [h(1, 1)])).toBe(false);
   });
 

@@ -43,23 +43,25 @@ export function parseUnifiedDiff(text: string): Map<string, RadarHunk[]> {
 }
 
 /**
- * The base lines a hunk stands on: its removed lines, or for a pure insertion the gap after
- * old_start. Widened by one line each side, because git also refuses to merge changes to
- * adjacent lines.
+ * The base lines a hunk stands on: its removed lines, or for a pure insertion the empty gap after
+ * old_start (start = end + 1).
  */
 function baseSpan(h: RadarHunk): [number, number] {
   const start = h.old_lines === 0 ? h.old_start + 1 : h.old_start;
   const end = h.old_lines === 0 ? h.old_start : h.old_start + h.old_lines - 1;
-  return [start - 1, end + 1];
+  return [start, end];
 }
 
-/** Whether two sides' hunks of one file touch the same or adjacent base lines. */
+/**
+ * Whether two sides' hunks of one file touch the same or adjacent base lines: git also refuses
+ * to merge changes to neighbouring lines, but one unchanged line between them merges cleanly.
+ */
 export function hunksOverlap(a: RadarHunk[], b: RadarHunk[]): boolean {
   for (const x of a) {
     const [xs, xe] = baseSpan(x);
     for (const y of b) {
       const [ys, ye] = baseSpan(y);
-      if (xs <= ye && ys <= xe) return true;
+      if (xs <= ye + 1 && ys <= xe + 1) return true;
     }
   }
   return false;

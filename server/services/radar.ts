@@ -1,15 +1,15 @@
 import { createRedactor, redactStrings } from '../../common/redact';
-import { RADAR_LIMITS, TERMINAL_STATES, type RadarCompareBody, type RadarCompareResult, type RadarSnapshot, type SessionState } from '../../protocol';
+import { TERMINAL_STATES, type RadarCompareBody, type RadarCompareResult, type RadarSnapshot, type SessionState } from '../../protocol';
 import type { Db } from '../db';
 import type { Principal } from './auth';
-import { AppError, notFound } from './errors';
 import type { RunnerGateway } from './ports';
+import { createRadarCompare } from './radar-compare';
 import { detectOverlaps, roomOf, type RadarInput } from './radar-overlap';
 
 /**
  * Conflict radar (issue 19 item 1): which live sessions and DTA runs of the org touch the same
  * files, or the same rooms right now; the pairs' hunks and merge preview come from the runner
- * that holds both worktrees (runner/radar/compare.ts).
+ * that holds the work (radar-compare.ts → runner/radar/).
  */
 
 /** "The same directory within the last N minutes": side by side for this long counts as a possible clash. */
@@ -28,6 +28,7 @@ const LIVE_DTA = ['queued', 'waiting_for_lock', 'proposing', 'waiting_for_approv
 const LIVE_SESSION: { notIn: SessionState[] } = { notIn: [...TERMINAL_STATES] };
 
 export function createRadarService(db: Db, gateway: () => RunnerGateway, secretsFor: (orgId: string) => Promise<Record<string, string>>) {
+  const compareOnRunner = createRadarCompare(db, gateway);
   async function subjects(orgId: string): Promise<RadarInput[]> {
     const sessions = await db.session.findMany({ where: { orgId, kind: 'agent', mode: 'write', state: LIVE_SESSION }, select: { id: true, repoId: true } });
     const rows = sessions.length
@@ -74,26 +75,16 @@ export function createRadarService(db: Db, gateway: () => RunnerGateway, secrets
   return {
     snapshot: (p: Principal): Promise<RadarSnapshot> => snapshot(p.orgId),
 
-    /** Both sessions' hunks in the files they share (and the merge preview when asked), from their runner. */
+    /**
+     * Both sides' hunks in the files they share (and the merge preview when asked), from the
+     * runner that holds the work (radar-compare.ts): sessions, DTA runs, across runners.
+     */
     async compare(p: Principal, body: RadarCompareBody): Promise<RadarCompareResult> {
-      const rows = await db.session.findMany({ where: { orgId: p.orgId, id: { in: [body.session_a, body.session_b] } }, select: { id: true, runnerId: true, state: true, repoId: true } });
-      const a = rows.find((r) => r.id === body.session_a);
-      const b = rows.find((r) => r.id === body.session_b);
-      if (!a || !b) throw notFound('That session');
-      if ([a, b].some((s) => (TERMINAL_STATES as string[]).includes(s.state))) throw new AppError('CONFLICT', 'Both sessions must still be running to compare their work.');
-      if (a.repoId !== b.repoId) throw new AppError('BAD_REQUEST', 'The two sessions work on different repositories.');
-      if (!a.runnerId || a.runnerId !== b.runnerId) throw new AppError('CONFLICT', 'The two sessions run on different runners; a merge preview needs both worktrees on one runner.');
-      const overlap = (await snapshot(p.orgId)).overlaps.find((o) => [o.a.id, o.b.id].includes(a.id) && [o.a.id, o.b.id].includes(b.id));
-      const shared = overlap?.files ?? [];
-      const res = await gateway().command(a.runnerId, 'radar:compare', {
-        session_a: a.id,
-        session_b: b.id,
-        paths: shared.slice(0, RADAR_LIMITS.MAX_FILES),
-        merge: body.merge,
-      });
-      if (!res.ok) throw new AppError(res.error.code, res.error.message);
-      // File contents came from an agent's worktree: masked like everything else a runner sends.
-      return redactStrings(res.data, createRedactor(await secretsFor(p.orgId)));
+      const ids = [body.a.id, body.b.id];
+      const overlap = (await snapshot(p.orgId)).overlaps.find((o) => ids.includes(o.a.id) && ids.includes(o.b.id));
+      const res = await compareOnRunner(p.orgId, body, overlap?.files ?? []);
+      // File contents came from an agent's worktree or a DTA's patch: masked like everything else a runner sends.
+      return redactStrings(res, createRedactor(await secretsFor(p.orgId)));
     },
   };
 }
