@@ -1,13 +1,12 @@
-import type { Definition, Html, Image, Link, Nodes } from 'mdast';
-import { fromMarkdown } from 'mdast-util-from-markdown';
+import { parse as micromarkParse, postprocess, preprocess } from 'micromark';
+import { decodeString } from 'micromark-util-decode-string';
 import { parse, parseFragment, type DefaultTreeAdapterMap } from 'parse5';
 import postcss from 'postcss';
 import valueParser from 'postcss-value-parser';
-import { visit } from 'unist-util-visit';
 
 /**
  * Every link of a file with its exact place in the text, through real parsers: parse5 for HTML,
- * mdast (micromark) for Markdown, postcss for CSS. The adapter rewrites by these offsets and the
+ * micromark (CommonMark) for Markdown, postcss for CSS. The adapter rewrites by these offsets and the
  * verifier counts with them, so a link inside a comment, a code block or a string is never one.
  */
 
@@ -189,34 +188,42 @@ function cssLinks(text: string, base: number, declarationsOnly = false): FoundLi
 
 // ── Markdown ─────────────────────────────────────────────────────────────────────────────────────
 
+/**
+ * Links of a Markdown file from micromark's token stream (the CommonMark parser under mdast),
+ * without building the syntax tree: the tree cost twice the tokenizing and told us less — a
+ * destination token carries its exact offsets, where a tree node only has the decoded URL to
+ * search for again in the source (which found it in an image's alt text or a title). Counted as
+ * mdast counts: inline links and images, definitions, autolinks, and links inside raw HTML.
+ */
 function markdownLinks(text: string): FoundLink[] {
   const out: FoundLink[] = [];
-  const tree = fromMarkdown(text);
-  visit(tree, (node: Nodes) => {
-    if (node.type === 'link' || node.type === 'image' || node.type === 'definition') {
-      const found = locateUrl(text, node);
-      if (found) out.push(found);
-    } else if (node.type === 'html') {
-      const start = (node as Html).position?.start.offset;
-      if (start !== undefined) out.push(...htmlLinks((node as Html).value, start, true));
+  const events = postprocess(micromarkParse().document().write(preprocess()(text, undefined, true)));
+  for (const [kind, token] of events) {
+    if (kind !== 'enter') continue;
+    const start = token.start.offset;
+    const end = token.end.offset;
+    switch (token.type) {
+      case 'resourceDestinationString':
+      case 'definitionDestinationString': {
+        const raw = text.slice(start, end);
+        // Escapes and character references mean the source is not the URL: counted, not rewritten.
+        const url = decodeString(raw);
+        if (url) out.push({ start, end, url, rewritable: url === raw });
+        break;
+      }
+      case 'autolinkProtocol':
+        out.push({ start, end, url: text.slice(start, end), rewritable: true });
+        break;
+      case 'autolinkEmail':
+        out.push({ start, end: start, url: `mailto:${text.slice(start, end)}`, rewritable: false });
+        break;
+      case 'htmlFlow':
+      case 'htmlText':
+        out.push(...htmlLinks(text.slice(start, end), start, true));
+        break;
+      default:
+        break;
     }
-  });
-  return out;
-}
-
-/** Where the node's URL is written: after the link text (`[text](url)`, `[id]: url`), or the autolink itself. */
-function locateUrl(text: string, node: Link | Image | Definition): FoundLink | null {
-  const s = node.position?.start.offset;
-  const e = node.position?.end.offset;
-  if (s === undefined || e === undefined || !node.url) return null;
-  const children = 'children' in node ? node.children : [];
-  const afterText = children.length ? (children[children.length - 1].position?.end.offset ?? s) : s;
-  let at = text.slice(afterText, e).indexOf(node.url);
-  let from = afterText;
-  if (at < 0) {
-    at = text.slice(s, e).indexOf(node.url);
-    from = s;
   }
-  if (at < 0) return { start: s, end: s, url: node.url, rewritable: false };
-  return { start: from + at, end: from + at + node.url.length, url: node.url, rewritable: true };
+  return out;
 }
