@@ -1,6 +1,6 @@
 import { DTA_PARAMS_SCHEMAS, type DtaCounts } from '../../../../protocol';
 import type { Files, Measure } from '../../types';
-import { extractLinks } from './links';
+import { extractLinksMany } from './links';
 
 export interface LinkUpdaterParams {
   from_hosts: string[];
@@ -30,8 +30,8 @@ export const linkUpdaterMeasure: Measure<LinkUpdaterParams> = {
     let links_total = 0;
     let links_to_update = 0;
     let links_to_target = 0;
-    for (const [rel, text] of files) {
-      for (const link of extractLinks(rel, text)) {
+    for (const links of (await extractLinksMany(files)).values()) {
+      for (const link of links) {
         links_total++;
         if (targetedHost(link.url, params.from_hosts)) links_to_update++;
         else if (targetedHost(link.url, [params.to_host])) links_to_target++;
