@@ -22,6 +22,15 @@ export const STATE_DIR = 'agent-village-dta';
 /** The verifier always gets at least this long, even when the run used up most of its budget. */
 const MIN_VERIFIER_MS = 5_000;
 
+/**
+ * Where the verifier keeps its parse memo: the runner's own data folder, which sessions cannot see
+ * (set once by runner/main.ts). Unset (a CLI, a test), every verifier parses afresh.
+ */
+let verifierMemoDir: string | null = null;
+export function setVerifierMemoDir(dir: string | null): void {
+  verifierMemoDir = dir;
+}
+
 export interface RunOptions {
   runId?: string;
   policy?: DtaPolicy;
@@ -151,6 +160,7 @@ async function execute(
     globs,
     allowed_paths: policy.allowed_paths,
     seed: constraints.seed,
+    ...(verifierMemoDir ? { memo_dir: verifierMemoDir } : {}),
     claim: { head: fp0.head, baseline: out.baseline, units: proposal.units, files: changed, patch_path: artifacts.absolute(patchPath), patch_sha256: out.patch_sha256!, hashes },
   });
   const verifierBudget = () => Math.max(MIN_VERIFIER_MS, deadline - Date.now());

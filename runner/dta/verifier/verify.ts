@@ -5,7 +5,7 @@ import picomatch from 'picomatch';
 import { z } from 'zod';
 import { DtaCountsSchema, DtaToolSchema, type DtaCounts, type DtaVerifier } from '../../../protocol';
 import { loadMeasure } from '../adapters/measures';
-import { byteCompare, commonDir, globMatcher, headSha, readBlobs, RUNS_DIR, sha256, statusText, trackedFiles } from '../git-state';
+import { byteCompare, globMatcher, headSha, readBlobs, RUNS_DIR, sha256, statusText, trackedFiles } from '../git-state';
 import { applyPatchInMemory } from '../patch';
 import type { MeasureContext } from '../types';
 
@@ -23,6 +23,8 @@ export const VerifyRequestSchema = z.object({
   globs: z.array(z.string()).min(1),
   allowed_paths: z.array(z.string()).min(1),
   seed: z.number().int(),
+  /** The runner's folder for the verifier's parse memo (memo.ts); absent: nothing is kept across runs. */
+  memo_dir: z.string().min(1).optional(),
   claim: z.object({
     head: z.string(),
     baseline: DtaCountsSchema,
@@ -56,15 +58,12 @@ function changedPaths(status: string): string[] {
   return out.sort(byteCompare);
 }
 
-/** Where the verifier keeps its memo of parsed texts (memo.ts), per repository. */
-const MEMO_FILE = 'agent-village-dta/verifier-memo.json';
-
 export async function verify(req: VerifyRequest): Promise<DtaVerifier> {
   const m = await loadMeasure(req.tool);
-  if (req.tool !== 'link_updater' && req.tool !== 'intra_repo_link_fixer') return measureAndCheck(req, m);
-  const { VerifierMemo } = await import('./memo');
+  if ((req.tool !== 'link_updater' && req.tool !== 'intra_repo_link_fixer') || !req.memo_dir) return measureAndCheck(req, m);
+  const { VerifierMemo, VERIFIER_MEMO_FILE } = await import('./memo');
   const { useLinkStore } = await import('../adapters/link-updater/links');
-  const memo = VerifierMemo.open(path.join(await commonDir(req.root), MEMO_FILE));
+  const memo = VerifierMemo.open(path.join(req.memo_dir, VERIFIER_MEMO_FILE));
   useLinkStore(memo);
   try {
     return await measureAndCheck(req, m);
