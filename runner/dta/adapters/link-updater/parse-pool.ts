@@ -40,7 +40,6 @@ let idle: NodeJS.Timeout | null = null;
 function startThread(): Thread {
   let markStarted: (ok: boolean) => void = () => {};
   const t: Thread = { worker: new Worker(WORKER, { execArgv: [] }), started: new Promise((r) => (markStarted = r)), pending: new Map() };
-  t.worker.unref(); // a pool left running never keeps a process (the verifier, a CLI) alive
   const failAll = (err: Error) => {
     markStarted(false);
     for (const p of t.pending.values()) p.reject(err);
@@ -52,11 +51,16 @@ function startThread(): Thread {
     const p = t.pending.get(reply.id);
     if (!p) return;
     t.pending.delete(reply.id);
+    if (t.pending.size === 0) t.worker.unref();
     if ('error' in reply) p.reject(new Error(`a parser thread failed: ${reply.error}`));
     else p.resolve(reply.links);
   });
   t.worker.on('error', failAll);
   t.worker.on('exit', (code) => failAll(new Error(`a parser thread exited (${code})`)));
+  // An idle pool never keeps a process (the verifier, a CLI) alive; a thread with work out is
+  // ref'd (send) so the process waits for its answer. After the listeners: adding a 'message'
+  // listener refs the worker again.
+  t.worker.unref();
   return t;
 }
 
@@ -64,6 +68,7 @@ function send(t: Thread, files: Array<[string, string]>): Promise<FoundLink[][]>
   return new Promise((resolve, reject) => {
     const id = nextId++;
     t.pending.set(id, { resolve, reject });
+    t.worker.ref();
     t.worker.postMessage({ id, files } satisfies ParseRequest);
   });
 }
