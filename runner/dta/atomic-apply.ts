@@ -96,8 +96,11 @@ export function gitBlobId(bytes: Buffer): string {
   return crypto.createHash('sha1').update(`blob ${bytes.length}\0`).update(bytes).digest('hex');
 }
 
-/** `journalDir` is outside the tree (the worktree's git dir): it survives a crash, never gets committed. */
-export function applyAtomic(root: string, journalDir: string, runId: string, changes: ReadonlyMap<string, string>): void {
+/**
+ * Returns once every file is in place; the promise it returns settles when the backups are gone.
+ * `journalDir` is outside the tree (the worktree's git dir): it survives a crash, never gets committed.
+ */
+export function applyAtomic(root: string, journalDir: string, runId: string, changes: ReadonlyMap<string, string>): Promise<void> {
   const dir = path.join(journalDir, runId);
   fs.mkdirSync(path.join(dir, 'backup'), { recursive: true });
   // Reading the originals costs little (the run just read them: they are in the page cache).
@@ -130,7 +133,15 @@ export function applyAtomic(root: string, journalDir: string, runId: string, cha
     fs.rmSync(dir, { recursive: true, force: true });
     throw err;
   }
-  fs.rmSync(dir, { recursive: true, force: true });
+  // Done: without its journal the apply is complete to recover(). Removing the backups frees the
+  // old files' blocks, the slowest calls of an apply on a busy disk (10 s of 14 s for 5,000 files
+  // at load 14), so it runs beside the verification instead of before it; a crash meanwhile
+  // leaves a folder without a journal, which the next recover() deletes.
+  fs.rmSync(path.join(dir, JOURNAL_FILE));
+  const done = `${dir}.done`;
+  fs.renameSync(dir, done);
+  // A removal that fails leaves a folder the next recover() deletes: never an error of the run.
+  return fs.promises.rm(done, { recursive: true, force: true }).catch(() => undefined);
 }
 
 /** The original's bytes: the backup if it still is the original, else the blob from git's objects. */

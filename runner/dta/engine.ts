@@ -177,8 +177,9 @@ async function execute(
   const fp1 = await treeFingerprint(root);
   if (fp1.hash !== fp0.hash) throw new RunFailure('TREE_CHANGED', 'the work tree changed during the run (HEAD or status differ from the start); nothing was applied');
   onPhase?.('proposed', out, { patch });
+  let backupsRemoved: Promise<void>;
   try {
-    applyAtomic(root, path.join(stateDir, 'journal'), runId, proposal.changes);
+    backupsRemoved = applyAtomic(root, path.join(stateDir, 'journal'), runId, proposal.changes);
   } catch (err) {
     throw new RunFailure('APPLY_FAILED', `apply failed and was rolled back, the tree is as before: ${err instanceof Error ? err.message : String(err)}`);
   }
@@ -191,6 +192,8 @@ async function execute(
 
   // verify, in its own process
   out.verifier = await runVerifier(request('applied', hashes), verifierBudget());
+  // The run's own folder in the git dir is emptied by the time the run answers.
+  await backupsRemoved;
   out.phase = 'verify';
   artifacts.write('verify.json', { run_id: runId, phase: 'verify', verifier: out.verifier });
   if (out.verifier.passed) onPhase?.('verified', out, {});
