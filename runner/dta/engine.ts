@@ -10,7 +10,7 @@ import { byteCompare, commonDir, excludeRunsDir, gitDir, globMatcher, sha256, to
 import { buildPatch } from './patch';
 import { allowedPathMatcher, DEFAULT_POLICY, effectiveConstraints, PolicyError, takeRateSlot, type DtaPolicy } from './policy';
 import type { MeasureContext } from './types';
-import { runVerifier } from './verifier/spawn';
+import { startVerifier } from './verifier/spawn';
 
 /**
  * One DTA run: discover → propose → (apply) → verify, deterministic and all-or-nothing.
@@ -65,16 +65,19 @@ export async function runDta(raw: unknown, opts: RunOptions = {}): Promise<DtaOu
   const tool = typeof raw === 'object' && raw !== null && typeof (raw as { tool?: unknown }).tool === 'string' ? String((raw as { tool: string }).tool).slice(0, 100) : 'unknown';
   const out: DtaOutput = { tool, ok: false, phase: 'dry-run', run_id: runId, baseline: {}, proposed_changes: {}, applied_changes: {}, files: [], patch_sha256: null, artifacts: [], verifier: NO_VERIFIER, notes: [] };
   let artifacts: ArtifactWriter | null = null;
+  const cleanups: Array<() => void> = [];
   try {
     const parsed = DtaInvocationSchema.safeParse(raw);
     if (!parsed.success) throw new RunFailure('BAD_INVOCATION', parsed.error.issues.map((i) => `${i.path.join('.') || '(invocation)'}: ${i.message}`).join('; '));
     const inv: DtaInvocation = parsed.data;
     out.phase = inv.mode === 'apply' ? 'apply' : 'dry-run';
-    await execute(inv, runId, policy, now, out, (a) => (artifacts = a), opts.onPhase);
+    await execute(inv, runId, policy, now, out, (a) => (artifacts = a), opts.onPhase, cleanups);
   } catch (err) {
     const code: DtaError['code'] = err instanceof RunFailure ? err.code : err instanceof PolicyError ? 'POLICY' : 'ADAPTER_FAILED';
     out.ok = false;
     out.error = { code, message: (err instanceof Error ? err.message : String(err)).slice(0, 4000) };
+  } finally {
+    for (const c of cleanups) c();
   }
   out.artifacts = (artifacts as ArtifactWriter | null)?.written ?? out.artifacts;
   return DtaOutputSchema.parse(out);
@@ -88,6 +91,7 @@ async function execute(
   out: DtaOutput,
   setArtifacts: (a: ArtifactWriter) => void,
   onPhase: RunOptions['onPhase'],
+  cleanups: Array<() => void>,
 ): Promise<void> {
   const adapter = adapterOf(inv.tool);
   const m = adapter.measure;
@@ -114,6 +118,9 @@ async function execute(
   await excludeRunsDir(root);
   const fp0 = await treeFingerprint(root);
   if (fp0.status !== '') throw new RunFailure('DIRTY_TREE', `the work tree has uncommitted changes (${fp0.status.split('\0').filter(Boolean).length} paths); commit or stash them first`);
+  // The verifier process starts now and waits for its request: its start overlaps our work.
+  const verifier = startVerifier(root);
+  cleanups.push(() => verifier.cancel());
 
   const artifacts = new ArtifactWriter(root, runId, inv.tool, now());
   setArtifacts(artifacts);
@@ -166,7 +173,7 @@ async function execute(
   const verifierBudget = () => Math.max(MIN_VERIFIER_MS, deadline - Date.now());
 
   if (inv.mode === 'dry-run') {
-    out.verifier = await runVerifier(request('proposed', {}), verifierBudget());
+    out.verifier = await verifier.run(request('proposed', {}), verifierBudget());
     artifacts.write('verify.json', { run_id: runId, phase: 'dry-run', verifier: out.verifier });
     out.ok = true;
     onPhase?.('proposed', out, { patch });
@@ -191,7 +198,7 @@ async function execute(
   onPhase?.('applied', out, {});
 
   // verify, in its own process
-  out.verifier = await runVerifier(request('applied', hashes), verifierBudget());
+  out.verifier = await verifier.run(request('applied', hashes), verifierBudget());
   // The run's own folder in the git dir is emptied by the time the run answers.
   await backupsRemoved;
   out.phase = 'verify';
