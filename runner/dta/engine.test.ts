@@ -137,3 +137,17 @@ describe('link_updater HTTP sample (loopback only)', () => {
     }
   });
 });
+
+describe('link_updater: HTML attributes written with character references', () => {
+  it('moves a link whose query has &amp; (the rest stays as written) and verifies; a host written with references is left and reported', async () => {
+    const dir = repo({
+      'site/q.html': '<a href="https://old.example.com/search?q=1&amp;page=2">s</a>\n<a href="https://old&#46;example.com/x">e</a>\n',
+    });
+    const out = await runDta(inv(dir));
+    expect(out.verifier).toMatchObject({ passed: true });
+    const html = fs.readFileSync(path.join(dir, 'site/q.html'), 'utf8');
+    expect(html).toContain('href="https://new.example.com/search?q=1&amp;page=2"');
+    // The entity-written host is not what the parser compares (attributes are compared as written): untouched.
+    expect(html).toContain('href="https://old&#46;example.com/x"');
+  });
+});

@@ -102,7 +102,21 @@ function push(out: FoundLink[], start: number, url: string, raw: string, parsed:
   if (!url) return;
   // Leading spaces inside the quotes: the URL starts after them.
   const lead = raw.length - raw.trimStart().length;
-  out.push({ start: start + lead, end: start + lead + url.length, url, rewritable: url === parsed });
+  out.push({ start: start + lead, end: start + lead + url.length, url, rewritable: url === parsed || escapesOnlyAfterHost(url, parsed) });
+}
+
+/**
+ * An attribute written with character references (`?a=1&amp;b=2`) whose scheme and host are
+ * written plainly: a host rewrite touches only the part before the first `&`, so the rest stays
+ * as written and the link can still be moved. A host written with references is left alone.
+ */
+function escapesOnlyAfterHost(raw: string, parsed: string): boolean {
+  const amp = raw.indexOf('&');
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(raw);
+  if (amp < 0 || !scheme) return false;
+  const slash = raw.slice(scheme[0].length).search(/[/?#]/);
+  const hostEnd = slash < 0 ? raw.length : scheme[0].length + slash;
+  return amp > hostEnd && raw.slice(0, amp) === parsed.slice(0, amp);
 }
 
 // ── CSS ──────────────────────────────────────────────────────────────────────────────────────────
