@@ -26,6 +26,10 @@ CREATE TABLE "TerminalSeekPoint" (
     CONSTRAINT "TerminalSeekPoint_sessionId_fkey" FOREIGN KEY ("sessionId") REFERENCES "Session" ("id") ON DELETE CASCADE ON UPDATE CASCADE
 );
 
+-- AlterTable (a plain ADD COLUMN, not Prisma's table rebuild: a rebuild written against this
+-- branch's Session columns would drop columns other migrations add to Session)
+ALTER TABLE "Session" ADD COLUMN "outputPrunedThrough" INTEGER NOT NULL DEFAULT 0;
+
 -- CreateIndex
 CREATE INDEX "TerminalSegment_sessionId_seqTo_idx" ON "TerminalSegment"("sessionId", "seqTo");
 
