@@ -27,6 +27,8 @@ declare global {
 export interface TerminalPanelProps {
   session: SessionSummary;
   readOnly: boolean;
+  /** What the bar says instead of the read-only note (the story page: it is a replay). */
+  readOnlyNote?: string;
   onClose(): void;
   onStop(): void;
 }
@@ -46,7 +48,7 @@ function roomAt(marks: readonly TimelineMark[], ts: number): string | null {
  * scrubber under it replays any moment (the same terminal switches to replay, input off).
  * Works for ended sessions too (the story page opens them with it).
  */
-export default function TerminalPanel({ session, readOnly, onClose, onStop }: TerminalPanelProps) {
+export default function TerminalPanel({ session, readOnly, readOnlyNote, onClose, onStop }: TerminalPanelProps) {
   const hostRef = useRef<HTMLDivElement>(null);
   const [phase, setPhase] = useState<'replaying' | 'live'>('replaying');
   const [error, setError] = useState<string | null>(null);
@@ -180,7 +182,7 @@ export default function TerminalPanel({ session, readOnly, onClose, onStop }: Te
         <span className={`state-pill state-${session.state.toLowerCase()}`}>{stateLabel(session.state)}</span>
         <span className="terminal-reason">{session.reason}</span>
         {phase === 'replaying' && !replay && <span className="terminal-note" role="status">{STRINGS.replaying}</span>}
-        {readOnly && <span className="terminal-note">{STRINGS.readOnly}</span>}
+        {readOnly && <span className="terminal-note">{readOnlyNote ?? STRINGS.readOnly}</span>}
         <span className="spacer" />
         {!readOnly && !ended && (
           <button type="button" className="btn btn-danger" onClick={onStop}>
