@@ -34,15 +34,15 @@ export function segmentEvents(seg: Pick<SegmentRow, 'chunks' | 'data'>): WireEve
 export async function* storedEvents(db: Db, sessionId: string, afterSeq: number, through = Number.MAX_SAFE_INTEGER): AsyncGenerator<WireEvent[]> {
   let cursor = afterSeq;
   while (cursor < through) {
-    const [rows, segs] = await Promise.all([
-      db.sessionEvent.findMany({ where: { sessionId, seq: { gt: cursor, lte: through } }, orderBy: { seq: 'asc' }, take: ROW_PAGE }),
-      db.terminalSegment.findMany({
-        where: { sessionId, seqTo: { gt: cursor }, seqFrom: { lte: through } },
-        orderBy: { seqFrom: 'asc' },
-        take: SEGMENT_PAGE,
-        select: { seqFrom: true, seqTo: true, chunks: true, data: true },
-      }),
-    ]);
+    // Rows first, segments second (not in parallel): a fold that commits in between then shows
+    // its chunks twice (skipped below), never zero times.
+    const rows = await db.sessionEvent.findMany({ where: { sessionId, seq: { gt: cursor, lte: through } }, orderBy: { seq: 'asc' }, take: ROW_PAGE });
+    const segs = await db.terminalSegment.findMany({
+      where: { sessionId, seqTo: { gt: cursor }, seqFrom: { lte: through } },
+      orderBy: { seqFrom: 'asc' },
+      take: SEGMENT_PAGE,
+      select: { seqFrom: true, seqTo: true, chunks: true, data: true },
+    });
     if (!rows.length && !segs.length) return;
     // This page covers (cursor, upTo]: as far as both reads are complete.
     let upTo = through;
