@@ -36,9 +36,9 @@ test('[TERMINAL]: scrub back to the start shows the screen of then; the village 
   await page.keyboard.press('Enter');
   await expect(rows).toContainText('later-56');
 
-  // Files in three rooms, one after the other: the live sprite walks there.
+  // Files in three rooms, one after the other: the live sprite walks there (the shell starts in docs/).
   const ROOMS = ['src/core', 'src/api/handlers', 'docs/guide'];
-  for (const [i, file] of ['src/core/lamp.js', 'src/api/handlers/lamps.js', 'docs/guide/getting-started.md'].entries()) {
+  for (const [i, file] of ['../src/core/lamp.js', '../src/api/handlers/lamps.js', 'guide/getting-started.md'].entries()) {
     await page.keyboard.type(`echo '// replay ${i}' >> ${file}`);
     await page.keyboard.press('Enter');
     await expect.poll(async () => (await spriteTrail(page, sessionId)).at(-1), { timeout: 30_000 }).toBe(ROOMS[i]);
