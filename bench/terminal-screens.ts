@@ -180,6 +180,8 @@ async function main() {
       try {
         const old = await seekAll(session.id);
         console.log(`baseline, same seeks from the full snapshots only: ${fmt(old.seeks)}, ${old.kb.toFixed(0)} KB per screen`);
+      } catch (err) {
+        console.log(`baseline, same seeks from the full snapshots only: failed (${(err as Error).message})`);
       } finally {
         await db.$executeRawUnsafe('INSERT INTO "TerminalSeekPoint" SELECT * FROM "BenchSeekPointAside"');
         await db.$executeRawUnsafe('DROP TABLE "BenchSeekPointAside"');

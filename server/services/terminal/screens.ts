@@ -46,6 +46,8 @@ interface Entry {
   pending: WireEvent[];
   ready: Promise<TerminalMirror>;
   saving: Promise<void> | null;
+  /** A full (reattach) snapshot is queued or being written: the next one waits (seek snapshots do not count). */
+  savingFull: boolean;
 }
 
 type SnapshotRow = { seq: number; ts: bigint; cols: number; rows: number; data: string };
@@ -119,7 +121,7 @@ export function createTerminalScreens(db: Db, serialize: WriterQueue, opts: Term
   function entry(sessionId: string): Entry {
     let e = entries.get(sessionId);
     if (e) return e;
-    const created: Entry = { mirror: null, pending: [], saving: null, ready: null as never };
+    const created: Entry = { mirror: null, pending: [], saving: null, savingFull: false, ready: null as never };
     created.ready = restore(sessionId).then((mirror) => {
       mirror.feed(created.pending);
       created.pending = [];
@@ -175,10 +177,12 @@ export function createTerminalScreens(db: Db, serialize: WriterQueue, opts: Term
 
   /** One save at a time per session; a save that fails is logged (the next interval tries again). */
   function saveSoon(sessionId: string, e: Entry, mirror: TerminalMirror, then?: () => void) {
+    e.savingFull = true;
     const run = (e.saving ?? Promise.resolve())
       .then(() => save(sessionId, mirror))
       .catch((err) => console.error(`[server] saving a terminal snapshot of ${sessionId} failed`, err))
       .finally(() => {
+        e.savingFull = false;
         if (e.saving === run) e.saving = null;
         then?.();
       });
@@ -209,7 +213,7 @@ export function createTerminalScreens(db: Db, serialize: WriterQueue, opts: Term
           entries.delete(sessionId);
           mirror.dispose();
         });
-      } else if (mirror.charsSinceSnapshot >= every && !e.saving) saveSoon(sessionId, e, mirror);
+      } else if (mirror.charsSinceSnapshot >= every && !e.savingFull) saveSoon(sessionId, e, mirror);
     },
 
     resize(sessionId: string, cols: number, rows: number): void {
