@@ -36,6 +36,11 @@ export class TerminalMirror {
   charsSinceSnapshot = 0;
   /** Output characters applied since the last seek snapshot (a seek parses at most about this much). */
   charsSinceSeekPoint = 0;
+  /**
+   * Called between two events once `every` characters have passed since the last seek snapshot
+   * (not once per batch: a big batch would stretch the tail a seek has to parse).
+   */
+  seekPoints: { every: number; lines: number; taken(point: Promise<TerminalScreen>): void } | null = null;
 
   constructor(
     readonly size: MirrorSize,
@@ -88,6 +93,8 @@ export class TerminalMirror {
     this.charsSinceSnapshot += text.length;
     this.charsSinceSeekPoint += text.length;
     this.term.write(text);
+    const sp = this.seekPoints;
+    if (sp && this.charsSinceSeekPoint >= sp.every) sp.taken(this.seekPoint(sp.lines));
   }
 
   resize(cols: number, rows: number): void {

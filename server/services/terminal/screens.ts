@@ -123,6 +123,8 @@ export function createTerminalScreens(db: Db, serialize: WriterQueue, opts: Term
     if (e) return e;
     const created: Entry = { mirror: null, pending: [], saving: null, savingFull: false, ready: null as never };
     created.ready = restore(sessionId).then((mirror) => {
+      // Seek snapshots are taken inside the mirror, between events, every `seekEvery` characters.
+      mirror.seekPoints = { every: seekEvery, lines: seekSize.scrollback, taken: (p) => seekPointSoon(sessionId, created, p) };
       mirror.feed(created.pending);
       created.pending = [];
       created.mirror = mirror;
@@ -156,8 +158,7 @@ export function createTerminalScreens(db: Db, serialize: WriterQueue, opts: Term
    * Takes a seek snapshot now (in the parse order of the mirror, so it is the screen through the
    * events fed so far) and stores it after the session's earlier writes.
    */
-  function seekPointSoon(sessionId: string, e: Entry, mirror: TerminalMirror) {
-    const taken = mirror.seekPoint(seekSize.scrollback);
+  function seekPointSoon(sessionId: string, e: Entry, taken: Promise<TerminalScreen>) {
     const run = (e.saving ?? Promise.resolve())
       .then(async () => {
         const p = await taken;
@@ -203,7 +204,7 @@ export function createTerminalScreens(db: Db, serialize: WriterQueue, opts: Term
       const mirror = e.mirror;
       mirror.feed(events);
       const ended = events.some((ev) => ev.type === 'SESSION_STATE_CHANGED' && (TERMINAL_STATES as string[]).includes(String(ev.payload?.to)));
-      if (ended || mirror.charsSinceSeekPoint >= seekEvery) seekPointSoon(sessionId, e, mirror);
+      if (ended) seekPointSoon(sessionId, e, mirror.seekPoint(seekSize.scrollback));
       if (ended) {
         // The last screen is kept for the story page and replay; the mirror's memory is not. It
         // serves attaches until the save is done: by then the batch itself is stored too (the
