@@ -45,9 +45,13 @@ interface Entry {
   /** Events that arrived while the mirror was being restored from the database. */
   pending: WireEvent[];
   ready: Promise<TerminalMirror>;
+  /** Seek snapshot writes, one after another. */
   saving: Promise<void> | null;
-  /** A full (reattach) snapshot is queued or being written: the next one waits (seek snapshots do not count). */
-  savingFull: boolean;
+  /**
+   * The full (reattach) snapshot being written; the next waits for it. A chain of its own: behind
+   * the frequent seek snapshots in a busy writer queue it would fall far behind the output.
+   */
+  savingFull: Promise<void> | null;
 }
 
 type SnapshotRow = { seq: number; ts: bigint; cols: number; rows: number; data: string };
@@ -121,7 +125,7 @@ export function createTerminalScreens(db: Db, serialize: WriterQueue, opts: Term
   function entry(sessionId: string): Entry {
     let e = entries.get(sessionId);
     if (e) return e;
-    const created: Entry = { mirror: null, pending: [], saving: null, savingFull: false, ready: null as never };
+    const created: Entry = { mirror: null, pending: [], saving: null, savingFull: null, ready: null as never };
     created.ready = restore(sessionId).then((mirror) => {
       // Seek snapshots are taken inside the mirror, between events, every `seekEvery` characters.
       mirror.seekPoints = { every: seekEvery, lines: seekSize.scrollback, taken: (p) => seekPointSoon(sessionId, created, p) };
@@ -178,16 +182,16 @@ export function createTerminalScreens(db: Db, serialize: WriterQueue, opts: Term
 
   /** One save at a time per session; a save that fails is logged (the next interval tries again). */
   function saveSoon(sessionId: string, e: Entry, mirror: TerminalMirror, then?: () => void) {
-    e.savingFull = true;
-    const run = (e.saving ?? Promise.resolve())
+    const run = (e.savingFull ?? Promise.resolve())
       .then(() => save(sessionId, mirror))
       .catch((err) => console.error(`[server] saving a terminal snapshot of ${sessionId} failed`, err))
+      // The mirror may be disposed after this (the session ended): seek snapshots taken before are written first.
+      .then(() => e.saving ?? undefined)
       .finally(() => {
-        e.savingFull = false;
-        if (e.saving === run) e.saving = null;
+        if (e.savingFull === run) e.savingFull = null;
         then?.();
       });
-    e.saving = run;
+    e.savingFull = run;
   }
 
   return {
@@ -269,7 +273,7 @@ export function createTerminalScreens(db: Db, serialize: WriterQueue, opts: Term
 
     /** Waits for pending snapshot writes (tests and shutdown). */
     async flush(): Promise<void> {
-      await Promise.all([...entries.values()].map((e) => e.saving));
+      await Promise.all([...entries.values()].flatMap((e) => [e.saving, e.savingFull]));
     },
 
     /** Store every live mirror's screen now (shutdown, tests). */
@@ -278,7 +282,7 @@ export function createTerminalScreens(db: Db, serialize: WriterQueue, opts: Term
         [...entries.entries()].map(async ([id, e]) => {
           const m = await e.ready.catch(() => null);
           if (m) saveSoon(id, e, m);
-          await e.saving;
+          await e.savingFull;
         }),
       );
     },
