@@ -185,8 +185,8 @@ export function createTerminalScreens(db: Db, serialize: WriterQueue, opts: Term
     const run = (e.savingFull ?? Promise.resolve())
       .then(() => save(sessionId, mirror))
       .catch((err) => console.error(`[server] saving a terminal snapshot of ${sessionId} failed`, err))
-      // The mirror may be disposed after this (the session ended): seek snapshots taken before are written first.
-      .then(() => e.saving ?? undefined)
+      // Before the mirror is disposed (the session ended), the seek snapshots taken before are written.
+      .then(() => (then ? (e.saving ?? undefined) : undefined))
       .finally(() => {
         if (e.savingFull === run) e.savingFull = null;
         then?.();
