@@ -24,8 +24,10 @@ export interface ServiceDb {
   commands: Array<{ name: string; body: Record<string, unknown> }>;
   /** Runners the stub gateway reports offline (a test takes one away to let its grace run out). */
   offline: Set<string>;
-  /** The database file, for a second process to open. */
+  /** The database file, for a second process to open (SQLite runs only). */
   file: string;
+  /** The database's URL (SQLite file or PostgreSQL), for a second connection to open. */
+  url: string;
   close(): Promise<void>;
 }
 
@@ -85,6 +87,7 @@ export async function openServiceDb(opts: { defaultPlan?: PlanId; runnerGraceMs?
     commands,
     offline,
     file: join(dir, 'village.db'),
+    url,
     async close() {
       await db.$disconnect();
       await pgDb?.drop();

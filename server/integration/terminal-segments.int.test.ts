@@ -102,7 +102,7 @@ describe('terminal output stored in ~64 KB segments', () => {
     expect(await readAll(s.db, mid)).toEqual(sentWire(batches).filter((e) => e.seq > mid));
 
     // A restarted control plane (another connection, a fresh store) reads the same and folds on.
-    const db2 = await connectDb(`file:${s.file}`);
+    const db2 = await connectDb(s.url);
     try {
       const more = flood(batches.flat().length + 1, 30);
       for (const b of more) await s.services.events.ingest(s.runner, b);
