@@ -60,8 +60,3 @@ export async function contiguousPrefix(tx: Tx, sessionId: string, known: number)
 export async function readSessionRows(tx: Tx, ids: string[]) {
   return tx.session.findMany({ where: { id: { in: ids } }, select: { id: true, state: true, lastSeq: true } });
 }
-
-/** Moves a session's acknowledged prefix (plain SQL: the hot path of every batch, no ORM round trip). */
-export async function setStoredPrefix(tx: Tx, sessionId: string, prefix: number): Promise<void> {
-  await tx.$executeRawUnsafe(placeholders(tx, 'UPDATE "Session" SET "lastSeq" = ? WHERE "id" = ?'), prefix, sessionId);
-}
