@@ -46,7 +46,7 @@ async function main() {
     for (let i = 0; i < SPAWN_RUNS; i++) {
       const known = (await api.world()).sessions.map((s) => s.id);
       await page.evaluate((old) => {
-        const w = window as unknown as { __firstChunk?: number; __avOnChunk?: (id: string, d: string) => void };
+        const w = window as unknown as { __firstChunk?: number; __avOnChunk?: (id: string, d: string | Uint8Array) => void };
         w.__firstChunk = undefined;
         // Only the new session's first byte counts, not late output of earlier ones.
         w.__avOnChunk = (id) => {
@@ -73,11 +73,13 @@ async function main() {
     const expected = fnv1a(content.replaceAll('\n', '\r\n'));
     await page.locator('.terminal-panel[data-phase="live"]').waitFor({ timeout: 30_000 });
     await page.evaluate(() => {
-      const w = window as unknown as Record<string, unknown> & { __avOnChunk?: (id: string, d: string) => void };
+      const w = window as unknown as Record<string, unknown> & { __avOnChunk?: (id: string, d: string | Uint8Array) => void };
       const st = { inside: false, done: false, hash: 0x811c9dc5, chars: 0, t0: 0, t1: 0 };
       w.__bench = st;
+      const decoder = new TextDecoder();
       w.__avOnChunk = (_id, d) => {
-        let s = d;
+        // Live output comes as bytes (binary frames); the hash is over the text.
+        let s = typeof d === 'string' ? d : decoder.decode(d);
         if (!st.inside) {
           const i = s.indexOf('\x02');
           if (i < 0) return;
@@ -116,12 +118,12 @@ async function main() {
     );
     // (c) `yes`, then Ctrl-C: how long until the prompt is back on the browser's screen.
     await page.evaluate(() => {
-      const w = window as unknown as Record<string, unknown> & { __avOnChunk?: (id: string, d: string) => void };
+      const w = window as unknown as Record<string, unknown> & { __avOnChunk?: (id: string, d: string | Uint8Array) => void };
       const c = { armed: false, text: '', t0: 0, t1: 0 };
       w.__ctrlc = c;
       w.__avOnChunk = (_id, d) => {
         if (!c.armed || c.t1) return;
-        c.text = (c.text + d).slice(-4096);
+        c.text = (c.text + (typeof d === 'string' ? d : new TextDecoder().decode(d))).slice(-4096);
         if (/\^C[\s\S]*[#$] $/.test(c.text)) {
           const term = Object.values((window as unknown as { __avTerminals: Record<string, { write(d: string, cb: () => void): void }> }).__avTerminals)[0]!;
           term.write('', () => (c.t1 = performance.now()));

@@ -16,6 +16,7 @@ export * from './dta-params';
 export * from './blast-radius';
 export * from './notifications';
 export * from './terminal';
+export * from './terminal-live';
 export * from './quests';
 export * from './radar';
 export * from './story';

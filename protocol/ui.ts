@@ -10,6 +10,7 @@ import type { QuestUpdated } from './quests';
 import type { Ack } from './result';
 import { ProviderIdSchema, RepoTreeSchema, SessionIdSchema, SessionStateSchema } from './world';
 import type { TerminalClientToServerEvents, TerminalServerToClientEvents } from './terminal';
+import type { TerminalLiveServerToClientEvents } from './terminal-live';
 
 /** What the browser is told about a session. */
 export const SessionSummarySchema = z.object({
@@ -96,6 +97,8 @@ export const AttachSchema = z.object({
   after_seq: z.number().int().min(0).default(0),
   // true: start from the serialised screen (session:snapshot) instead of every stored event.
   snapshot: z.boolean().default(false),
+  // true: live output comes as binary `terminal:output` frames (protocol/terminal-live.ts).
+  binary: z.boolean().default(false),
 });
 export const DetachSchema = z.object({ session_id: SessionIdSchema });
 export const UiInputSchema = z.object({ session_id: SessionIdSchema, data: z.string().min(1).max(65536) });
@@ -116,7 +119,7 @@ export interface UiClientToServerEvents extends TerminalClientToServerEvents {
   'session:spawn': (body: z.input<typeof SpawnSessionBodySchema>, ack: Ack<SessionSummary>) => void;
 }
 
-export interface UiServerToClientEvents extends TerminalServerToClientEvents {
+export interface UiServerToClientEvents extends TerminalServerToClientEvents, TerminalLiveServerToClientEvents {
   /** Events of an attached session, in seq order; `replay` marks those read back from the database. */
   'session:events': (body: { session_id: string; events: WireEvent[]; replay: boolean }) => void;
   /** Replay is complete through this seq: live events follow, input may be enabled. */

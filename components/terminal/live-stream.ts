@@ -1,7 +1,7 @@
 'use client';
 import type { Terminal as XTerm } from '@xterm/xterm';
 import type { TerminalScreen, WireEvent } from '../../protocol';
-import { FLOW_CONTROL } from '../../protocol';
+import { FLOW_CONTROL, TerminalOutputFrameSchema } from '../../protocol';
 import { terminalNote } from '../../common/terminal-notes';
 import type { UiSocket } from '../realtime/socket';
 
@@ -11,7 +11,7 @@ const ACK_INTERVAL_MS = 20;
 declare global {
   interface Window {
     /** Optional tap on every terminal chunk (the throughput benchmark checksums through it). */
-    __avOnChunk?: (sessionId: string, data: string) => void;
+    __avOnChunk?: (sessionId: string, data: string | Uint8Array) => void;
   }
 }
 
@@ -24,7 +24,8 @@ export interface LiveStreamHooks {
 /**
  * The live half of a terminal view: attach from the serialised screen (constant cost however
  * long the session ran), then stream; ack output only after xterm has parsed it (flow control).
- * Reconnects attach again from a fresh screen, so nothing is lost or doubled.
+ * Reconnects attach again from a fresh screen, so nothing is lost or doubled. Live output comes
+ * as binary frames (protocol/terminal-live.ts): UTF-8 bytes handed to xterm as they are.
  */
 export function streamLive(term: XTerm, socket: UiSocket, sessionId: string, hooks: LiveStreamHooks): { dispose(): void; replaying(): boolean } {
   let lastSeq = 0;
@@ -72,6 +73,26 @@ export function streamLive(term: XTerm, socket: UiSocket, sessionId: string, hoo
       }
     }
   };
+  const onOutput = (raw: unknown) => {
+    const parsed = TerminalOutputFrameSchema.safeParse(raw);
+    if (!parsed.success) {
+      hooks.onError('The server sent a terminal frame this page cannot read; reload the page.');
+      return;
+    }
+    const frame = parsed.data;
+    if (frame.session_id !== sessionId) return;
+    const last = frame.from_seq + frame.sizes.length - 1;
+    if (last <= lastSeq) return; // a duplicate after a reconnect
+    let data = frame.data;
+    if (frame.from_seq <= lastSeq) {
+      // Part of it was painted already: skip exactly the chunks this view has.
+      const skip = frame.sizes.slice(0, lastSeq - frame.from_seq + 1).reduce((a, b) => a + b, 0);
+      data = data.subarray(skip);
+    }
+    lastSeq = last;
+    window.__avOnChunk?.(sessionId, data);
+    term.write(data, () => scheduleAck(last, data.byteLength));
+  };
   const onReplayed = (body: { session_id: string }) => {
     if (body.session_id !== sessionId) return;
     replaying = false;
@@ -80,11 +101,12 @@ export function streamLive(term: XTerm, socket: UiSocket, sessionId: string, hoo
   const attach = () => {
     replaying = true;
     hooks.onPhase(true);
-    socket.emit('session:attach', { session_id: sessionId, after_seq: lastSeq, snapshot: true }, (res) => hooks.onError(res.ok ? null : res.error.message));
+    socket.emit('session:attach', { session_id: sessionId, after_seq: lastSeq, snapshot: true, binary: true }, (res) => hooks.onError(res.ok ? null : res.error.message));
   };
 
   socket.on('session:snapshot', onSnapshot);
   socket.on('session:events', onEvents);
+  socket.on('terminal:output', onOutput);
   socket.on('session:replayed', onReplayed);
   socket.on('connect', attach);
   if (socket.connected) attach();
@@ -95,6 +117,7 @@ export function streamLive(term: XTerm, socket: UiSocket, sessionId: string, hoo
       if (ackTimer) clearTimeout(ackTimer);
       socket.off('session:snapshot', onSnapshot);
       socket.off('session:events', onEvents);
+      socket.off('terminal:output', onOutput);
       socket.off('session:replayed', onReplayed);
       socket.off('connect', attach);
       socket.emit('session:detach', { session_id: sessionId });

@@ -1,6 +1,17 @@
-import { bwrapArgs, egressEnv, type SandboxSupport } from '../sandbox';
-import { sandboxLaunch, SCRATCH_DIRS, type ShimPlan } from '../shims';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { CreateSessionCommand } from '../../protocol';
+import type { SessionHooks } from '../hooks';
+import type { EffectivePolicy } from '../policy/classify';
+import type { PathGuard } from '../policy/paths';
+import type { ProviderAdapter } from '../providers';
+import { buildSessionEnv } from '../pty/clean-env';
+import { preparePatrolLaunch } from '../patrols/patrol-run';
+import { bwrapArgs, CLONE_WRITABLE, egressEnv, type EgressProxy, type SandboxSupport } from '../sandbox';
+import { protectedFiles, renderPolicyBash, sandboxLaunch, SCRATCH_DIRS, writeShims, type ShimPlan } from '../shims';
+import { git } from '../workspace/git';
 import { readOnlyLaunch } from '../workspace/read-only';
+import type { PreparedWorktree } from '../workspace/workspace-manager';
 
 /**
  * The launch plan: everything that decides what a session spawns, as one plain data structure
@@ -167,4 +178,100 @@ export function spawnOf(plan: LaunchPlan): LaunchCommand {
       );
     }
   }
+}
+
+/** What preparing a launch needs from its session; the session keeps what it opens (hooks, proxy) so its cleanup closes them even when a later step fails. */
+export interface LaunchPrep {
+  cmd: CreateSessionCommand;
+  policy: EffectivePolicy;
+  paths: PathGuard;
+  /** The cached clone the worktree commits into. */
+  clone: string;
+  can: { readOnlyMount: boolean; guardNamespace: boolean; sandbox: SandboxSupport | null };
+  /** Opens the session's hook channel (null: none, e.g. a patrol) and keeps it on the session. */
+  openHooks(provider: ProviderAdapter['id'], worktree: string): SessionHooks | null;
+  /** Restricted network asked for where no namespace can be made: the session says so loudly. */
+  warnUnsandboxed(): void;
+  /** Starts the session's egress proxy and keeps it on the session. */
+  startEgress(allowHosts: string[]): Promise<EgressProxy>;
+}
+
+/** The room directory when it exists in the checkout, else the worktree root. */
+function startDirectory(worktree: string, room: string): string {
+  if (!room) return worktree;
+  const dir = path.join(worktree, room);
+  try {
+    if (fs.statSync(dir).isDirectory()) return dir;
+  } catch {
+    // The room is gone from this ref; the root is the honest fallback.
+  }
+  return worktree;
+}
+
+/** Tracked files the path guard protects: bind-mounted read-only in the namespace (prevention). */
+async function forbiddenFiles(worktree: string, paths: PathGuard): Promise<string[]> {
+  const listing = await git(['ls-files', '-z'], { cwd: worktree, what: 'ls-files' }).catch(() => '');
+  return protectedFiles(worktree, listing.split('\0').filter(Boolean), (rel) => paths.violation(rel) !== null);
+}
+
+/** Home files, hooks, shims and the provider's own preparation; then the launch plan. */
+export async function prepareLaunch(prep: LaunchPrep, provider: ProviderAdapter, worktree: PreparedWorktree, home: string): Promise<LaunchPlan> {
+  const { cmd, policy } = prep;
+  const cwd = startDirectory(worktree.path, cmd.room_path);
+  const env = buildSessionEnv({ session_id: cmd.session_id, home });
+  // A patrol is the runner's own command: no agent hooks, shims or policy prompts.
+  const hookChannel = cmd.patrol ? null : prep.openHooks(provider.id, worktree.path);
+  const sandbox = prep.can.sandbox?.available ? prep.can.sandbox : null;
+  const namespace = prep.can.guardNamespace || sandbox !== null;
+  if (policy.network === 'restricted' && !namespace) prep.warnUnsandboxed();
+  // A read-only patrol checks what is there; it gets no way out (README, "Threat model"). The
+  // proxy runs even with nothing allowed, so every refused host is shown and audited.
+  const allowHosts = cmd.patrol && cmd.mode === 'read_only' ? [] : policy.allowHosts;
+  const egress = sandbox && policy.network === 'restricted' ? await prep.startEgress(allowHosts) : null;
+  // The guard shims go first on PATH (and over the real binaries in the namespace).
+  const shims = hookChannel ? await writeShims({ home, endpoint: hookChannel.endpoint, policy, pathDirs: env.PATH.split(':'), namespace }) : null;
+  if (shims) env.PATH = `${shims.binDir}:${env.PATH}`;
+  const policyBash = shims && (policy.denylist.length > 0 || policy.allowlist.size > 0) ? path.join(home, '.agent-village', 'policy.bash') : null;
+  if (policyBash && shims) {
+    await fs.promises.writeFile(policyBash, renderPolicyBash(policy, shims.configPath), { mode: 0o644 });
+    // Every non-interactive bash the session starts (bash -c, scripts, agents' tools) sources it too.
+    env.BASH_ENV = policyBash;
+  }
+  // Org secrets stay out of the environment unless an admin marked them "inject into sessions";
+  // the rest reach a process only through an approved `av-secret NAME -- cmd` (the gate has them all).
+  const injected = Object.fromEntries(Object.entries(cmd.secrets ?? {}).filter(([name]) => cmd.inject_secrets?.includes(name)));
+  const launchCtx = { session_id: cmd.session_id, home, cwd, worktree_path: worktree.path, env, command: cmd, hook: hookChannel?.endpoint, secrets: injected, credentialSource: cmd.secrets ?? {} };
+  let launch;
+  if (cmd.patrol) {
+    launch = await preparePatrolLaunch(cmd.patrol, home, env);
+  } else {
+    await provider.prepare?.(launchCtx);
+    // After the provider's own .bashrc part, so the check wraps its preexec hook.
+    if (policyBash) await fs.promises.appendFile(path.join(home, '.bashrc'), `\nsource ${JSON.stringify(policyBash)}\n`);
+    launch = provider.launch(launchCtx);
+  }
+  const forbidden = namespace && prep.paths.active && cmd.mode === 'write' ? await forbiddenFiles(worktree.path, prep.paths) : [];
+  if (sandbox && cmd.mode === 'write') {
+    // The clone is read-only in the sandbox except what a commit writes; those must exist to be bound.
+    for (const part of CLONE_WRITABLE) await fs.promises.mkdir(path.join(prep.clone, part), { recursive: true });
+  }
+  return planLaunch({
+    sessionId: cmd.session_id,
+    command: { file: launch.file, args: launch.args },
+    env: launch.env,
+    cwd,
+    size: { cols: cmd.cols, rows: cmd.rows },
+    mode: cmd.mode,
+    worktree: worktree.path,
+    clone: prep.clone,
+    home,
+    shims,
+    forbidden,
+    network: policy.network,
+    allowHosts,
+    egressSocket: egress?.socket ?? null,
+    sockets: hookChannel?.endpoint.socket ? [path.dirname(hookChannel.endpoint.socket)] : [],
+    interactive: !cmd.patrol,
+    can: { readOnlyMount: prep.can.readOnlyMount, guardNamespace: prep.can.guardNamespace, sandbox },
+  });
 }

@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import path from 'node:path';
 import {
   canTransition,
   fail,
@@ -15,9 +14,8 @@ import {
 import { SessionHooks, type HookServer } from '../hooks';
 import { errorMessage, type Logger } from '../log';
 import { ScreenWatch, type ProviderAdapter, type ScreenGate } from '../providers';
-import { buildSessionEnv, createSessionHome } from '../pty/clean-env';
+import { createSessionHome } from '../pty/clean-env';
 import { FlowControl } from '../pty/flow-control';
-import { OutputBatcher } from '../pty/output-batcher';
 import type { SessionBase, Spool } from '../spool/spool';
 import type { PreparedWorktree, WorkspaceManager } from '../workspace/workspace-manager';
 import { ApprovalBroker } from '../approvals/broker';
@@ -27,18 +25,17 @@ import { effectivePolicy, type EffectivePolicy } from '../policy/classify';
 import { pathGuard, type PathGuard } from '../policy/paths';
 import { runSessionDta } from '../dta/session-dta';
 import { strictToolsFor } from '../dta/strict-tools';
-import { protectedFiles, renderPolicyBash, writeShims } from '../shims';
-import { git } from '../workspace/git';
 import { logRedaction } from '../../common/log-redaction';
-import { createRedactor, createStreamRedactor, DEFAULT_RULES, RedactionTally, redactStrings, type Redactor, type StreamRedactor } from '../../common/redact';
-import { PatrolOutput, patrolErrorEvent, patrolResultEvents, preparePatrolLaunch } from '../patrols/patrol-run';
+import { createRedactor, createStreamRedactor, DEFAULT_RULES, RedactionTally, redactStrings, type Redactor } from '../../common/redact';
+import { PatrolOutput, patrolErrorEvent, patrolResultEvents } from '../patrols/patrol-run';
 import { ActivityTracker, describeDuration, IDLE_AFTER_MS, type ActivityKind } from './activity-tracker';
 import { DiffReporter, type FileTouchReason } from './diff-reporter';
-import { planLaunch, spawnOf, type LaunchPlan } from './launch-plan';
+import { prepareLaunch, spawnOf, type LaunchPlan, type LaunchPrep } from './launch-plan';
 import { ProcessControl, signalName, STOP_GRACE_MS } from './process-control';
+import { TerminalOutput } from './terminal-output';
 import { runResultEvent, runResultNotice, writeRunResult } from './run-inbox';
 import { UsageTicker } from './usage-ticker';
-import { CLONE_WRITABLE, EgressProxy, type EgressBlocked, type SandboxSupport } from '../sandbox';
+import { EgressProxy, type EgressBlocked, type SandboxSupport } from '../sandbox';
 
 export { STOP_GRACE_MS } from './process-control';
 export { IDLE_AFTER_MS, type ActivityKind } from './activity-tracker';
@@ -90,18 +87,6 @@ const MAX_SIGNAL = 64;
 const KEPT_FIELDS = new Set(['type', 'session_id', 'org_id', 'repo_id', 'approval_id', 'command_hash', 'provider', 'category', 'risk', 'decision', 'from', 'to', 'outcome', 'source', 'activity', 'severity']);
 const isKeptField = (key: string) => KEPT_FIELDS.has(key);
 
-/** The room directory when it exists in the checkout, else the worktree root. */
-function startDirectory(worktree: string, room: string): string {
-  if (!room) return worktree;
-  const dir = path.join(worktree, room);
-  try {
-    if (fs.statSync(dir).isDirectory()) return dir;
-  } catch {
-    // The room is gone from this ref; the root is the honest fallback.
-  }
-  return worktree;
-}
-
 /**
  * One session: the state machine and the wiring of its parts — launch plan (launch-plan.ts),
  * process control (process-control.ts), activity (activity-tracker.ts), files and diffs
@@ -120,9 +105,8 @@ export class Session {
 
   private readonly proc: ProcessControl;
   private stopReason: string | null = null;
-  private readonly batcher: OutputBatcher;
-  /** The terminal stream, masked before it is spooled (a secret split across chunks is held briefly). */
-  private readonly streamRedactor: StreamRedactor;
+  /** The terminal stream: batched, masked before it is spooled (a secret split across chunks is held briefly). */
+  private readonly output: TerminalOutput;
   /** Every other event's strings, masked before they are spooled. */
   private readonly redactor: Redactor;
   /** What this session's redaction masked (rule and secret names only): sent as REDACTION_RECEIPT at the end. */
@@ -168,9 +152,14 @@ export class Session {
     // The runner user's shared sign-in (--provider-auth) is masked like the org's secrets, under its provider's name.
     const named: Record<string, string> = { ...(cmd.secrets ?? {}) };
     providerSecrets.forEach((v, i) => (named[`${cmd.provider}_sign_in_${i + 1}`] = v));
-    this.streamRedactor = createStreamRedactor(DEFAULT_RULES, named, { onMask: this.redactions.note });
     this.redactor = createRedactor(named);
-    this.batcher = new OutputBatcher((data) => this.emitRedacted(data));
+    this.output = new TerminalOutput(createStreamRedactor(DEFAULT_RULES, named, { onMask: this.redactions.note }), {
+      chunk: (data) => this.emit({ type: 'TERMINAL_CHUNK', data }),
+      sent: (seq, data) => {
+        this.usage.meter.addOutput(Buffer.byteLength(data));
+        if (seq !== null) this.flow.chunkSent(seq, data.length);
+      },
+    });
     this.proc = new ProcessControl(cmd.session_id, deps.log, deps.stopGraceMs ?? STOP_GRACE_MS);
     this.flow = new FlowControl(
       () => this.proc.pauseReading(),
@@ -360,7 +349,7 @@ export class Session {
       this.transition('STARTING_PROVIDER', `starting ${provider.id}`);
       this.home = await createSessionHome(deps.homesDir, cmd.session_id, cmd.room_path || cmd.repo.name);
       if (this.stopReason !== null) return this.finishWithoutProcess('COMPLETED', `${this.stopReason} (before the provider started)`);
-      const plan = await this.prepareLaunch(provider, this.worktree, this.home);
+      const plan = await prepareLaunch(this.launchPrep(), provider, this.worktree, this.home);
       this.launchPlan = plan;
       // Watching starts before the process, so not even its first write goes unseen.
       this.files.startWatching();
@@ -368,7 +357,7 @@ export class Session {
       const pid = this.proc.spawn(spawnOf(plan), { cwd: plan.cwd, env: plan.env, ...plan.size, sandboxed: plan.isolation === 'sandbox' }, {
         data: (data) => {
           this.screen?.push(data);
-          this.batcher.push(data);
+          this.output.push(data);
           this.patrolOutput?.append(data);
           this.hookChannel?.observeOutput(data);
           this.activity.noteIo();
@@ -412,69 +401,19 @@ export class Session {
     }
   }
 
-  /** Home files, hooks, shims and the provider's own preparation; then the launch plan. */
-  private async prepareLaunch(provider: ProviderAdapter, worktree: PreparedWorktree, home: string): Promise<LaunchPlan> {
+  /** What launch-plan.ts's prepareLaunch needs; hooks and the egress proxy stay with the session for its cleanup. */
+  private launchPrep(): LaunchPrep {
     const { cmd, deps } = this;
-    const cwd = startDirectory(worktree.path, cmd.room_path);
-    const env = buildSessionEnv({ session_id: cmd.session_id, home });
-    // A patrol is the runner's own command: no agent hooks, shims or policy prompts.
-    this.hookChannel = cmd.patrol ? null : this.openHooks(provider.id, worktree.path);
-    const sandbox = deps.sandbox?.available ? deps.sandbox : null;
-    const namespace = deps.guardNamespace === true || sandbox !== null;
-    if (this.policy.network === 'restricted' && !namespace) this.warnUnsandboxed();
-    // A read-only patrol checks what is there; it gets no way out (README, "Threat model"). The
-    // proxy runs even with nothing allowed, so every refused host is shown and audited.
-    const allowHosts = cmd.patrol && cmd.mode === 'read_only' ? [] : this.policy.allowHosts;
-    if (sandbox && this.policy.network === 'restricted') {
-      this.egress = await EgressProxy.start({ allow: allowHosts, log: deps.log, onBlocked: (b) => this.onEgressBlocked(b) });
-    }
-    // The guard shims go first on PATH (and over the real binaries in the namespace).
-    const shims = this.hookChannel ? await writeShims({ home, endpoint: this.hookChannel.endpoint, policy: this.policy, pathDirs: env.PATH.split(':'), namespace }) : null;
-    if (shims) env.PATH = `${shims.binDir}:${env.PATH}`;
-    const policyBash = shims && (this.policy.denylist.length > 0 || this.policy.allowlist.size > 0) ? path.join(home, '.agent-village', 'policy.bash') : null;
-    if (policyBash && shims) {
-      await fs.promises.writeFile(policyBash, renderPolicyBash(this.policy, shims.configPath), { mode: 0o644 });
-      // Every non-interactive bash the session starts (bash -c, scripts, agents' tools) sources it too.
-      env.BASH_ENV = policyBash;
-    }
-    // Org secrets stay out of the environment unless an admin marked them "inject into sessions";
-    // the rest reach a process only through an approved `av-secret NAME -- cmd` (the gate has them all).
-    const injected = Object.fromEntries(Object.entries(cmd.secrets ?? {}).filter(([name]) => cmd.inject_secrets?.includes(name)));
-    const launchCtx = { session_id: cmd.session_id, home, cwd, worktree_path: worktree.path, env, command: cmd, hook: this.hookChannel?.endpoint, secrets: injected, credentialSource: cmd.secrets ?? {} };
-    let launch;
-    if (cmd.patrol) {
-      launch = await preparePatrolLaunch(cmd.patrol, home, env);
-    } else {
-      await provider.prepare?.(launchCtx);
-      // After the provider's own .bashrc part, so the check wraps its preexec hook.
-      if (policyBash) await fs.promises.appendFile(path.join(home, '.bashrc'), `\nsource ${JSON.stringify(policyBash)}\n`);
-      launch = provider.launch(launchCtx);
-    }
-    const forbidden = namespace && this.paths.active && cmd.mode === 'write' ? await this.forbiddenFiles(worktree.path) : [];
-    const clone = deps.workspaces.barePath(cmd.repo_id);
-    if (sandbox && cmd.mode === 'write') {
-      // The clone is read-only in the sandbox except what a commit writes; those must exist to be bound.
-      for (const part of CLONE_WRITABLE) await fs.promises.mkdir(path.join(clone, part), { recursive: true });
-    }
-    return planLaunch({
-      sessionId: cmd.session_id,
-      command: { file: launch.file, args: launch.args },
-      env: launch.env,
-      cwd,
-      size: { cols: cmd.cols, rows: cmd.rows },
-      mode: cmd.mode,
-      worktree: worktree.path,
-      clone,
-      home,
-      shims,
-      forbidden,
-      network: this.policy.network,
-      allowHosts,
-      egressSocket: this.egress?.socket ?? null,
-      sockets: this.hookChannel?.endpoint.socket ? [path.dirname(this.hookChannel.endpoint.socket)] : [],
-      interactive: !cmd.patrol,
-      can: { readOnlyMount: deps.readOnlyPrevention === true, guardNamespace: deps.guardNamespace === true, sandbox },
-    });
+    return {
+      cmd,
+      policy: this.policy,
+      paths: this.paths,
+      clone: deps.workspaces.barePath(cmd.repo_id),
+      can: { readOnlyMount: deps.readOnlyPrevention === true, guardNamespace: deps.guardNamespace === true, sandbox: deps.sandbox ?? null },
+      openHooks: (provider, worktree) => (this.hookChannel = this.openHooks(provider, worktree)),
+      warnUnsandboxed: () => this.warnUnsandboxed(),
+      startEgress: async (allow) => (this.egress = await EgressProxy.start({ allow, log: deps.log, onBlocked: (b) => this.onEgressBlocked(b) })),
+    };
   }
 
   /**
@@ -486,7 +425,7 @@ export class Session {
     const msg = 'this runner cannot sandbox sessions (no usable bubblewrap / user namespaces): network egress is NOT restricted for this session';
     this.deps.log.warn(`session ${this.id}: ${msg}`);
     this.emit({ type: 'ALERT_RAISED', severity: 'warning', message: msg });
-    this.batcher.push(`\x1b[1;33magent-village: ${msg}\x1b[0m\r\n`);
+    this.output.push(`\x1b[1;33magent-village: ${msg}\x1b[0m\r\n`);
   }
 
   /** A connection the egress proxy refused: a line in the terminal and POLICY_BLOCKED with the host (audited). */
@@ -494,7 +433,7 @@ export class Session {
     if (!b.report || this.finished) return;
     const target = `${b.host}:${b.port}`;
     this.deps.log.info(`session ${this.id}: egress to ${target} refused`);
-    this.batcher.push(`\r\n\x1b[1;31magent-village: network: blocked ${target} (not on this session's allowlist)\x1b[0m\r\n`);
+    this.output.push(`\r\n\x1b[1;31magent-village: network: blocked ${target} (not on this session's allowlist)\x1b[0m\r\n`);
     this.emit({
       type: 'POLICY_BLOCKED',
       command: `CONNECT ${target}`.slice(0, WIRE_LIMITS.POLICY_COMMAND),
@@ -507,8 +446,7 @@ export class Session {
 
   private async onExit(exitCode: number, signal: number): Promise<void> {
     this.activity.clear();
-    this.batcher.flush();
-    this.flushRedactor();
+    this.output.end();
     this.usage.finish();
     // Jobs the program left behind must not outlive the worktree they run in.
     this.proc.killAll();
@@ -588,12 +526,6 @@ export class Session {
     });
   }
 
-  /** Tracked files the path guard protects: bind-mounted read-only in the namespace (prevention). */
-  private async forbiddenFiles(worktree: string): Promise<string[]> {
-    const listing = await git(['ls-files', '-z'], { cwd: worktree, what: 'ls-files' }).catch(() => '');
-    return protectedFiles(worktree, listing.split('\0').filter(Boolean), (rel) => this.paths.violation(rel) !== null);
-  }
-
   private async finishWithoutProcess(to: SessionState, reason: string): Promise<void> {
     if (this.finished) return;
     if (this.cmd.patrol) this.emit(patrolErrorEvent(this.cmd.patrol, reason, this.worktree?.sha ?? null, this.createdAt));
@@ -670,26 +602,5 @@ export class Session {
       this.deps.log.error(`could not spool ${body.type} for ${this.id}`, err);
       return null;
     }
-  }
-
-  /**
-   * PTY output → masked output. The redactor holds only text that could still be part of a
-   * secret, until the next bytes decide it; no timer releases it (README, "Secrets and redaction").
-   */
-  private emitRedacted(data: string): void {
-    const out = this.streamRedactor.push(data);
-    if (out) this.emitChunk(out);
-  }
-
-  /** The stream ended: what is held comes out, a still-undecided candidate masked. */
-  private flushRedactor(): void {
-    const rest = this.streamRedactor.end();
-    if (rest) this.emitChunk(rest);
-  }
-
-  private emitChunk(data: string): void {
-    const seq = this.emit({ type: 'TERMINAL_CHUNK', data });
-    this.usage.meter.addOutput(Buffer.byteLength(data));
-    if (seq !== null) this.flow.chunkSent(seq, data.length);
   }
 }

@@ -8,6 +8,15 @@ export const MAX_BATCH_EVENTS = 256;
 export const MAX_BATCH_CHARS = 900_000;
 /** Pipelining a few batches hides the ack round-trip on a busy session. */
 export const MAX_IN_FLIGHT_BATCHES = 4;
+/**
+ * A batch this small (a keystroke's echo, a state change) is sent even when MAX_IN_FLIGHT_BATCHES
+ * are waiting for their acks: the server shows a batch to viewers on arrival and acks it only once
+ * stored, so without this a quiet session's echo waited behind a flooding session's database
+ * commits (issue 17: echo p50 ~1 s beside 2 floods). Small batches cost the server little.
+ */
+export const EXPRESS_BATCH_CHARS = 4_096;
+/** Express batches in flight at most, beside the regular ones (bounds what the server queues). */
+export const MAX_IN_FLIGHT_EXPRESS = 64;
 /** After the server refused or mangled a batch, wait before resending so we do not spin. */
 export const RESEND_BACKOFF_MS = 1_000;
 
@@ -23,6 +32,7 @@ export class EventSender {
   private transport: EventTransport | null = null;
   private generation = 0;
   private inFlight = 0;
+  private expressInFlight = 0;
   private readonly cursors = new Map<string, number>();
   private pumpScheduled = false;
   private backoffTimer: NodeJS.Timeout | null = null;
@@ -54,6 +64,7 @@ export class EventSender {
     this.transport = null;
     this.generation++;
     this.inFlight = 0;
+    this.expressInFlight = 0;
     this.cursors.clear();
     if (this.backoffTimer) clearTimeout(this.backoffTimer);
     this.backoffTimer = null;
@@ -88,6 +99,7 @@ export class EventSender {
   private restart(): void {
     this.generation++;
     this.inFlight = 0;
+    this.expressInFlight = 0;
     this.cursors.clear();
     this.schedulePump();
   }
@@ -106,11 +118,22 @@ export class EventSender {
     while (this.transport && !this.backoffTimer && this.inFlight < MAX_IN_FLIGHT_BATCHES) {
       const batch = this.nextBatch();
       if (batch.length === 0) return;
-      this.sendBatch(this.transport, batch);
+      this.sendBatch(this.transport, batch, false);
+    }
+    // The regular pipeline is full: small events (no more than EXPRESS_BATCH_CHARS) still go.
+    while (this.transport && !this.backoffTimer && this.expressInFlight < MAX_IN_FLIGHT_EXPRESS) {
+      const batch = this.nextBatch(EXPRESS_BATCH_CHARS);
+      if (batch.length === 0) return;
+      this.sendBatch(this.transport, batch, true);
     }
   }
 
-  private nextBatch(): RunnerEvent[] {
+  /**
+   * The next events to send, rotating over sessions. With `expressChars`, only what fits in that
+   * many characters, taking from a session only while its next event fits (a session whose next
+   * event is big waits for the regular pipeline, so its order is kept).
+   */
+  private nextBatch(expressChars?: number): RunnerEvent[] {
     const ids = this.spool.sessionIds();
     const batch: RunnerEvent[] = [];
     let chars = 0;
@@ -123,6 +146,7 @@ export class EventSender {
       let taken = cursor;
       for (const p of pending) {
         if (batch.length >= MAX_BATCH_EVENTS) break;
+        if (expressChars !== undefined && chars + p.size > expressChars) break;
         // One oversized event still goes alone rather than never.
         if (batch.length > 0 && chars + p.size > MAX_BATCH_CHARS) break;
         batch.push(p.event);
@@ -135,9 +159,10 @@ export class EventSender {
     return batch;
   }
 
-  private sendBatch(transport: EventTransport, batch: RunnerEvent[]): void {
+  private sendBatch(transport: EventTransport, batch: RunnerEvent[], express: boolean): void {
     const generation = this.generation;
-    this.inFlight++;
+    if (express) this.expressInFlight++;
+    else this.inFlight++;
     const highest = new Map<string, number>();
     for (const e of batch) highest.set(e.session_id, Math.max(highest.get(e.session_id) ?? 0, e.seq));
     let answered = false;
@@ -147,7 +172,8 @@ export class EventSender {
       // Acks from an older connection still tell the truth about what is stored.
       const stored = this.applyAck(ack, highest);
       if (generation !== this.generation) return;
-      this.inFlight--;
+      if (express) this.expressInFlight--;
+      else this.inFlight--;
       if (!stored) return this.backoff('the server did not acknowledge a batch');
       for (const [sid, seq] of highest) {
         if (this.spool.has(sid) && this.spool.ackedSeq(sid) < seq) {
@@ -193,6 +219,7 @@ export class EventSender {
     this.log.warn(`${why}; resending unacked events in ${RESEND_BACKOFF_MS} ms`);
     this.generation++;
     this.inFlight = 0;
+    this.expressInFlight = 0;
     this.cursors.clear();
     this.backoffTimer = setTimeout(() => {
       this.backoffTimer = null;

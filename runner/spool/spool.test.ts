@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RunnerEventSchema, type RunnerEvent } from '../../protocol';
 import { captureLogger, makeTempDir, removeTempDir } from '../testing/fixtures';
-import { EventSender, MAX_BATCH_EVENTS, type EventTransport } from './sender';
+import { EventSender, EXPRESS_BATCH_CHARS, MAX_BATCH_EVENTS, MAX_IN_FLIGHT_BATCHES, type EventTransport } from './sender';
 import { Spool, type SessionBase } from './spool';
 
 const base = (sid: string): SessionBase => ({
@@ -270,6 +270,33 @@ describe('EventSender', () => {
     again.batches[0].done({ ok: true, data: { acked: [{ session_id: A.session_id, seq: 10_000 }] } });
     expect(spool.ackedSeq(A.session_id)).toBe(MAX_BATCH_EVENTS);
     expect(spool.pendingAfter(A.session_id, 0).map((p) => p.event.seq)[0]).toBe(MAX_BATCH_EVENTS + 1);
+    sender.dispose();
+    spool.close();
+  });
+
+  it('a small event goes at once while the regular pipeline waits for acks; a big one waits its turn, in order', async () => {
+    const spool = await Spool.open(dir, { log });
+    const big = 'x'.repeat(EXPRESS_BATCH_CHARS * 2);
+    // A flood of big chunks: enough to fill every regular slot, and more behind them.
+    for (let i = 0; i < (MAX_IN_FLIGHT_BATCHES + 1) * MAX_BATCH_EVENTS; i++) spool.append(A, chunk(big));
+    const sender = new EventSender(spool, log);
+    const r = recorder();
+    sender.attach(r.transport);
+    await tick();
+    expect(r.batches).toHaveLength(MAX_IN_FLIGHT_BATCHES);
+    const sentA = () => r.batches.flatMap((b) => b.batch).filter((e) => e.session_id === A.session_id).map((e) => e.seq);
+    const before = sentA().length;
+    // A keystroke's echo in another session: it does not wait for the flood's acks.
+    spool.append(B, chunk('k'));
+    await tick();
+    expect(r.batches).toHaveLength(MAX_IN_FLIGHT_BATCHES + 1);
+    expect(r.batches.at(-1)!.batch.map((e) => [e.session_id, e.seq])).toEqual([[B.session_id, 1]]);
+    // A's events are big: they wait for the regular pipeline, which goes on after an ack, in order.
+    expect(sentA()).toHaveLength(before);
+    r.answer(0);
+    await tick();
+    expect(sentA().length).toBeGreaterThan(before);
+    expect(sentA()).toEqual(Array.from({ length: sentA().length }, (_, i) => i + 1));
     sender.dispose();
     spool.close();
   });

@@ -7,6 +7,7 @@ import {
   UiInputSchema,
   UiResizeSchema,
   UiTerminalAckSchema,
+  TERMINAL_STATES,
   type UiClientToServerEvents,
   type UiServerToClientEvents,
   type WireEvent,
@@ -18,6 +19,8 @@ import type { MemberChange } from '../services/member-events';
 import type { Broadcaster } from '../services/ports';
 import type { OriginPolicy } from '../origin-policy';
 import { handle } from './handler';
+import { TypingRights } from './typing-rights';
+import { ChunkBytes, emitBinary } from './terminal-frames';
 import { attachTerminalTimeTravel } from './ui-terminal';
 import { createUiEventLimits, MAX_ATTACHED_PER_SOCKET, UI_LIMIT_MESSAGES, type UiEvent, type UiEventLimits } from './ui-limits';
 
@@ -39,6 +42,25 @@ interface Viewer {
   buffer: WireEvent[];
   lastSeq: number;
   ackSeq: number;
+  /** Live output as binary `terminal:output` frames (attach `binary: true`) instead of JSON events. */
+  binary: boolean;
+}
+
+/** Live events to one viewer, in seq order: binary frames for its output when it asked for them. */
+function sendLive(sessionId: string, viewer: Viewer, events: WireEvent[], bytes = new ChunkBytes()): void {
+  const { socket } = viewer;
+  if (!viewer.binary) {
+    socket.emit('session:events', { session_id: sessionId, events, replay: false });
+    return;
+  }
+  emitBinary(
+    events,
+    {
+      events: (list) => socket.emit('session:events', { session_id: sessionId, events: list, replay: false }),
+      output: (frame) => socket.emit('terminal:output', { session_id: sessionId, ...frame }),
+    },
+    bytes,
+  );
 }
 
 /**
@@ -108,8 +130,18 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
     return now;
   }
 
+  // Keys skip the per-key database reads: the right to type is remembered per socket and session.
+  const typing = new TypingRights(async (socketId, sessionId) => {
+    const socket = nsp.sockets.get(socketId);
+    if (!socket) throw new AppError('UNAUTHORIZED', 'Your connection closed: reload the page.');
+    const p = await currentPrincipal(socket);
+    return { ...(await services.sessions.inputTarget(p, sessionId)), userId: p.userId };
+  });
+
   // Changes of membership reach open sockets at once (rooms and disconnects); roles are re-read per event.
   services.memberEvents.on((change: MemberChange) => {
+    // Synchronously, before the change's request is answered: the next key is checked again.
+    typing.forgetUser(change.userId);
     void (async () => {
       for (const s of await nsp.in(`user:${change.userId}`).fetchSockets()) {
         const socket = nsp.sockets.get(s.id);
@@ -150,11 +182,11 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
 
     on(
       'session:attach',
-      handle('session:attach', AttachSchema, async ({ session_id, after_seq, snapshot }) => {
+      handle('session:attach', AttachSchema, async ({ session_id, after_seq, snapshot, binary }) => {
         if (!attached.has(session_id) && attached.size >= MAX_ATTACHED_PER_SOCKET) throw new AppError('CONFLICT', UI_LIMIT_MESSAGES.attached);
         const session = await services.sessions.get(await currentPrincipal(socket), session_id);
         removeViewer(session_id, socket.id);
-        const viewer: Viewer = { socket, runnerId: session.runner_id, replaying: true, buffer: [], lastSeq: after_seq, ackSeq: after_seq };
+        const viewer: Viewer = { socket, runnerId: session.runner_id, replaying: true, buffer: [], lastSeq: after_seq, ackSeq: after_seq, binary };
         if (!viewers.has(session_id)) viewers.set(session_id, new Map());
         viewers.get(session_id)!.set(socket.id, viewer);
         attached.add(session_id);
@@ -186,7 +218,7 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
       viewer.buffer = [];
       viewer.replaying = false;
       if (rest.length) {
-        socket.emit('session:events', { session_id: sessionId, events: rest, replay: false });
+        sendLive(sessionId, viewer, rest);
         viewer.lastSeq = rest.at(-1)!.seq;
       }
       socket.emit('session:replayed', { session_id: sessionId, through_seq: viewer.lastSeq });
@@ -221,19 +253,29 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
       handle('session:spawn', SpawnSessionBodySchema, async (body) => services.sessions.spawn(await currentPrincipal(socket), body)),
     );
 
-    // Keystrokes reach the PTY in the order typed. Each one's checks read the database, and on a
-    // connection pool (PostgreSQL) two reads can finish out of order ("echo" arrived as "ech o"
-    // reordered): so one socket's inputs are applied one after another.
-    let inputs: Promise<unknown> = Promise.resolve();
+    /**
+     * Keys leave in the order they came: a key waiting for its right to be checked holds the
+     * keys after it (only the check is in the chain, not the runner's answer).
+     */
+    let keysInOrder: Promise<unknown> = Promise.resolve();
     on(
       'terminal:input',
       handle('terminal:input', UiInputSchema, async ({ session_id, data }) => {
-        const turn = inputs.then(async () => services.sessions.input(await currentPrincipal(socket), session_id, data));
-        inputs = turn.catch(() => undefined);
-        await turn;
+        const send = (target: { runnerId: string }) => ({ answer: services.sessions.sendInput(target, session_id, data) });
+        const cached = typing.target(socket.id, session_id);
+        // Nothing before this key is waiting and its right is fresh: it goes now, without an await.
+        const sent = cached instanceof Promise || keysWaiting > 0 ? queued(cached, send) : send(cached);
+        await (await sent).answer;
         return null;
       }),
     );
+    let keysWaiting = 0;
+    function queued(target: Promise<{ runnerId: string }> | { runnerId: string }, send: (t: { runnerId: string }) => { answer: Promise<void> }) {
+      keysWaiting++;
+      const sent = keysInOrder.then(async () => send(await target)).finally(() => keysWaiting--);
+      keysInOrder = sent.catch(() => undefined);
+      return sent;
+    }
 
     on(
       'terminal:resize',
@@ -263,13 +305,18 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
     attachTerminalTimeTravel(on, services, () => currentPrincipal(socket));
 
     socket.on('disconnect', () => {
+      typing.forgetSocket(socket.id);
       limits.forget(socket.id);
       for (const id of attached) removeViewer(id, socket.id);
     });
   });
 
   return {
-    sessionUpdated: (orgId, session) => nsp.to(`org:${orgId}`).emit('session:updated', session),
+    sessionUpdated: (orgId, session) => {
+      // An ended session takes no keys: whoever typed into it is checked again (and refused).
+      if ((TERMINAL_STATES as string[]).includes(session.state)) typing.forgetSession(session.id);
+      nsp.to(`org:${orgId}`).emit('session:updated', session);
+    },
     repoUpdated: (orgId, repo) => nsp.to(`org:${orgId}`).emit('repo:updated', repo),
     runnerUpdated: (orgId, runner) => nsp.to(`org:${orgId}`).emit('runner:updated', runner),
     approvalUpdated: (orgId, approval) => nsp.to(`org:${orgId}`).emit('approval:updated', approval),
@@ -286,6 +333,7 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
     sessionEvents(sessionId, events) {
       // The mirror first: an attach that snapshots it right after this call must include these.
       services.terminalScreens.feed(sessionId, events);
+      const bytes = new ChunkBytes();
       for (const v of viewers.get(sessionId)?.values() ?? []) {
         if (v.replaying) {
           v.buffer.push(...events);
@@ -293,7 +341,7 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
         }
         const fresh = events.filter((e) => e.seq > v.lastSeq);
         if (!fresh.length) continue;
-        v.socket.emit('session:events', { session_id: sessionId, events: fresh, replay: false });
+        sendLive(sessionId, v, fresh, bytes);
         v.lastSeq = fresh.at(-1)!.seq;
       }
     },

@@ -233,7 +233,10 @@ export function createAuthService(db: Db, audit: AuditService, events: MemberEve
     },
 
     async logout(token: string) {
+      const ended = await db.authSession.findUnique({ where: { tokenHash: sha256(token) }, select: { userId: true } });
       await db.authSession.deleteMany({ where: { tokenHash: sha256(token) } });
+      // Open sockets of this login re-read it (and are dropped); remembered rights to type go.
+      if (ended) events.emit({ kind: 'logged_out', userId: ended.userId });
     },
 
     /** The principal behind a login cookie, or null. Identity comes only from here. */

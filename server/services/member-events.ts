@@ -9,6 +9,8 @@ export type MemberChange =
   | { kind: 'role_changed'; userId: string; orgId: string }
   | { kind: 'removed'; userId: string; orgId: string }
   | { kind: 'sessions_ended'; userId: string }
+  /** One login of the user ended (logout); other logins stay. */
+  | { kind: 'logged_out'; userId: string }
   | { kind: 'org_switched'; userId: string };
 
 export class MemberEvents {

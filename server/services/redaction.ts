@@ -55,8 +55,12 @@ const isTerminal = (state: string) => (TERMINAL_STATES as string[]).includes(sta
 
 export function createRedactionService(db: Db, secretsFor: (orgId: string) => Promise<Record<string, string>>, audit: AuditService) {
   const tracked = new Map<string, Tracked>();
-  /** Batches are redacted one after another: a session's stream must see its chunks in order. */
-  let queue: Promise<unknown> = Promise.resolve();
+  /**
+   * A session's batches are redacted one after another (its stream must see its chunks in order);
+   * other sessions' batches do not wait for them: one queue per session, so a keystroke's echo is
+   * not redacted after the whole backlog of a flooding session (issue 17: 1.4 s beside two floods).
+   */
+  const queues = new Map<string, Promise<unknown>>();
 
   async function track(orgId: string, sessionId: string): Promise<Tracked> {
     const key = `${orgId}:${sessionId}`;
@@ -148,8 +152,13 @@ export function createRedactionService(db: Db, secretsFor: (orgId: string) => Pr
      * (text still undecided moves to the session's next chunk) or empty.
      */
     redactBatch(runner: { orgId: string }, events: RunnerEvent[]): Promise<RunnerEvent[]> {
-      const run = queue.then(() => redactEvents(runner.orgId, events));
-      queue = run.catch(() => undefined);
+      const keys = [...new Set(events.map((e) => `${runner.orgId}:${e.session_id}`))];
+      const run = Promise.all(keys.map((k) => queues.get(k))).then(() => redactEvents(runner.orgId, events));
+      const settled = run.catch(() => undefined);
+      for (const k of keys) queues.set(k, settled);
+      void settled.then(() => {
+        for (const k of keys) if (queues.get(k) === settled) queues.delete(k);
+      });
       return run.then(({ events: out, ended }) => {
         // Written beside ingest, after it: the session row exists, and a receipt must never fail a batch.
         for (const [sessionId, t] of ended) {

@@ -175,6 +175,26 @@ export function createSessionService(
     if ((TERMINAL_STATES as string[]).includes(s.state)) throw new AppError('CONFLICT', 'That session has ended.');
   }
 
+  /**
+   * May this principal type into the session, and on which runner? The check behind every
+   * keystroke; the /ui namespace remembers its answer per socket (server/realtime/typing-rights.ts).
+   */
+  async function inputTarget(p: Principal, id: string): Promise<{ runnerId: string }> {
+    requireRole(p, 'operator');
+    const s = await db.session.findFirst({ where: { id, orgId: p.orgId }, select: { state: true, runnerId: true } });
+    if (!s) throw notFound('That session');
+    requireLive(s);
+    if (!s.runnerId || !gateway().isOnline(s.runnerId)) throw new AppError('RUNNER_ERROR', 'The session’s runner is offline.');
+    return { runnerId: s.runnerId };
+  }
+
+  /** Keys to a session whose right was checked (inputTarget): no database read on the way. */
+  async function sendInput(target: { runnerId: string }, id: string, data: string) {
+    if (!gateway().isOnline(target.runnerId)) throw new AppError('RUNNER_ERROR', 'The session’s runner is offline.');
+    const res = await gateway().command(target.runnerId, 'session:input', { session_id: id, data, mode: 'raw' });
+    if (!res.ok) throw new AppError('RUNNER_ERROR', res.error.message);
+  }
+
   return {
     load,
     publish,
@@ -335,15 +355,11 @@ export function createSessionService(
     },
 
     async input(p: Principal, id: string, data: string) {
-      requireRole(p, 'operator');
-      // Every keystroke comes through here: read only the two fields it needs.
-      const s = await db.session.findFirst({ where: { id, orgId: p.orgId }, select: { state: true, runnerId: true } });
-      if (!s) throw notFound('That session');
-      requireLive(s);
-      if (!s.runnerId || !gateway().isOnline(s.runnerId)) throw new AppError('RUNNER_ERROR', 'The session’s runner is offline.');
-      const res = await gateway().command(s.runnerId, 'session:input', { session_id: id, data, mode: 'raw' });
-      if (!res.ok) throw new AppError('RUNNER_ERROR', res.error.message);
+      await sendInput(await inputTarget(p, id), id, data);
     },
+
+    inputTarget,
+    sendInput,
 
     async resize(p: Principal, id: string, cols: number, rows: number) {
       requireRole(p, 'operator');

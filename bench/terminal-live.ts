@@ -1,0 +1,348 @@
+/**
+ * The live terminal path side by side with a one-hop baseline it starts itself
+ * (bench/one-hop/server.ts: socket.io + node-pty + an xterm page, what wetty is), in one run:
+ *   (1) throughput PTY → browser xterm in headless Chromium (DOM renderer on both sides),
+ *       BENCH_MB (64) MB of numbered lines printed by the shell, checksum in the page;
+ *       and xterm's in-page ceiling (the page writing the same bytes to term.write);
+ *   (2) server CPU per MB during (1) (the one-hop process; the control plane + its runner);
+ *   (3) key → echo at the socket, p50 / p99, idle;
+ *   (4) the same with BENCH_SESSIONS (50) live sessions of which BENCH_FLOODERS (2) flood.
+ * Prints figures with the machine's load; asserts nothing.
+ * Usage: npm run bench:live   (needs a build: `npx next build`, and /usr/bin/chromium)
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { chromium, type Page } from '@playwright/test';
+import { io, type Socket } from 'socket.io-client';
+import { TerminalOutputFrameSchema, type SessionSummary } from '../protocol';
+import { MAX_ATTACHED_PER_SOCKET } from '../server/realtime/ui-limits';
+import { Api, call, ROOT, startStack, uiSocket, waitFor, type UiClient } from '../server/integration/harness';
+
+const MB = Number(process.env.BENCH_MB ?? 64);
+const ECHO_KEYS = Number(process.env.BENCH_KEYS ?? 200);
+const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 50);
+const FLOODERS = Number(process.env.BENCH_FLOODERS ?? 2);
+/** Each numbered line is this long with its newline (`seq -f '%0Ng'`). */
+const LINE = 100;
+/** A flood runs this long before echo is measured beside it (the pipes are full by then). */
+const FLOOD_WARMUP_MS = 2_000;
+const THROUGHPUT_TIMEOUT_MS = 900_000;
+/** BENCH_ONLY=echo skips the browser throughput part (a quicker run of the echo figures). */
+const ONLY = process.env.BENCH_ONLY ?? 'all';
+
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))]!;
+const fmt = (xs: number[]) => `p50 ${pct(xs, 50).toFixed(1)} / p99 ${pct(xs, 99).toFixed(1)} ms`;
+const load = () => loadavg().map((l) => l.toFixed(1)).join(' ');
+
+/** FNV-1a over the bytes (ASCII: the same as over UTF-16 code units, so both pages hash alike). */
+function fnv1a(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h;
+}
+
+/** CPU seconds (user + system) of these processes so far, from /proc. */
+function cpuSeconds(pids: number[]): number {
+  const tick = 100; // USER_HZ on Linux
+  let t = 0;
+  for (const pid of pids) {
+    try {
+      const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      t += (Number(f[11]) + Number(f[12])) / tick;
+    } catch {
+      // gone
+    }
+  }
+  return t;
+}
+
+/** The node processes under `root` (the control plane and its attached runner), not the shells. */
+function nodeTree(root: number): number[] {
+  const parent = new Map<number, number>();
+  const comm = new Map<number, string>();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const raw = readFileSync(`/proc/${d}/stat`, 'utf8');
+      comm.set(Number(d), raw.slice(raw.indexOf('(') + 1, raw.lastIndexOf(')')));
+      parent.set(Number(d), Number(raw.slice(raw.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // gone
+    }
+  }
+  const out = [root];
+  for (let i = 0; i < out.length; i++) for (const [pid, pp] of parent) if (pp === out[i] && !out.includes(pid)) out.push(pid);
+  return out.filter((pid) => /node|MainThread/.test(comm.get(pid) ?? ''));
+}
+
+/** Installs the checksum tap in a page: between \x02 and \x03, hash and count what xterm is handed. */
+async function armThroughput(page: Page) {
+  await page.evaluate(() => {
+    const w = window as unknown as Record<string, unknown> & { __avOnChunk?: (id: string, d: string | Uint8Array) => void; __avTerminals: Record<string, { write(d: string, cb: () => void): void }> };
+    const st = { inside: false, done: false, hash: 0x811c9dc5, chars: 0, t0: 0, t1: 0 };
+    w.__bench = st;
+    w.__avOnChunk = (_id, d) => {
+      if (st.done) return;
+      const n = d.length;
+      let i = 0;
+      let h = st.hash;
+      let count = 0;
+      if (typeof d === 'string') {
+        if (!st.inside) {
+          i = d.indexOf('\x02') + 1;
+          if (i === 0) return;
+          st.inside = true;
+          st.t0 = performance.now();
+        }
+        for (; i < n; i++) {
+          const c = d.charCodeAt(i);
+          if (c === 3) {
+            st.done = true;
+            break;
+          }
+          h = Math.imul(h ^ c, 0x01000193) >>> 0;
+          count++;
+        }
+      } else {
+        if (!st.inside) {
+          i = d.indexOf(2) + 1;
+          if (i === 0) return;
+          st.inside = true;
+          st.t0 = performance.now();
+        }
+        for (; i < n; i++) {
+          const c = d[i]!;
+          if (c === 3) {
+            st.done = true;
+            break;
+          }
+          h = Math.imul(h ^ c, 0x01000193) >>> 0;
+          count++;
+        }
+      }
+      st.hash = h;
+      st.chars += count;
+      // Stop the clock when xterm has parsed everything it was given.
+      if (st.done) Object.values(w.__avTerminals)[0]!.write('', () => (st.t1 = performance.now()));
+    };
+  });
+}
+
+async function runThroughput(page: Page, type: (cmd: string) => Promise<void>, pids: () => number[]) {
+  const lines = Math.ceil((MB * 1024 * 1024) / LINE);
+  await armThroughput(page);
+  const cpu0 = cpuSeconds(pids());
+  await type(`printf '\\002'; seq -f '%0${LINE - 1}g' 1 ${lines}; printf '\\003'\r`);
+  const st = await waitFor(
+    () => page.evaluate(() => {
+      const s = (window as unknown as { __bench: { t1: number; hash: number; chars: number; t0: number } }).__bench;
+      return s.t1 ? { ...s } : null;
+    }),
+    'throughput run',
+    THROUGHPUT_TIMEOUT_MS,
+  );
+  const cpu = cpuSeconds(pids()) - cpu0;
+  let expected = '';
+  for (let i = 1; i <= lines; i++) expected += `${String(i).padStart(LINE - 1, '0')}\r\n`;
+  const mb = st.chars / (1024 * 1024);
+  const s = (st.t1 - st.t0) / 1000;
+  const ok = st.chars === expected.length && st.hash === fnv1a(expected);
+  return { mbps: mb / s, seconds: s, mb, cpuPerMb: cpu / mb, checksum: ok ? 'OK (0 bytes lost or doubled)' : `MISMATCH (${st.chars} chars, want ${expected.length})` };
+}
+
+/** xterm's own ceiling in this browser: the page writes the same bytes to term.write itself. */
+async function ceiling(page: Page): Promise<number> {
+  return page.evaluate(async ({ mb, line }) => {
+    const term = Object.values((window as unknown as { __avTerminals: Record<string, { write(d: string, cb?: () => void): void }> }).__avTerminals)[0]!;
+    const lines = Math.ceil((mb * 1024 * 1024) / line);
+    const piece: string[] = [];
+    let chars = 0;
+    const t0 = performance.now();
+    for (let i = 1; i <= lines; i++) {
+      piece.push(`${String(i).padStart(line - 1, '0')}\r\n`);
+      if (piece.length === 655 || i === lines) {
+        const d = piece.join('');
+        chars += d.length;
+        piece.length = 0;
+        await new Promise<void>((r) => term.write(d, r));
+      }
+    }
+    return chars / (1024 * 1024) / ((performance.now() - t0) / 1000);
+  }, { mb: MB, line: LINE });
+}
+
+/** Type one key at a time and time until its echo comes back. */
+async function echoTimes(keys: number, send: (k: string) => void, output: (cb: (d: string) => void) => () => void): Promise<number[]> {
+  const times: number[] = [];
+  for (let i = 0; i < keys; i++) {
+    const key = String.fromCharCode(97 + (i % 26));
+    const t0 = performance.now();
+    await new Promise<void>((resolve) => {
+      const off = output((d) => {
+        if (d.includes(key)) {
+          off();
+          resolve();
+        }
+      });
+      send(key);
+    });
+    times.push(performance.now() - t0);
+    if (i % 26 === 25) send('\x15'); // Ctrl-U keeps the line short
+  }
+  send('\x15');
+  return times;
+}
+
+/** A Node client of the product's /ui as the browser uses it: binary frames, acks after "parsing". */
+function avViewer(socket: UiClient, sessionId: string) {
+  const listeners = new Set<(d: string) => void>();
+  const decoder = new TextDecoder();
+  socket.on('terminal:output', (raw) => {
+    const f = TerminalOutputFrameSchema.safeParse(raw);
+    if (!f.success || f.data.session_id !== sessionId) return;
+    // Like the one-hop client, a flood's viewer only acks: decoding 100s of MB would be the bench's own cost.
+    if (listeners.size) {
+      const text = decoder.decode(f.data.data);
+      for (const l of listeners) l(text);
+    }
+    socket.emit('terminal:ack', { session_id: sessionId, seq: f.data.from_seq + f.data.sizes.length - 1 });
+  });
+  return {
+    attach: async () => {
+      const r = await call(socket, 'session:attach', { session_id: sessionId, snapshot: true, binary: true });
+      if (!r.ok) throw new Error(r.error.message);
+    },
+    send: (k: string) => socket.emit('terminal:input', { session_id: sessionId, data: k }),
+    output: (cb: (d: string) => void) => {
+      listeners.add(cb);
+      return () => listeners.delete(cb);
+    },
+  };
+}
+
+function oneHopClient(port: number) {
+  const s: Socket = io(`http://127.0.0.1:${port}`, { transports: ['websocket'], forceNew: true });
+  s.on('output', (d: string) => s.emit('ack', d.length));
+  return {
+    socket: s,
+    ready: new Promise((r) => s.once('output', r)),
+    send: (k: string) => s.emit('input', k),
+    output: (cb: (d: string) => void) => {
+      s.on('output', cb);
+      return () => s.off('output', cb);
+    },
+  };
+}
+
+async function startOneHop(): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/one-hop/server.ts'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((res) => child.stdout!.on('data', (b: Buffer) => /listening on (\d+)/.test(b.toString()) && res(Number(/listening on (\d+)/.exec(b.toString())![1]))));
+  return { child, port };
+}
+
+async function main() {
+  console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}; load at start ${load()}`);
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--no-first-run', '--disable-quic'],
+  });
+  const hop = await startOneHop();
+  const stack = await startStack({ env: { AGENT_RUNNER_CAPACITY: String(SESSIONS + 5) } });
+  const rows: string[][] = [];
+  try {
+    const api = new Api(stack.url);
+    await api.setupAdmin();
+    const repo = await api.readyRepo();
+    // ---- (1) + (2) throughput and CPU, one-hop first ----
+    if (ONLY !== 'echo') {
+      const hopPage = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+      await hopPage.goto(`http://127.0.0.1:${hop.port}/`);
+      await hopPage.waitForFunction(() => (window as unknown as { __ready?: boolean }).__ready === true);
+      await hopPage.locator('.xterm').click();
+      const hopT = await runThroughput(hopPage, (cmd) => hopPage.keyboard.type(cmd), () => [hop.child.pid!]);
+      console.log(`one-hop throughput: ${hopT.mbps.toFixed(1)} MB/s (${hopT.mb.toFixed(1)} MB in ${hopT.seconds.toFixed(1)} s), checksum ${hopT.checksum}; CPU ${hopT.cpuPerMb.toFixed(3)} s/MB; load ${load()}`);
+      const ceil = await ceiling(hopPage);
+      console.log(`in-page ceiling (xterm writing the same bytes): ${ceil.toFixed(1)} MB/s`);
+      await hopPage.close();
+
+      const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+      const [name, value] = api.cookie.split('=');
+      await context.addCookies([{ name: name!, value: value!, url: stack.url }]);
+      const page = await context.newPage();
+      await page.goto(stack.url);
+      await page.getByRole('button', { name: 'Spawn agent' }).click();
+      await page.locator('.terminal-panel[data-phase="live"]').waitFor({ timeout: 60_000 });
+      await page.locator('.terminal-panel .xterm').click();
+      const avPids = () => nodeTree(stack.server.pid!);
+      const avT = await runThroughput(page, (cmd) => page.keyboard.type(cmd), avPids);
+      console.log(`Agent Village throughput: ${avT.mbps.toFixed(1)} MB/s (${avT.mb.toFixed(1)} MB in ${avT.seconds.toFixed(1)} s), checksum ${avT.checksum}; CPU ${avT.cpuPerMb.toFixed(3)} s/MB (${avPids().length} node processes); load ${load()}`);
+      await context.close();
+      rows.push(['throughput PTY → browser xterm (DOM renderer)', `${hopT.mbps.toFixed(1)} MB/s`, `${avT.mbps.toFixed(1)} MB/s (${(avT.mbps / hopT.mbps).toFixed(2)}×, ${(avT.mbps / ceil).toFixed(2)}× ceiling ${ceil.toFixed(1)})`, '≥2× one-hop, ≥0.5× ceiling']);
+      rows.push(['bytes lost or doubled (checksum in the page)', hopT.checksum.startsWith('OK') ? '0' : hopT.checksum, avT.checksum.startsWith('OK') ? '0' : avT.checksum, '0']);
+      rows.push(['server CPU per MB', `${(hopT.cpuPerMb * 1000).toFixed(0)} ms`, `${(avT.cpuPerMb * 1000).toFixed(0)} ms (${(avT.cpuPerMb / hopT.cpuPerMb).toFixed(1)}×)`, '≤2×']);
+    }
+
+    // ---- (3) echo idle ----
+    const h = oneHopClient(hop.port);
+    await h.ready;
+    const hopIdle = await echoTimes(ECHO_KEYS, h.send, h.output);
+    const sessions: SessionSummary[] = [];
+    const first = await api.ok<SessionSummary>('POST', '/api/sessions', { repo_id: repo.id, room_path: '', provider: 'shell' });
+    await api.waitState(first.id, ['RUNNING']);
+    sessions.push(first);
+    const sockets: UiClient[] = [await uiSocket(stack.url, api.cookie)];
+    const v = avViewer(sockets[0]!, first.id);
+    await v.attach();
+    const avIdle = await echoTimes(ECHO_KEYS, v.send, v.output);
+    console.log(`echo idle: one-hop ${fmt(hopIdle)}; Agent Village ${fmt(avIdle)}; load ${load()}`);
+    rows.push(['key → echo at the socket, idle', fmt(hopIdle), fmt(avIdle), '≤10 / ≤25 ms']);
+
+    // ---- (4) echo with SESSIONS live, FLOODERS flooding ----
+    const hops = [h];
+    for (let i = 1; i < SESSIONS; i++) hops.push(oneHopClient(hop.port));
+    await Promise.all(hops.map((c) => c.ready));
+    for (const c of hops.slice(1, 1 + FLOODERS)) c.send('yes "flooding the terminal with output"\r');
+    await new Promise((r) => setTimeout(r, FLOOD_WARMUP_MS));
+    const hopLoaded = await echoTimes(ECHO_KEYS, h.send, h.output);
+    for (const c of hops.slice(1, 1 + FLOODERS)) c.send('\x03');
+    hops.forEach((c) => c.socket.close());
+
+    for (let i = 1; i < SESSIONS; i++) sessions.push(await api.ok<SessionSummary>('POST', '/api/sessions', { repo_id: repo.id, room_path: '', provider: 'shell' }));
+    for (const s of sessions) await api.waitState(s.id, ['RUNNING'], 180_000);
+    const viewers = [v];
+    // The measured session keeps its socket to itself (one socket carries everything it attached,
+    // in order: an echo behind a flood's frames on the same socket waits for them — a browser tab
+    // showing one terminal does not have that). Each flood gets its own socket too.
+    for (const [i, s] of sessions.entries()) {
+      if (i === 0) continue;
+      if (i <= FLOODERS || (i - FLOODERS - 1) % MAX_ATTACHED_PER_SOCKET === 0) sockets.push(await uiSocket(stack.url, api.cookie));
+      const w = avViewer(sockets.at(-1)!, s.id);
+      await w.attach();
+      viewers.push(w);
+    }
+    for (const w of viewers.slice(1, 1 + FLOODERS)) w.send('yes "flooding the terminal with output"\r');
+    await new Promise((r) => setTimeout(r, FLOOD_WARMUP_MS));
+    const avLoaded = await echoTimes(ECHO_KEYS, v.send, v.output);
+    for (const w of viewers.slice(1, 1 + FLOODERS)) w.send('\x03');
+    console.log(`echo with ${SESSIONS} sessions, ${FLOODERS} flooding: one-hop ${fmt(hopLoaded)}; Agent Village ${fmt(avLoaded)}; load ${load()}`);
+    rows.push([`key → echo at the socket, ${SESSIONS} sessions, ${FLOODERS} flooding`, fmt(hopLoaded), fmt(avLoaded), 'p99 ≤50 ms']);
+    sockets.forEach((s) => s.close());
+
+    console.log(`\n| measure | one-hop baseline | Agent Village | target |\n|---|---|---|---|`);
+    for (const r of rows) console.log(`| ${r.join(' | ')} |`);
+    console.log(`\nload average at the end: ${load()}`);
+  } finally {
+    await browser.close();
+    hop.child.kill();
+    await stack.stop();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,115 @@
+/**
+ * The right to type into a session, checked once per socket and session instead of on every key
+ * (a keystroke used to read the login, the membership and the session row: two queries per key).
+ * What it remembers is only "this socket may type into that session, on that runner"; it is
+ * dropped at once when something that could change it happens on this node (role change, member
+ * removed, logins ended, org switched, session ended, the socket gone), and checked again after
+ * RECHECK_AFTER_MS anyway, so a change made on another control-plane node reaches a typing socket
+ * within that time too.
+ */
+
+/** Past this age the next key re-checks in the background (it still goes through on the right it had). */
+export const RECHECK_AFTER_MS = 2_000;
+/** Past this age the right is checked before the key is sent (a socket that stayed silent for a while). */
+export const EXPIRES_AFTER_MS = 10_000;
+
+export interface TypingTarget {
+  runnerId: string;
+}
+
+interface Entry {
+  target: TypingTarget;
+  userId: string;
+  checkedAt: number;
+  /** A background re-check in progress (only one at a time per entry). */
+  rechecking: boolean;
+}
+
+export class TypingRights {
+  /** socket id → session id → what was checked. */
+  private readonly bySocket = new Map<string, Map<string, Entry>>();
+
+  constructor(
+    /** The full check: principal as it is now, role, session live, runner online; throws the answer to give. */
+    private readonly check: (socketId: string, sessionId: string) => Promise<TypingTarget & { userId: string }>,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /**
+   * Where this socket's keys for the session go, or a thrown refusal. A fresh cached right answers
+   * without awaiting anything (the caller keeps keys in order); an old one is re-checked.
+   */
+  target(socketId: string, sessionId: string): TypingTarget | Promise<TypingTarget> {
+    const entry = this.bySocket.get(socketId)?.get(sessionId);
+    const age = entry ? this.now() - entry.checkedAt : Infinity;
+    if (entry && age < EXPIRES_AFTER_MS) {
+      if (age >= RECHECK_AFTER_MS && !entry.rechecking) {
+        entry.rechecking = true;
+        // A refusal found in the background drops the right; the next key gets the refusal.
+        void this.refresh(socketId, sessionId).catch(() => undefined);
+      }
+      return entry.target;
+    }
+    return this.refresh(socketId, sessionId);
+  }
+
+  private async refresh(socketId: string, sessionId: string): Promise<TypingTarget> {
+    const started = this.now();
+    try {
+      const { userId, ...target } = await this.check(socketId, sessionId);
+      // Something dropped rights while this check ran: its answer may predate that change.
+      const dropped = Math.max(this.droppedAt.get(socketId) ?? -Infinity, this.droppedAll);
+      if (dropped < started) {
+        let sessions = this.bySocket.get(socketId);
+        if (!sessions) this.bySocket.set(socketId, (sessions = new Map()));
+        sessions.set(sessionId, { target, userId, checkedAt: started, rechecking: false });
+      }
+      return target;
+    } catch (err) {
+      this.bySocket.get(socketId)?.delete(sessionId);
+      throw err;
+    }
+  }
+
+  /** Last time rights were dropped per socket (and for everyone), so a check that raced a drop is not kept. */
+  private readonly droppedAt = new Map<string, number>();
+  private droppedAll = -Infinity;
+
+  /** The user's role, membership or logins changed: every socket of theirs checks again. */
+  forgetUser(userId: string): void {
+    for (const [socketId, sessions] of this.bySocket) {
+      for (const e of sessions.values()) {
+        if (e.userId === userId) {
+          this.forgetSocket(socketId);
+          break;
+        }
+      }
+    }
+    // Checks of this user still running keep nothing (their socket may have no entry yet).
+    this.droppedAll = this.now();
+  }
+
+  /** The session ended (or changed runner): nobody types into it on the old right. */
+  forgetSession(sessionId: string): void {
+    for (const sessions of this.bySocket.values()) sessions.delete(sessionId);
+    this.droppedAll = this.now();
+  }
+
+  /** The socket disconnected. */
+  forgetSocket(socketId: string): void {
+    this.bySocket.delete(socketId);
+    this.droppedAt.set(socketId, this.now());
+    // Bounded: a socket id is not reused; an old mark only matters while a check races it.
+    if (this.droppedAt.size > MAX_DROP_MARKS) this.droppedAt.clear();
+  }
+
+  /** How many rights are remembered (tests). */
+  get size(): number {
+    let n = 0;
+    for (const s of this.bySocket.values()) n += s.size;
+    return n;
+  }
+}
+
+/** Drop marks kept per socket before the table starts over (losing them only costs a re-check). */
+const MAX_DROP_MARKS = 10_000;
