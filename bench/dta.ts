@@ -9,7 +9,8 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
-import { runDta } from '../runner/dta/engine';
+import path from 'node:path';
+import { runDta, setVerifierMemoDir } from '../runner/dta/engine';
 import { DtaPolicySchema } from '../runner/dta/policy';
 import { makeRepo } from '../runner/dta/testing/fixture-repos';
 
@@ -53,6 +54,9 @@ async function main() {
   const files = site(FILES);
   const a = makeRepo(files, 'bench-dta-sed');
   const b = makeRepo(files, 'bench-dta');
+  // As the runner does (runner/main.ts): the verifier's parse memo in a folder of the runner's own.
+  const memoDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-dta-runner-'));
+  setVerifierMemoDir(memoDir);
   console.log(`${FILES} files (${os.cpus().length} CPUs, ${os.cpus()[0]?.model ?? 'unknown CPU'}, load ${os.loadavg()[0]!.toFixed(2)})`);
 
   let c = cpuSeconds();
@@ -81,6 +85,7 @@ async function main() {
   console.log(`CPU: sed ${sedCpu.toFixed(1)} s, av-dta ${dtaCpu.toFixed(1)} s (ratio ${(dtaCpu / Math.max(sedCpu, 0.01)).toFixed(1)}×); load now ${os.loadavg()[0]!.toFixed(2)}`);
   fs.rmSync(a, { recursive: true, force: true });
   fs.rmSync(b, { recursive: true, force: true });
+  fs.rmSync(memoDir, { recursive: true, force: true });
 }
 
 main().catch((err: unknown) => {

@@ -18,6 +18,7 @@ import { ApprovalJournal } from './approvals/journal';
 import { createRepoAccess } from '../common/repo-access';
 import { WorkspaceManager } from './workspace/workspace-manager';
 import { BlueprintCatalog } from './blueprints/catalog';
+import { setVerifierMemoDir } from './dta/engine';
 import { DtaRunService } from './dta/run-service';
 import { createWorkItemService } from './workitems/wiring';
 import { RunManager } from './runs/run-manager';
@@ -72,6 +73,8 @@ export async function startRunner(config: StartRunnerConfig, options: StartRunne
   const dataDir = config.data_dir;
   const homesDir = path.join(dataDir, 'homes');
   await fs.promises.mkdir(dataDir, { recursive: true });
+  // The DTA verifier's parse memo lives where sessions cannot write (runner/dta/verifier/memo.ts).
+  setVerifierMemoDir(path.join(dataDir, 'dta'));
   // Homes of sessions that died with the last runner; nothing is running in them now.
   await fs.promises.rm(homesDir, { recursive: true, force: true });
   await fs.promises.mkdir(homesDir, { recursive: true });

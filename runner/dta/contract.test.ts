@@ -45,7 +45,8 @@ describe('DTA contract', () => {
     expect(out.ok).toBe(true);
     expect(DtaOutputSchema.safeParse(out).success).toBe(true);
     expect(checkOutputJson(JSON.parse(JSON.stringify(out)))).toBeNull();
-    expect(out.baseline).toMatchObject({ files_scanned: 4, links_total: 18, links_to_update: 15 });
+    // untouched.html holds no old host: scanned by its bytes, not parsed, its link not counted.
+    expect(out.baseline).toMatchObject({ files_scanned: 4, files_parsed: 3, links_total: 17, links_to_update: 15 });
     expect(out.applied_changes).toEqual({ files: 0, link_updates: 0 });
 
     const bad = await runDta({ ...SPEC_EXAMPLE, target: { repo_path: dir }, params: { from_hosts: ['not a url'], to_host: 'https://x' } });

@@ -72,6 +72,23 @@ describe('DTA runs: tree safety', () => {
     expect(snapshot(dir)).toEqual(before);
   });
 
+  it("a crash's rollback checks each backup (a hard link to the original) and takes git's blob for one that changed in place", async () => {
+    const dir = repo();
+    const before = snapshot(dir);
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'run', '-'], { env: { ...process.env, [FAULT_ENV]: 'kill-after:1' }, stdio: ['pipe', 'pipe', 'inherit'] });
+    child.stdin.end(JSON.stringify(inv(dir)));
+    expect(await new Promise((resolve) => child.on('exit', (_code, sig) => resolve(sig)))).toBe('SIGKILL');
+    // Every backup of the crashed run is written into in place (as a program writing the
+    // original's inode would): the rollback must not put these bytes back.
+    const journals = path.join(gitIn(dir, 'rev-parse', '--absolute-git-dir').trim(), 'agent-village-dta', 'journal');
+    const backups = fs.readdirSync(journals).flatMap((run) => fs.readdirSync(path.join(journals, run, 'backup')).map((b) => path.join(journals, run, 'backup', b)));
+    expect(backups.length).toBeGreaterThan(1);
+    for (const b of backups) fs.writeFileSync(b, 'scribbled over in place\n');
+    const next = await runDta(inv(dir, 'dry-run'));
+    expect(next.notes.join('\n')).toMatch(/rolled back the unfinished apply of dta_/);
+    expect(snapshot(dir)).toEqual(before);
+  });
+
   it('an apply bound to an approved patch refuses a different proposal', async () => {
     const dir = repo();
     const out = await runDta({ ...inv(dir), expected_patch_sha256: '0'.repeat(64) });
@@ -118,5 +135,19 @@ describe('link_updater HTTP sample (loopback only)', () => {
     } finally {
       server.close();
     }
+  });
+});
+
+describe('link_updater: HTML attributes written with character references', () => {
+  it('moves a link whose query has &amp; (the rest stays as written) and verifies; a host written with references is left and reported', async () => {
+    const dir = repo({
+      'site/q.html': '<a href="https://old.example.com/search?q=1&amp;page=2">s</a>\n<a href="https://old&#46;example.com/x">e</a>\n',
+    });
+    const out = await runDta(inv(dir));
+    expect(out.verifier).toMatchObject({ passed: true });
+    const html = fs.readFileSync(path.join(dir, 'site/q.html'), 'utf8');
+    expect(html).toContain('href="https://new.example.com/search?q=1&amp;page=2"');
+    // The entity-written host is not what the parser compares (attributes are compared as written): untouched.
+    expect(html).toContain('href="https://old&#46;example.com/x"');
   });
 });

@@ -10,7 +10,7 @@ import { byteCompare, commonDir, excludeRunsDir, gitDir, globMatcher, sha256, to
 import { buildPatch } from './patch';
 import { allowedPathMatcher, DEFAULT_POLICY, effectiveConstraints, PolicyError, takeRateSlot, type DtaPolicy } from './policy';
 import type { MeasureContext } from './types';
-import { runVerifier } from './verifier/spawn';
+import { startVerifier } from './verifier/spawn';
 
 /**
  * One DTA run: discover → propose → (apply) → verify, deterministic and all-or-nothing.
@@ -21,6 +21,15 @@ import { runVerifier } from './verifier/spawn';
 export const STATE_DIR = 'agent-village-dta';
 /** The verifier always gets at least this long, even when the run used up most of its budget. */
 const MIN_VERIFIER_MS = 5_000;
+
+/**
+ * Where the verifier keeps its parse memo: the runner's own data folder, which sessions cannot see
+ * (set once by runner/main.ts). Unset (a CLI, a test), every verifier parses afresh.
+ */
+let verifierMemoDir: string | null = null;
+export function setVerifierMemoDir(dir: string | null): void {
+  verifierMemoDir = dir;
+}
 
 export interface RunOptions {
   runId?: string;
@@ -56,16 +65,19 @@ export async function runDta(raw: unknown, opts: RunOptions = {}): Promise<DtaOu
   const tool = typeof raw === 'object' && raw !== null && typeof (raw as { tool?: unknown }).tool === 'string' ? String((raw as { tool: string }).tool).slice(0, 100) : 'unknown';
   const out: DtaOutput = { tool, ok: false, phase: 'dry-run', run_id: runId, baseline: {}, proposed_changes: {}, applied_changes: {}, files: [], patch_sha256: null, artifacts: [], verifier: NO_VERIFIER, notes: [] };
   let artifacts: ArtifactWriter | null = null;
+  const cleanups: Array<() => void> = [];
   try {
     const parsed = DtaInvocationSchema.safeParse(raw);
     if (!parsed.success) throw new RunFailure('BAD_INVOCATION', parsed.error.issues.map((i) => `${i.path.join('.') || '(invocation)'}: ${i.message}`).join('; '));
     const inv: DtaInvocation = parsed.data;
     out.phase = inv.mode === 'apply' ? 'apply' : 'dry-run';
-    await execute(inv, runId, policy, now, out, (a) => (artifacts = a), opts.onPhase);
+    await execute(inv, runId, policy, now, out, (a) => (artifacts = a), opts.onPhase, cleanups);
   } catch (err) {
     const code: DtaError['code'] = err instanceof RunFailure ? err.code : err instanceof PolicyError ? 'POLICY' : 'ADAPTER_FAILED';
     out.ok = false;
     out.error = { code, message: (err instanceof Error ? err.message : String(err)).slice(0, 4000) };
+  } finally {
+    for (const c of cleanups) c();
   }
   out.artifacts = (artifacts as ArtifactWriter | null)?.written ?? out.artifacts;
   return DtaOutputSchema.parse(out);
@@ -79,6 +91,7 @@ async function execute(
   out: DtaOutput,
   setArtifacts: (a: ArtifactWriter) => void,
   onPhase: RunOptions['onPhase'],
+  cleanups: Array<() => void>,
 ): Promise<void> {
   const adapter = adapterOf(inv.tool);
   const m = adapter.measure;
@@ -105,6 +118,9 @@ async function execute(
   await excludeRunsDir(root);
   const fp0 = await treeFingerprint(root);
   if (fp0.status !== '') throw new RunFailure('DIRTY_TREE', `the work tree has uncommitted changes (${fp0.status.split('\0').filter(Boolean).length} paths); commit or stash them first`);
+  // The verifier process starts now and waits for its request: its start overlaps our work.
+  const verifier = startVerifier(root);
+  cleanups.push(() => verifier.cancel());
 
   const artifacts = new ArtifactWriter(root, runId, inv.tool, now());
   setArtifacts(artifacts);
@@ -151,12 +167,13 @@ async function execute(
     globs,
     allowed_paths: policy.allowed_paths,
     seed: constraints.seed,
+    ...(verifierMemoDir ? { memo_dir: verifierMemoDir } : {}),
     claim: { head: fp0.head, baseline: out.baseline, units: proposal.units, files: changed, patch_path: artifacts.absolute(patchPath), patch_sha256: out.patch_sha256!, hashes },
   });
   const verifierBudget = () => Math.max(MIN_VERIFIER_MS, deadline - Date.now());
 
   if (inv.mode === 'dry-run') {
-    out.verifier = await runVerifier(request('proposed', {}), verifierBudget());
+    out.verifier = await verifier.run(request('proposed', {}), verifierBudget());
     artifacts.write('verify.json', { run_id: runId, phase: 'dry-run', verifier: out.verifier });
     out.ok = true;
     onPhase?.('proposed', out, { patch });
@@ -167,8 +184,9 @@ async function execute(
   const fp1 = await treeFingerprint(root);
   if (fp1.hash !== fp0.hash) throw new RunFailure('TREE_CHANGED', 'the work tree changed during the run (HEAD or status differ from the start); nothing was applied');
   onPhase?.('proposed', out, { patch });
+  let backupsRemoved: Promise<void>;
   try {
-    applyAtomic(root, path.join(stateDir, 'journal'), runId, proposal.changes);
+    backupsRemoved = applyAtomic(root, path.join(stateDir, 'journal'), runId, proposal.changes);
   } catch (err) {
     throw new RunFailure('APPLY_FAILED', `apply failed and was rolled back, the tree is as before: ${err instanceof Error ? err.message : String(err)}`);
   }
@@ -180,7 +198,9 @@ async function execute(
   onPhase?.('applied', out, {});
 
   // verify, in its own process
-  out.verifier = await runVerifier(request('applied', hashes), verifierBudget());
+  out.verifier = await verifier.run(request('applied', hashes), verifierBudget());
+  // The run's own folder in the git dir is emptied by the time the run answers.
+  await backupsRemoved;
   out.phase = 'verify';
   artifacts.write('verify.json', { run_id: runId, phase: 'verify', verifier: out.verifier });
   if (out.verifier.passed) onPhase?.('verified', out, {});

@@ -17,6 +17,11 @@ export interface MeasureContext {
   allFiles: ReadonlySet<string>;
   /** Reads any tracked file in the same state as `files` (HEAD for "before", disk for "after"). */
   read(rel: string): string | undefined;
+  /**
+   * Which files to parse (link_updater): the verifier passes its own selection, so before and after
+   * are counted over the same files; without it the adapter's prefilter decides.
+   */
+  parse?(rel: string, text: string): boolean;
 }
 
 export interface Measure<P = Record<string, unknown>> {

@@ -1,9 +1,16 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { extractLinks, useLinkStore } from '../adapters/link-updater/links';
-import { VerifierMemo } from './memo';
+import { runDta, setVerifierMemoDir } from '../engine';
+import { gitIn, makeRepo, SITE_FILES } from '../testing/fixture-repos';
+import { VERIFIER_MEMO_FILE, VerifierMemo, verifierMemoVersion } from './memo';
+
+// The run below starts two verifier processes (tsx); a loaded 2-core machine needs minutes.
+vi.setConfig({ testTimeout: 180_000 });
+afterEach(() => setVerifierMemoDir(null));
+const LINKS = { from_hosts: ['http://old.example.com', 'https://old.example.com'], to_host: 'https://new.example.com' };
 
 describe("the verifier's memo of parsed links", () => {
   it('a later verifier process reads what an earlier one parsed, by content; another text or another memo version is parsed afresh', () => {
@@ -22,13 +29,35 @@ describe("the verifier's memo of parsed links", () => {
     expect(second.get(second.key('html', text))).toBeUndefined();
 
     // A memo written by another version is ignored (its parsers may have answered differently).
-    const saved = JSON.parse(fs.readFileSync(file, 'utf8')) as { version: number };
-    fs.writeFileSync(file, JSON.stringify({ ...saved, version: saved.version + 1 }));
+    const saved = JSON.parse(fs.readFileSync(file, 'utf8')) as { version: string };
+    expect(saved.version).toBe(verifierMemoVersion());
+    fs.writeFileSync(file, JSON.stringify({ ...saved, version: `${saved.version}-other` }));
     const third = VerifierMemo.open(file);
     expect(third.get(third.key('markdown', text))).toBeUndefined();
     // An unreadable memo is an empty one.
     fs.writeFileSync(file, '{not json');
     expect(VerifierMemo.open(file).get(third.key('markdown', text))).toBeUndefined();
     fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("lives in the runner's folder (0600), never in the repository's git dir where a session could forge it", async () => {
+    const repo = makeRepo(SITE_FILES);
+    const runnerData = fs.mkdtempSync(path.join(os.tmpdir(), 'runner-data-'));
+    const memoDir = path.join(runnerData, 'dta');
+    try {
+      setVerifierMemoDir(memoDir);
+      const inv = (mode: 'dry-run' | 'apply') => ({ tool: 'link_updater', version: '1.0', mode, target: { repo_path: repo, glob: 'site/**' }, params: LINKS });
+      expect((await runDta(inv('dry-run'))).verifier.passed).toBe(true);
+      const memoFile = path.join(memoDir, VERIFIER_MEMO_FILE);
+      expect(fs.statSync(memoFile).mode & 0o777).toBe(0o600);
+      expect(fs.statSync(memoDir).mode & 0o777).toBe(0o700);
+      const gitDir = path.join(repo, gitIn(repo, 'rev-parse', '--git-common-dir').trim());
+      expect(fs.readdirSync(gitDir, { recursive: true }).map(String).filter((f) => f.includes('memo'))).toEqual([]);
+      // The apply's verifier reads the dry-run's parses (the same texts) and still passes.
+      expect((await runDta(inv('apply'))).verifier).toMatchObject({ passed: true, failures: [] });
+    } finally {
+      fs.rmSync(repo, { recursive: true, force: true });
+      fs.rmSync(runnerData, { recursive: true, force: true });
+    }
   });
 });

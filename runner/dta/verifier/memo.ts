@@ -1,19 +1,52 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { FoundLink, LinkStore } from '../adapters/link-updater/links';
 
-/** Bump when a parser's answer for the same text changes (a new parser version, a new link kind). */
-export const VERIFIER_MEMO_VERSION = 1;
+/** Bump by hand for a change the parser versions and parsers.ts cannot show (the memo's own format). */
+export const VERIFIER_MEMO_FORMAT = 2;
+/** The packages whose answers the memo keeps: another version of any of them may find other links. */
+const PARSER_PACKAGES = ['parse5', 'micromark', 'micromark-util-decode-string', 'postcss', 'postcss-value-parser'];
+/** The file name inside the memo folder the runner gives (its data folder, never a repository). */
+export const VERIFIER_MEMO_FILE = 'verifier-memo.json';
 /** Entries kept (a few links each, ~100 bytes): a 5,000-file site before and after fits many times. */
 export const VERIFIER_MEMO_MAX_ENTRIES = 100_000;
 
 /**
- * The verifier's own memo of parsed links by content: sha256 of (version, kind, text) → the links.
+ * What the memo's answers depend on: its format, the parser packages' versions and the source of
+ * our parsers (parsers.ts). Any change to them is another version, so an entry parsed by other
+ * code is never trusted — no one has to remember to bump a number.
+ */
+function computeVersion(): string {
+  const h = crypto.createHash('sha256').update(`format ${VERIFIER_MEMO_FORMAT}\0`);
+  const require = createRequire(import.meta.url);
+  for (const name of PARSER_PACKAGES) {
+    let version = 'unknown';
+    try {
+      version = (JSON.parse(fs.readFileSync(require.resolve(`${name}/package.json`), 'utf8')) as { version: string }).version;
+    } catch {
+      // A package that hides its package.json still changes the source hash below when it moves.
+    }
+    h.update(`${name}@${version}\0`);
+  }
+  h.update(fs.readFileSync(new URL('../adapters/link-updater/parsers.ts', import.meta.url)));
+  return h.digest('base64url').slice(0, 22);
+}
+let version: string | null = null;
+export function verifierMemoVersion(): string {
+  version ??= computeVersion();
+  return version;
+}
+
+/**
+ * The verifier's own memo of parsed links by content: sha256 of (verifier version, kind, text) → the links.
  * Only the verifier writes it, and only with what it parsed itself; identical bytes parse to the
  * same links, so a later run (the apply after its dry-run) re-measures the same texts without
  * parsing them again — "before" is the same HEAD, and "after" is what the dry-run's patch produced.
- * Nothing of the adapter's reaches it. Kept in the repository's git dir, beside the rate-limit state.
+ * Nothing of the adapter's reaches it. It lives in the folder the runner names (its own data folder,
+ * which sessions never see: README "Threat model"), 0700/0600 — never in a repository's git dir,
+ * where a session with write access could forge what a later verifier would take as parsed.
  */
 export class VerifierMemo implements LinkStore {
   private readonly entries = new Map<string, FoundLink[]>();
@@ -24,8 +57,8 @@ export class VerifierMemo implements LinkStore {
   static open(file: string): VerifierMemo {
     const memo = new VerifierMemo(file);
     try {
-      const saved = JSON.parse(fs.readFileSync(file, 'utf8')) as { version?: number; entries?: Array<[string, FoundLink[]]> };
-      if (saved.version === VERIFIER_MEMO_VERSION && Array.isArray(saved.entries)) for (const [k, v] of saved.entries) memo.entries.set(k, v);
+      const saved = JSON.parse(fs.readFileSync(file, 'utf8')) as { version?: string; entries?: Array<[string, FoundLink[]]> };
+      if (saved.version === verifierMemoVersion() && Array.isArray(saved.entries)) for (const [k, v] of saved.entries) memo.entries.set(k, v);
     } catch {
       // No memo yet, or an unreadable one: start empty (it only ever saves work).
     }
@@ -33,7 +66,7 @@ export class VerifierMemo implements LinkStore {
   }
 
   key(kind: string, text: string): string {
-    return crypto.createHash('sha256').update(`${VERIFIER_MEMO_VERSION}\0${kind}\0`).update(text).digest('base64url');
+    return crypto.createHash('sha256').update(`${verifierMemoVersion()}\0${kind}\0`).update(text).digest('base64url');
   }
 
   get(key: string): FoundLink[] | undefined {
@@ -57,9 +90,9 @@ export class VerifierMemo implements LinkStore {
     if (!this.dirty) return;
     const all = [...this.entries];
     const kept = all.slice(Math.max(0, all.length - VERIFIER_MEMO_MAX_ENTRIES));
-    fs.mkdirSync(path.dirname(this.file), { recursive: true });
+    fs.mkdirSync(path.dirname(this.file), { recursive: true, mode: 0o700 });
     const tmp = `${this.file}.${process.pid}.tmp`;
-    fs.writeFileSync(tmp, JSON.stringify({ version: VERIFIER_MEMO_VERSION, entries: kept }));
+    fs.writeFileSync(tmp, JSON.stringify({ version: verifierMemoVersion(), entries: kept }), { mode: 0o600 });
     fs.renameSync(tmp, this.file);
     this.dirty = false;
   }

@@ -5,8 +5,9 @@ import picomatch from 'picomatch';
 import { z } from 'zod';
 import { DtaCountsSchema, DtaToolSchema, type DtaCounts, type DtaVerifier } from '../../../protocol';
 import { loadMeasure } from '../adapters/measures';
-import { byteCompare, commonDir, globMatcher, headSha, readBlobs, RUNS_DIR, sha256, statusText, trackedFiles } from '../git-state';
+import { byteCompare, globMatcher, headSha, readBlobs, RUNS_DIR, sha256, statusText, trackedFiles } from '../git-state';
 import { applyPatchInMemory } from '../patch';
+import { hostBytesMatcher } from './host-bytes';
 import type { MeasureContext } from '../types';
 
 /**
@@ -23,6 +24,8 @@ export const VerifyRequestSchema = z.object({
   globs: z.array(z.string()).min(1),
   allowed_paths: z.array(z.string()).min(1),
   seed: z.number().int(),
+  /** The runner's folder for the verifier's parse memo (memo.ts); absent: nothing is kept across runs. */
+  memo_dir: z.string().min(1).optional(),
   claim: z.object({
     head: z.string(),
     baseline: DtaCountsSchema,
@@ -56,15 +59,12 @@ function changedPaths(status: string): string[] {
   return out.sort(byteCompare);
 }
 
-/** Where the verifier keeps its memo of parsed texts (memo.ts), per repository. */
-const MEMO_FILE = 'agent-village-dta/verifier-memo.json';
-
 export async function verify(req: VerifyRequest): Promise<DtaVerifier> {
   const m = await loadMeasure(req.tool);
-  if (req.tool !== 'link_updater' && req.tool !== 'intra_repo_link_fixer') return measureAndCheck(req, m);
-  const { VerifierMemo } = await import('./memo');
+  if ((req.tool !== 'link_updater' && req.tool !== 'intra_repo_link_fixer') || !req.memo_dir) return measureAndCheck(req, m);
+  const { VerifierMemo, VERIFIER_MEMO_FILE } = await import('./memo');
   const { useLinkStore } = await import('../adapters/link-updater/links');
-  const memo = VerifierMemo.open(path.join(await commonDir(req.root), MEMO_FILE));
+  const memo = VerifierMemo.open(path.join(req.memo_dir, VERIFIER_MEMO_FILE));
   useLinkStore(memo);
   try {
     return await measureAndCheck(req, m);
@@ -97,11 +97,6 @@ async function measureAndCheck(req: VerifyRequest, m: Awaited<ReturnType<typeof 
     if (!allFiles.has(rel)) return undefined;
     return execFileSync('git', ['cat-file', 'blob', `${claim.head}:${rel}`], { cwd: root, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
   };
-  const beforeCtx: MeasureContext = { allFiles, read: readHead };
-  const before = await m.measure(headBlobs, req.params, beforeCtx);
-  const forged = sameCounts(before, claim.baseline);
-  if (forged) failures.push(`baseline does not match the files at HEAD: ${forged}`);
-
   let patch = '';
   try {
     patch = fs.readFileSync(claim.patch_path, 'utf8');
@@ -111,18 +106,27 @@ async function measureAndCheck(req: VerifyRequest, m: Awaited<ReturnType<typeof 
   checks.push('patch_hash');
   if (sha256(patch) !== claim.patch_sha256) failures.push('the patch artifact is not the patch the run proposed (sha256 differs)');
 
-  let after: Map<string, string>;
-  let readAfter: (rel: string) => string | undefined;
+  // What changed, by the verifier's own reading: the patch applied in memory (dry-run), or git
+  // status and the bytes on disk (apply).
+  let changed: string[];
+  let patched = new Map<string, string>();
+  const onDiskText = new Map<string, string>();
   const claimed = [...claim.files].sort(byteCompare);
+  const readDisk = (rel: string): string | undefined => {
+    if (onDiskText.has(rel)) return onDiskText.get(rel);
+    try {
+      return fs.readFileSync(path.join(root, rel), 'utf8');
+    } catch {
+      return undefined;
+    }
+  };
   if (req.mode === 'proposed') {
     checks.push('patch_applies');
     const applied = applyPatchInMemory(patch, readHead);
-    const patched = applied.ok ? applied.files : new Map<string, string>();
-    if (!applied.ok) failures.push(applied.reason);
-    const inPatch = [...patched.keys()].sort(byteCompare);
-    if (JSON.stringify(inPatch) !== JSON.stringify(claimed)) failures.push(`the patch changes ${inPatch.length} files, the run claims ${claimed.length}`);
-    after = new Map([...headBlobs].map(([rel, text]) => [rel, patched.get(rel) ?? text]));
-    readAfter = (rel) => patched.get(rel) ?? readHead(rel);
+    if (applied.ok) patched = applied.files;
+    else failures.push(applied.reason);
+    changed = [...patched.keys()].sort(byteCompare);
+    if (JSON.stringify(changed) !== JSON.stringify(claimed)) failures.push(`the patch changes ${changed.length} files, the run claims ${claimed.length}`);
   } else {
     checks.push('hashes_match');
     const onDisk = changedPaths(await statusText(root));
@@ -134,24 +138,46 @@ async function measureAndCheck(req: VerifyRequest, m: Awaited<ReturnType<typeof 
       const want = claim.hashes[rel];
       let got: string | null = null;
       try {
-        got = sha256(fs.readFileSync(path.join(root, rel)));
+        // Read once: hashed here, measured below.
+        const bytes = fs.readFileSync(path.join(root, rel));
+        got = sha256(bytes);
+        onDiskText.set(rel, bytes.toString('utf8'));
       } catch {
         got = null;
       }
       if (want === undefined || got !== want) failures.push(`${rel} is not what the apply wrote (changed between apply and verify)`);
     }
-    const readDisk = (rel: string): string | undefined => {
-      try {
-        return fs.readFileSync(path.join(root, rel), 'utf8');
-      } catch {
-        return undefined;
-      }
-    };
-    after = new Map(matched.map((rel) => [rel, readDisk(rel) ?? '']));
+    changed = [...new Set([...claimed, ...onDisk])];
+  }
+
+  // link_updater: parse, before and after alike, the files whose HEAD bytes can hold a link to
+  // the old hosts (host-bytes.ts, the verifier's own test) and every file that changed. Any other
+  // file is unchanged and has none of those links, by its bytes.
+  let parse: ((rel: string) => boolean) | undefined;
+  if (req.tool === 'link_updater') {
+    checks.push('unparsed_files_hold_no_old_host');
+    const could = hostBytesMatcher((req.params.from_hosts as string[] | undefined) ?? []);
+    const selected = new Set(changed);
+    for (const [rel, text] of headBlobs) if (could(text)) selected.add(rel);
+    parse = (rel) => selected.has(rel);
+  }
+  const beforeCtx: MeasureContext = { allFiles, read: readHead, parse };
+  const before = await m.measure(headBlobs, req.params, beforeCtx);
+  const forged = sameCounts(before, claim.baseline);
+  if (forged) failures.push(`baseline does not match the files at HEAD: ${forged}`);
+
+  let after: Map<string, string>;
+  let readAfter: (rel: string) => string | undefined;
+  if (req.mode === 'proposed') {
+    after = new Map([...headBlobs].map(([rel, text]) => [rel, patched.get(rel) ?? text]));
+    readAfter = (rel) => patched.get(rel) ?? readHead(rel);
+  } else {
+    // A file left unparsed is unchanged (git status says so, or it is in `changed` and parsed).
+    after = new Map(matched.map((rel) => [rel, !parse || parse(rel) ? (readDisk(rel) ?? '') : headBlobs.get(rel)!]));
     readAfter = readDisk;
   }
 
-  const afterCounts = await m.measure(after, req.params, { allFiles, read: readAfter });
+  const afterCounts = await m.measure(after, req.params, { allFiles, read: readAfter, parse });
   const own = m.check(before, afterCounts, claim.units);
   checks.push(...own.checks);
   failures.push(...own.failures);

@@ -1,7 +1,7 @@
 import { DTA_SUMMARIES } from '../../../../protocol';
 import type { Adapter } from '../../types';
 import { extractLinks } from './links';
-import { linkUpdaterMeasure, targetedHost, type LinkUpdaterParams } from './measure';
+import { linkUpdaterMeasure, mayLinkTo, targetedHost, type LinkUpdaterParams } from './measure';
 
 /** Rewrites links to the old hosts by their parser offsets, back to front so offsets stay valid. */
 export const linkUpdater: Adapter<LinkUpdaterParams> = {
@@ -14,6 +14,7 @@ export const linkUpdater: Adapter<LinkUpdaterParams> = {
     let units = 0;
     const to = params.to_host.replace(/\/+$/, '');
     for (const [rel, text] of files) {
+      if (!mayLinkTo(text, params.from_hosts)) continue; // no link to the old hosts, by its bytes
       let next = text;
       const links = extractLinks(rel, text).filter((l) => targetedHost(l.url, params.from_hosts));
       for (const link of [...links].reverse()) {

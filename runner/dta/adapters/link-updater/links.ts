@@ -1,34 +1,7 @@
-import type { Definition, Html, Image, Link, Nodes } from 'mdast';
-import { fromMarkdown } from 'mdast-util-from-markdown';
-import { parse, parseFragment, type DefaultTreeAdapterMap } from 'parse5';
-import postcss from 'postcss';
-import valueParser from 'postcss-value-parser';
-import { visit } from 'unist-util-visit';
+import { parseInWorkers, POOL_MIN_FILES, poolSize } from './parse-pool';
+import { kindOf, parseLinks, type FoundLink } from './parsers';
 
-/**
- * Every link of a file with its exact place in the text, through real parsers: parse5 for HTML,
- * mdast (micromark) for Markdown, postcss for CSS. The adapter rewrites by these offsets and the
- * verifier counts with them, so a link inside a comment, a code block or a string is never one.
- */
-
-export interface FoundLink {
-  /** Offsets of the URL in the file's text ([start, end)). */
-  start: number;
-  end: number;
-  url: string;
-  /** false: the parser found a link but its text in the source is not the URL (escapes, entities). */
-  rewritable: boolean;
-}
-
-export type LinkKind = 'html' | 'markdown' | 'css';
-
-export function kindOf(rel: string): LinkKind | null {
-  const ext = rel.slice(rel.lastIndexOf('.') + 1).toLowerCase();
-  if (ext === 'html' || ext === 'htm' || ext === 'xhtml') return 'html';
-  if (ext === 'md' || ext === 'markdown' || ext === 'mdx') return 'markdown';
-  if (ext === 'css') return 'css';
-  return null;
-}
+export { kindOf, type FoundLink, type LinkKind } from './parsers';
 
 /**
  * Parsing is the cost of a run; within one process the same text (measure, then propose) is
@@ -50,173 +23,60 @@ export function useLinkStore(s: LinkStore | null): void {
   store = s;
 }
 
-export function extractLinks(rel: string, text: string): FoundLink[] {
-  const kind = kindOf(rel);
-  const key = `${kind}\0${text}`;
-  const hit = cache.get(key);
-  if (hit) return hit;
+function remembered(kind: string | null, text: string): { links?: FoundLink[]; storeKey: string | null } {
+  const hit = cache.get(`${kind}\0${text}`);
+  if (hit) return { links: hit, storeKey: null };
   const storeKey = store && kind ? store.key(kind, text) : null;
-  const links = (storeKey && store!.get(storeKey)) || parseLinks(rel, text);
+  return { links: (storeKey && store!.get(storeKey)) || undefined, storeKey };
+}
+
+function remember(kind: string | null, text: string, links: FoundLink[], storeKey: string | null): void {
   if (storeKey) store!.set(storeKey, links);
   if (cache.size >= CACHE_MAX) cache.clear();
-  cache.set(key, links);
+  cache.set(`${kind}\0${text}`, links);
+}
+
+export function extractLinks(rel: string, text: string): FoundLink[] {
+  const kind = kindOf(rel);
+  const known = remembered(kind, text);
+  if (known.links) {
+    if (known.storeKey) remember(kind, text, known.links, null);
+    return known.links;
+  }
+  const links = parseLinks(rel, text);
+  remember(kind, text, links, known.storeKey);
   return links;
 }
 
-function parseLinks(rel: string, text: string): FoundLink[] {
-  const kind = kindOf(rel);
-  const links = kind === 'html' ? htmlLinks(text, 0, false) : kind === 'markdown' ? markdownLinks(text) : kind === 'css' ? cssLinks(text, 0) : [];
-  return links.sort((a, b) => a.start - b.start);
-}
-
-// ── HTML ─────────────────────────────────────────────────────────────────────────────────────────
-
-type P5Node = DefaultTreeAdapterMap['node'];
-type P5Element = DefaultTreeAdapterMap['element'];
-const URL_ATTRS = new Set(['href', 'src', 'action', 'formaction', 'poster', 'cite', 'data']);
-
-function htmlLinks(text: string, base: number, fragment: boolean): FoundLink[] {
-  const root = fragment ? parseFragment(text, { sourceCodeLocationInfo: true }) : parse(text, { sourceCodeLocationInfo: true });
-  const out: FoundLink[] = [];
-  const walk = (node: P5Node) => {
-    if ('tagName' in node) element(node as P5Element, text, base, out);
-    if ('childNodes' in node) for (const c of node.childNodes) walk(c as P5Node);
-    if ('content' in node && node.content) walk(node.content as P5Node);
-  };
-  walk(root as P5Node);
-  return out;
-}
-
-function element(el: P5Element, text: string, base: number, out: FoundLink[]): void {
-  const loc = el.sourceCodeLocation;
-  for (const attr of el.attrs) {
-    const attrLoc = loc?.attrs?.[attr.name];
-    if (!attrLoc) continue;
-    const value = attrValue(text, attrLoc.startOffset, attrLoc.endOffset);
-    if (!value) continue;
-    const name = attr.name.toLowerCase();
-    if (URL_ATTRS.has(name)) push(out, base + value.start, value.raw.trim(), value.raw, attr.value.trim());
-    else if (name === 'srcset' || name === 'imagesrcset') {
-      for (const c of srcsetCandidates(value.raw)) push(out, base + value.start + c.offset, c.url, c.url, c.url);
-    } else if (name === 'content' && el.tagName === 'meta' && el.attrs.some((a) => a.name === 'http-equiv' && a.value.toLowerCase() === 'refresh')) {
-      const m = /url\s*=\s*['"]?([^'"\s;]+)/i.exec(value.raw);
-      if (m) push(out, base + value.start + m.index + m[0].length - m[1].length, m[1], m[1], m[1]);
-    } else if (name === 'style') {
-      out.push(...cssLinks(value.raw, base + value.start, true));
+/**
+ * The links of many files at once (a run's measure): what is not cached or memoised is parsed in
+ * the worker pool when there is enough of it, inline otherwise. A pool that fails (a thread
+ * crashed) costs time, never a result: the same parsers run inline.
+ */
+export async function extractLinksMany(files: Iterable<readonly [string, string]>): Promise<Map<string, FoundLink[]>> {
+  const out = new Map<string, FoundLink[]>();
+  const missing: Array<[string, string]> = [];
+  const keys: Array<string | null> = [];
+  for (const [rel, text] of files) {
+    const known = remembered(kindOf(rel), text);
+    if (known.links) out.set(rel, known.links);
+    else {
+      missing.push([rel, text]);
+      keys.push(known.storeKey);
     }
   }
-  if (el.tagName === 'style' && el.childNodes[0] && 'value' in el.childNodes[0]) {
-    const t = el.childNodes[0].sourceCodeLocation;
-    if (t) out.push(...cssLinks(text.slice(t.startOffset, t.endOffset), base + t.startOffset));
-  }
-}
-
-/** The raw value of `name="value"` in the source and where it starts. */
-function attrValue(text: string, start: number, end: number): { raw: string; start: number } | null {
-  const src = text.slice(start, end);
-  const eq = src.indexOf('=');
-  if (eq < 0) return null;
-  let i = eq + 1;
-  while (i < src.length && /\s/.test(src[i])) i++;
-  const q = src[i];
-  if (q === '"' || q === "'") return { raw: src.slice(i + 1, src.lastIndexOf(q) > i ? src.lastIndexOf(q) : src.length), start: start + i + 1 };
-  return { raw: src.slice(i), start: start + i };
-}
-
-/** "a.png 1x, http://x/b.png 2x" → each URL and its offset in the value. */
-function srcsetCandidates(raw: string): Array<{ url: string; offset: number }> {
-  const out: Array<{ url: string; offset: number }> = [];
-  const re = /\s*([^\s,]+)(?:\s+[^,]*)?(?:,|$)/g;
-  let m: RegExpExecArray | null;
-  while ((m = re.exec(raw)) && m[0].length > 0) out.push({ url: m[1], offset: m.index + m[0].indexOf(m[1]) });
-  return out;
-}
-
-function push(out: FoundLink[], start: number, url: string, raw: string, parsed: string): void {
-  if (!url) return;
-  // Leading spaces inside the quotes: the URL starts after them.
-  const lead = raw.length - raw.trimStart().length;
-  out.push({ start: start + lead, end: start + lead + url.length, url, rewritable: url === parsed });
-}
-
-// ── CSS ──────────────────────────────────────────────────────────────────────────────────────────
-
-function cssLinks(text: string, base: number, declarationsOnly = false): FoundLink[] {
-  const out: FoundLink[] = [];
-  if (declarationsOnly) {
-    // A style attribute is a declaration list: parse it as the body of a rule.
-    const wrapped = cssLinks(`a{${text}}`, base - 2);
-    return wrapped;
-  }
-  let root: postcss.Root;
-  try {
-    root = postcss.parse(text);
-  } catch {
-    return out; // Unparseable CSS has no links we can be sure of; the file is left alone.
-  }
-  const fromValue = (value: string, valueStart: number) => {
-    valueParser(value).walk((node) => {
-      if (node.type === 'function' && node.value.toLowerCase() === 'url') {
-        const arg = node.nodes[0];
-        if (!arg) return false;
-        const start = valueStart + arg.sourceIndex + (arg.type === 'string' ? 1 : 0);
-        out.push({ start, end: start + arg.value.length, url: arg.value, rewritable: text.slice(start - base, start - base + arg.value.length) === arg.value });
-        return false;
-      }
-      return undefined;
-    });
-  };
-  root.walkDecls((decl) => {
-    const at = decl.source?.start?.offset;
-    if (at === undefined) return;
-    const between = decl.raws.between ?? ':';
-    const raws = decl.raws as { value?: { raw: string } };
-    fromValue(raws.value?.raw ?? decl.value, base + at + decl.prop.length + between.length);
-  });
-  root.walkAtRules('import', (rule) => {
-    const at = rule.source?.start?.offset;
-    if (at === undefined) return;
-    const paramsStart = base + at + 1 + rule.name.length + (rule.raws.afterName ?? '').length;
-    const parsed = valueParser(rule.params);
-    const first = parsed.nodes[0];
-    if (first?.type === 'string') {
-      const start = paramsStart + first.sourceIndex + 1;
-      out.push({ start, end: start + first.value.length, url: first.value, rewritable: true });
-    } else fromValue(rule.params, paramsStart);
-  });
-  return out;
-}
-
-// ── Markdown ─────────────────────────────────────────────────────────────────────────────────────
-
-function markdownLinks(text: string): FoundLink[] {
-  const out: FoundLink[] = [];
-  const tree = fromMarkdown(text);
-  visit(tree, (node: Nodes) => {
-    if (node.type === 'link' || node.type === 'image' || node.type === 'definition') {
-      const found = locateUrl(text, node);
-      if (found) out.push(found);
-    } else if (node.type === 'html') {
-      const start = (node as Html).position?.start.offset;
-      if (start !== undefined) out.push(...htmlLinks((node as Html).value, start, true));
+  let parsed: FoundLink[][] | null = null;
+  if (missing.length >= POOL_MIN_FILES && poolSize() > 0) {
+    try {
+      parsed = await parseInWorkers(missing);
+    } catch {
+      parsed = null;
     }
+  }
+  parsed ??= missing.map(([rel, text]) => parseLinks(rel, text));
+  missing.forEach(([rel, text], i) => {
+    remember(kindOf(rel), text, parsed[i], keys[i]);
+    out.set(rel, parsed[i]);
   });
   return out;
-}
-
-/** Where the node's URL is written: after the link text (`[text](url)`, `[id]: url`), or the autolink itself. */
-function locateUrl(text: string, node: Link | Image | Definition): FoundLink | null {
-  const s = node.position?.start.offset;
-  const e = node.position?.end.offset;
-  if (s === undefined || e === undefined || !node.url) return null;
-  const children = 'children' in node ? node.children : [];
-  const afterText = children.length ? (children[children.length - 1].position?.end.offset ?? s) : s;
-  let at = text.slice(afterText, e).indexOf(node.url);
-  let from = afterText;
-  if (at < 0) {
-    at = text.slice(s, e).indexOf(node.url);
-    from = s;
-  }
-  if (at < 0) return { start: s, end: s, url: node.url, rewritable: false };
-  return { start: from + at, end: from + at + node.url.length, url: node.url, rewritable: true };
 }

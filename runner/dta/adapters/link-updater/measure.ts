@@ -1,6 +1,6 @@
 import { DTA_PARAMS_SCHEMAS, type DtaCounts } from '../../../../protocol';
-import type { Files, Measure } from '../../types';
-import { extractLinks } from './links';
+import type { Files, Measure, MeasureContext } from '../../types';
+import { extractLinksMany } from './links';
 
 export interface LinkUpdaterParams {
   from_hosts: string[];
@@ -21,23 +21,55 @@ export function targetedHost(url: string, fromHosts: string[]): string | null {
   return null;
 }
 
+/**
+ * Characters that let a file spell a URL other than as its bytes: character references (`&…;`,
+ * decoded by parse5 and micromark), backslash escapes (Markdown, CSS), and the two non-ASCII
+ * letters whose lowercase is ASCII (KELVIN SIGN → k, I WITH DOT ABOVE → i̇), which targetedHost's
+ * toLowerCase would turn into a host's letters.
+ */
+const SPELLS_OTHERWISE = /[&\\\u212a\u0130]/;
+/** A host with letters outside ASCII (an IDN written in Unicode) is always parsed for. */
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/**
+ * The prefilter: can this file hold a link to one of the hosts at all? A link is targeted when its
+ * decoded URL, lowercased, starts with a host prefix; a URL is decoded only from the escapes above.
+ * So a file whose lowercased text has no host prefix and no such escape provably has no link to
+ * update, and its parse (the whole cost of a run) is skipped. Anything unsure is parsed.
+ */
+export function mayLinkTo(text: string, hosts: string[]): boolean {
+  if (SPELLS_OTHERWISE.test(text)) return true;
+  const lower = text.toLowerCase();
+  return hosts.some((h) => {
+    const prefix = h.replace(/\/+$/, '').toLowerCase();
+    return NON_ASCII.test(prefix) || lower.includes(prefix);
+  });
+}
+
 export const linkUpdaterMeasure: Measure<LinkUpdaterParams> = {
   tool: 'link_updater',
   unit: 'link_updates',
   defaultGlob: ['**/*.{html,htm,md,markdown,css}'],
   paramsSchema: DTA_PARAMS_SCHEMAS.link_updater,
-  async measure(files: Files, params: LinkUpdaterParams): Promise<DtaCounts> {
+  /**
+   * Links are counted in the files parsed: those the prefilter (or the verifier's own selection,
+   * ctx.parse) says can hold a link to the old hosts. A file left out has none by its bytes, and its
+   * other links cannot change, because the run never changes it.
+   */
+  async measure(files: Files, params: LinkUpdaterParams, ctx: MeasureContext): Promise<DtaCounts> {
     let links_total = 0;
     let links_to_update = 0;
     let links_to_target = 0;
-    for (const [rel, text] of files) {
-      for (const link of extractLinks(rel, text)) {
+    const select = ctx.parse ?? ((_rel: string, text: string) => mayLinkTo(text, params.from_hosts));
+    const parsed = [...files].filter(([rel, text]) => select(rel, text));
+    for (const links of (await extractLinksMany(parsed)).values()) {
+      for (const link of links) {
         links_total++;
         if (targetedHost(link.url, params.from_hosts)) links_to_update++;
         else if (targetedHost(link.url, [params.to_host])) links_to_target++;
       }
     }
-    return { files_scanned: files.size, links_total, links_to_update, links_to_target };
+    return { files_scanned: files.size, files_parsed: parsed.length, links_total, links_to_update, links_to_target };
   },
   check(before, after, claimed) {
     const failures: string[] = [];

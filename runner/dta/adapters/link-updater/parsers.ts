@@ -1,0 +1,210 @@
+import { parse as micromarkParse, postprocess, preprocess } from 'micromark';
+import { decodeString } from 'micromark-util-decode-string';
+import { parse, parseFragment, type DefaultTreeAdapterMap } from 'parse5';
+import postcss from 'postcss';
+import valueParser from 'postcss-value-parser';
+
+/**
+ * Every link of a file with its exact place in the text, through real parsers: parse5 for HTML,
+ * micromark (CommonMark) for Markdown, postcss for CSS. The adapter rewrites by these offsets and the
+ * verifier counts with them, so a link inside a comment, a code block or a string is never one.
+ */
+
+export interface FoundLink {
+  /** Offsets of the URL in the file's text ([start, end)). */
+  start: number;
+  end: number;
+  url: string;
+  /** false: the parser found a link but its text in the source is not the URL (escapes, entities). */
+  rewritable: boolean;
+}
+
+export type LinkKind = 'html' | 'markdown' | 'css';
+
+export function kindOf(rel: string): LinkKind | null {
+  const ext = rel.slice(rel.lastIndexOf('.') + 1).toLowerCase();
+  if (ext === 'html' || ext === 'htm' || ext === 'xhtml') return 'html';
+  if (ext === 'md' || ext === 'markdown' || ext === 'mdx') return 'markdown';
+  if (ext === 'css') return 'css';
+  return null;
+}
+
+export function parseLinks(rel: string, text: string): FoundLink[] {
+  const kind = kindOf(rel);
+  const links = kind === 'html' ? htmlLinks(text, 0, false) : kind === 'markdown' ? markdownLinks(text) : kind === 'css' ? cssLinks(text, 0) : [];
+  return links.sort((a, b) => a.start - b.start);
+}
+
+// ── HTML ─────────────────────────────────────────────────────────────────────────────────────────
+
+type P5Node = DefaultTreeAdapterMap['node'];
+type P5Element = DefaultTreeAdapterMap['element'];
+const URL_ATTRS = new Set(['href', 'src', 'action', 'formaction', 'poster', 'cite', 'data']);
+
+function htmlLinks(text: string, base: number, fragment: boolean): FoundLink[] {
+  const root = fragment ? parseFragment(text, { sourceCodeLocationInfo: true }) : parse(text, { sourceCodeLocationInfo: true });
+  const out: FoundLink[] = [];
+  const walk = (node: P5Node) => {
+    if ('tagName' in node) element(node as P5Element, text, base, out);
+    if ('childNodes' in node) for (const c of node.childNodes) walk(c as P5Node);
+    if ('content' in node && node.content) walk(node.content as P5Node);
+  };
+  walk(root as P5Node);
+  return out;
+}
+
+function element(el: P5Element, text: string, base: number, out: FoundLink[]): void {
+  const loc = el.sourceCodeLocation;
+  for (const attr of el.attrs) {
+    const attrLoc = loc?.attrs?.[attr.name];
+    if (!attrLoc) continue;
+    const value = attrValue(text, attrLoc.startOffset, attrLoc.endOffset);
+    if (!value) continue;
+    const name = attr.name.toLowerCase();
+    if (URL_ATTRS.has(name)) push(out, base + value.start, value.raw.trim(), value.raw, attr.value.trim());
+    else if (name === 'srcset' || name === 'imagesrcset') {
+      for (const c of srcsetCandidates(value.raw)) push(out, base + value.start + c.offset, c.url, c.url, c.url);
+    } else if (name === 'content' && el.tagName === 'meta' && el.attrs.some((a) => a.name === 'http-equiv' && a.value.toLowerCase() === 'refresh')) {
+      const m = /url\s*=\s*['"]?([^'"\s;]+)/i.exec(value.raw);
+      if (m) push(out, base + value.start + m.index + m[0].length - m[1].length, m[1], m[1], m[1]);
+    } else if (name === 'style') {
+      out.push(...cssLinks(value.raw, base + value.start, true));
+    }
+  }
+  if (el.tagName === 'style' && el.childNodes[0] && 'value' in el.childNodes[0]) {
+    const t = el.childNodes[0].sourceCodeLocation;
+    if (t) out.push(...cssLinks(text.slice(t.startOffset, t.endOffset), base + t.startOffset));
+  }
+}
+
+/** The raw value of `name="value"` in the source and where it starts. */
+function attrValue(text: string, start: number, end: number): { raw: string; start: number } | null {
+  const src = text.slice(start, end);
+  const eq = src.indexOf('=');
+  if (eq < 0) return null;
+  let i = eq + 1;
+  while (i < src.length && /\s/.test(src[i])) i++;
+  const q = src[i];
+  if (q === '"' || q === "'") return { raw: src.slice(i + 1, src.lastIndexOf(q) > i ? src.lastIndexOf(q) : src.length), start: start + i + 1 };
+  return { raw: src.slice(i), start: start + i };
+}
+
+/** "a.png 1x, http://x/b.png 2x" → each URL and its offset in the value. */
+function srcsetCandidates(raw: string): Array<{ url: string; offset: number }> {
+  const out: Array<{ url: string; offset: number }> = [];
+  const re = /\s*([^\s,]+)(?:\s+[^,]*)?(?:,|$)/g;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(raw)) && m[0].length > 0) out.push({ url: m[1], offset: m.index + m[0].indexOf(m[1]) });
+  return out;
+}
+
+function push(out: FoundLink[], start: number, url: string, raw: string, parsed: string): void {
+  if (!url) return;
+  // Leading spaces inside the quotes: the URL starts after them.
+  const lead = raw.length - raw.trimStart().length;
+  out.push({ start: start + lead, end: start + lead + url.length, url, rewritable: url === parsed || escapesOnlyAfterHost(url, parsed) });
+}
+
+/**
+ * An attribute written with character references (`?a=1&amp;b=2`) whose scheme and host are
+ * written plainly: a host rewrite touches only the part before the first `&`, so the rest stays
+ * as written and the link can still be moved. A host written with references is left alone.
+ */
+function escapesOnlyAfterHost(raw: string, parsed: string): boolean {
+  const amp = raw.indexOf('&');
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(raw);
+  if (amp < 0 || !scheme) return false;
+  const slash = raw.slice(scheme[0].length).search(/[/?#]/);
+  const hostEnd = slash < 0 ? raw.length : scheme[0].length + slash;
+  return amp > hostEnd && raw.slice(0, amp) === parsed.slice(0, amp);
+}
+
+// ── CSS ──────────────────────────────────────────────────────────────────────────────────────────
+
+function cssLinks(text: string, base: number, declarationsOnly = false): FoundLink[] {
+  const out: FoundLink[] = [];
+  if (declarationsOnly) {
+    // A style attribute is a declaration list: parse it as the body of a rule.
+    const wrapped = cssLinks(`a{${text}}`, base - 2);
+    return wrapped;
+  }
+  let root: postcss.Root;
+  try {
+    root = postcss.parse(text);
+  } catch {
+    return out; // Unparseable CSS has no links we can be sure of; the file is left alone.
+  }
+  const fromValue = (value: string, valueStart: number) => {
+    valueParser(value).walk((node) => {
+      if (node.type === 'function' && node.value.toLowerCase() === 'url') {
+        const arg = node.nodes[0];
+        if (!arg) return false;
+        const start = valueStart + arg.sourceIndex + (arg.type === 'string' ? 1 : 0);
+        out.push({ start, end: start + arg.value.length, url: arg.value, rewritable: text.slice(start - base, start - base + arg.value.length) === arg.value });
+        return false;
+      }
+      return undefined;
+    });
+  };
+  root.walkDecls((decl) => {
+    const at = decl.source?.start?.offset;
+    if (at === undefined) return;
+    const between = decl.raws.between ?? ':';
+    const raws = decl.raws as { value?: { raw: string } };
+    fromValue(raws.value?.raw ?? decl.value, base + at + decl.prop.length + between.length);
+  });
+  root.walkAtRules('import', (rule) => {
+    const at = rule.source?.start?.offset;
+    if (at === undefined) return;
+    const paramsStart = base + at + 1 + rule.name.length + (rule.raws.afterName ?? '').length;
+    const parsed = valueParser(rule.params);
+    const first = parsed.nodes[0];
+    if (first?.type === 'string') {
+      const start = paramsStart + first.sourceIndex + 1;
+      out.push({ start, end: start + first.value.length, url: first.value, rewritable: true });
+    } else fromValue(rule.params, paramsStart);
+  });
+  return out;
+}
+
+// ── Markdown ─────────────────────────────────────────────────────────────────────────────────────
+
+/**
+ * Links of a Markdown file from micromark's token stream (the CommonMark parser under mdast),
+ * without building the syntax tree: the tree cost twice the tokenizing and told us less — a
+ * destination token carries its exact offsets, where a tree node only has the decoded URL to
+ * search for again in the source (which found it in an image's alt text or a title). Counted as
+ * mdast counts: inline links and images, definitions, autolinks, and links inside raw HTML.
+ */
+function markdownLinks(text: string): FoundLink[] {
+  const out: FoundLink[] = [];
+  const events = postprocess(micromarkParse().document().write(preprocess()(text, undefined, true)));
+  for (const [kind, token] of events) {
+    if (kind !== 'enter') continue;
+    const start = token.start.offset;
+    const end = token.end.offset;
+    switch (token.type) {
+      case 'resourceDestinationString':
+      case 'definitionDestinationString': {
+        const raw = text.slice(start, end);
+        // Escapes and character references mean the source is not the URL: counted, not rewritten.
+        const url = decodeString(raw);
+        if (url) out.push({ start, end, url, rewritable: url === raw });
+        break;
+      }
+      case 'autolinkProtocol':
+        out.push({ start, end, url: text.slice(start, end), rewritable: true });
+        break;
+      case 'autolinkEmail':
+        out.push({ start, end: start, url: `mailto:${text.slice(start, end)}`, rewritable: false });
+        break;
+      case 'htmlFlow':
+      case 'htmlText':
+        out.push(...htmlLinks(text.slice(start, end), start, true));
+        break;
+      default:
+        break;
+    }
+  }
+  return out;
+}
