@@ -5,7 +5,9 @@
  * Usage: npm run bench:screens   (needs a build: `npx next build`)
  */
 import { spawn } from 'node:child_process';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { connectDb } from '../server/db';
 import xtermHeadless from '@xterm/headless';
 import { io, type Socket } from 'socket.io-client';
 import type { Result, TerminalScreen, TerminalTimeline, WireEvent } from '../protocol';
@@ -94,7 +96,8 @@ async function reattach(ui: UiClient, sessionId: string): Promise<{ ms: number; 
 }
 
 async function main() {
-  console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`);
+  const load = () => loadavg().map((l) => l.toFixed(2)).join(', ');
+  console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}, load average ${load()}`);
   const baseline = await oneHopEcho();
   console.log(`echo at the socket, one-hop baseline (socket.io + node-pty): ${fmt(baseline)}`);
 
@@ -144,16 +147,49 @@ async function main() {
     const tl = await call<TerminalTimeline>(ui, 'terminal:timeline', { session_id: session.id });
     if (!tl.ok || !tl.data.last) throw new Error('no timeline');
     const last = tl.data.last.seq;
-    const seeks: number[] = [];
-    for (let i = 0; i < SEEKS; i++) {
-      const seq = 1 + Math.floor(((i + 0.5) / SEEKS) * (last - 1));
-      const t0 = performance.now();
-      // Not `call`: its 10 s guard is for tests; a bench reports a slow seek instead of failing.
-      const res = (await ui.timeout(SEEK_GUARD_MS).emitWithAck('terminal:seek', { session_id: session.id, seq })) as Result<TerminalScreen>;
-      if (!res.ok) throw new Error(res.error.message);
-      seeks.push(performance.now() - t0);
+    const seekAll = async (ids: string) => {
+      const seeks: number[] = [];
+      let bytes = 0;
+      for (let i = 0; i < SEEKS; i++) {
+        const seq = 1 + Math.floor(((i + 0.5) / SEEKS) * (last - 1));
+        const t0 = performance.now();
+        // Not `call`: its 10 s guard is for tests; a bench reports a slow seek instead of failing.
+        const res = (await ui.timeout(SEEK_GUARD_MS).emitWithAck('terminal:seek', { session_id: ids, seq })) as Result<TerminalScreen>;
+        if (!res.ok) throw new Error(res.error.message);
+        seeks.push(performance.now() - t0);
+        bytes += res.data.data.length;
+      }
+      return { seeks, kb: bytes / SEEKS / 1024 };
+    };
+    const seek = await seekAll(session.id);
+    console.log(`seek anywhere in ${BIG_MB} MB (${SEEKS} points, seek snapshots + segments): ${fmt(seek.seeks)}, ${seek.kb.toFixed(0)} KB per screen`);
+
+    // Baseline in the same run: the same seeks from the 10,000-line reattach snapshots alone (how
+    // seek worked before migration 024), with the seek snapshots moved aside and put back after.
+    const db = await connectDb(`file:${join(stack.dataDir, 'village.db')}`);
+    try {
+      const segs = await db.terminalSegment.aggregate({ where: { sessionId: session.id }, _count: true, _sum: { chars: true } });
+      const rowsLeft = await db.sessionEvent.count({ where: { sessionId: session.id, type: 'TERMINAL_CHUNK' } });
+      const points = await db.terminalSeekPoint.count({ where: { sessionId: session.id } });
+      const fulls = await db.terminalSnapshot.count({ where: { sessionId: session.id } });
+      console.log(
+        `stored output: ${segs._count} segment rows (${((segs._sum.chars ?? 0) / 1024 / 1024).toFixed(1)} MB), ${rowsLeft} chunk rows not folded yet; ${points} seek snapshots, ${fulls} reattach snapshots`,
+      );
+      await db.$executeRawUnsafe('CREATE TABLE "BenchSeekPointAside" AS SELECT * FROM "TerminalSeekPoint" WHERE "sessionId" = ?', session.id);
+      await db.terminalSeekPoint.deleteMany({ where: { sessionId: session.id } });
+      try {
+        const old = await seekAll(session.id);
+        console.log(`baseline, same seeks from the full snapshots only: ${fmt(old.seeks)}, ${old.kb.toFixed(0)} KB per screen`);
+      } catch (err) {
+        console.log(`baseline, same seeks from the full snapshots only: failed (${(err as Error).message})`);
+      } finally {
+        await db.$executeRawUnsafe('INSERT INTO "TerminalSeekPoint" SELECT * FROM "BenchSeekPointAside"');
+        await db.$executeRawUnsafe('DROP TABLE "BenchSeekPointAside"');
+      }
+    } finally {
+      await db.$disconnect();
     }
-    console.log(`seek anywhere in ${BIG_MB} MB (${SEEKS} points, server rebuilds the screen): ${fmt(seeks)}`);
+    console.log(`load average at the end: ${load()}`);
     ui.disconnect();
     watcher.socket.disconnect();
   } finally {

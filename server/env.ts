@@ -45,6 +45,8 @@ const EnvSchema = z.object({
   AGENT_VILLAGE_TERMINAL_SNAPSHOT_KB: z.coerce.number().int().min(16).max(1_048_576).default(1024),
   /** Snapshots kept per session, newest first; 0 keeps them all (replay can seek anywhere). */
   AGENT_VILLAGE_TERMINAL_SNAPSHOTS_KEPT: z.coerce.number().int().min(0).default(0),
+  /** Terminal output kept per session in MB, newest first; 0 keeps it all (older output is pruned by segment). */
+  AGENT_VILLAGE_TERMINAL_RETAIN_MB: z.coerce.number().int().min(0).max(1_000_000).default(0),
   /** Register the shipped demo repository on first start. */
   AGENT_VILLAGE_DEMO_REPO: bool.default(true),
   /** How long sessions of a lost runner wait for it to return before they are FAILED. */

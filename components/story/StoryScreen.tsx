@@ -74,7 +74,7 @@ export default function StoryScreen({ sessionId }: { sessionId: string }) {
         </dl>
         {terminal && (
           <section className="story-terminal dock" aria-label="Terminal replay">
-            <TerminalPanel session={s} readOnly onClose={() => setTerminal(false)} onStop={() => undefined} />
+            <TerminalPanel session={s} readOnly readOnlyNote={S.replayNote} onClose={() => setTerminal(false)} onStop={() => undefined} />
           </section>
         )}
         <section aria-label={S.rooms}>

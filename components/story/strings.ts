@@ -20,6 +20,8 @@ export const STORY_STRINGS = {
   copyMarkdown: 'Copy Markdown',
   copied: 'Copied',
   openTerminal: 'Replay terminal',
+  /** The replayed terminal's note (not the live dock's "viewers can watch but not type"). */
+  replayNote: 'Replay of the ended session: drag the slider or press play to watch it again.',
   backToVillage: 'Back to the village',
   historyTitle: 'Ended sessions',
   historyEmpty: 'No ended sessions here yet.',

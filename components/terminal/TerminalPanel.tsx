@@ -1,14 +1,15 @@
 'use client';
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { Terminal as XTerm } from '@xterm/xterm';
 import '@xterm/xterm/css/xterm.css';
-import type { SessionSummary, TerminalTimeline, TimelineMark } from '../../protocol';
+import type { SessionSummary, TerminalTimeline } from '../../protocol';
 import { TERMINAL_STATES } from '../../protocol';
 import { getUiSocket } from '../realtime/socket';
 import { STRINGS, stateLabel } from '../ui/strings';
 import { streamLive } from './live-stream';
 import { ReplayPlayer, type ReplaySpeed, type ReplayState } from './replay-player';
 import { publishReplay } from './replay-signal';
+import { roomAt, roomSteps } from './replay-walk';
 import TerminalScrubber from './TerminalScrubber';
 import { openTerminal } from './xterm-setup';
 
@@ -27,18 +28,10 @@ declare global {
 export interface TerminalPanelProps {
   session: SessionSummary;
   readOnly: boolean;
+  /** What the bar says instead of the read-only note (the story page: it is a replay). */
+  readOnlyNote?: string;
   onClose(): void;
   onStop(): void;
-}
-
-/** The room the sprite stood in at `ts`: the last file touched by then (null: as it is now). */
-function roomAt(marks: readonly TimelineMark[], ts: number): string | null {
-  let room: string | null = null;
-  for (const m of marks) {
-    if (m.ts > ts) break;
-    if (m.kind === 'file' && m.room !== undefined) room = m.room;
-  }
-  return room;
 }
 
 /**
@@ -46,7 +39,7 @@ function roomAt(marks: readonly TimelineMark[], ts: number): string | null {
  * scrubber under it replays any moment (the same terminal switches to replay, input off).
  * Works for ended sessions too (the story page opens them with it).
  */
-export default function TerminalPanel({ session, readOnly, onClose, onStop }: TerminalPanelProps) {
+export default function TerminalPanel({ session, readOnly, readOnlyNote, onClose, onStop }: TerminalPanelProps) {
   const hostRef = useRef<HTMLDivElement>(null);
   const [phase, setPhase] = useState<'replaying' | 'live'>('replaying');
   const [error, setError] = useState<string | null>(null);
@@ -156,10 +149,11 @@ export default function TerminalPanel({ session, readOnly, onClose, onStop }: Te
     };
   }, [sessionId, readOnly]);
 
+  const steps = useMemo(() => roomSteps(timeline?.marks ?? []), [timeline]);
   // The village follows the replay: "replaying HH:MM:SS" and the sprite in the room of that moment.
   useEffect(() => {
-    publishReplay(replay ? { sessionId, ts: replay.ts, room: roomAt(timeline?.marks ?? [], replay.ts) } : null);
-  }, [replay, timeline, sessionId]);
+    publishReplay(replay ? { sessionId, ts: replay.ts, room: roomAt(steps, replay.ts), steps } : null);
+  }, [replay, steps, sessionId]);
 
   const onSpeed = useCallback((s: ReplaySpeed) => {
     setSpeed(s);
@@ -180,7 +174,7 @@ export default function TerminalPanel({ session, readOnly, onClose, onStop }: Te
         <span className={`state-pill state-${session.state.toLowerCase()}`}>{stateLabel(session.state)}</span>
         <span className="terminal-reason">{session.reason}</span>
         {phase === 'replaying' && !replay && <span className="terminal-note" role="status">{STRINGS.replaying}</span>}
-        {readOnly && <span className="terminal-note">{STRINGS.readOnly}</span>}
+        {readOnly && <span className="terminal-note">{readOnlyNote ?? STRINGS.readOnly}</span>}
         <span className="spacer" />
         {!readOnly && !ended && (
           <button type="button" className="btn btn-danger" onClick={onStop}>

@@ -4,11 +4,11 @@ import { REPLAY_SPEEDS, type ReplaySpeed, type ReplayState } from './replay-play
 import { replayClock } from './replay-signal';
 import { STRINGS } from '../ui/strings';
 
-const JUMPS: Array<{ kind: TimelineMarkKind; label: string }> = [
-  { kind: 'approval', label: STRINGS.replayNextApproval },
-  { kind: 'test', label: STRINGS.replayNextTest },
-  { kind: 'file', label: STRINGS.replayNextFile },
-  { kind: 'error', label: STRINGS.replayNextError },
+const JUMPS: Array<{ kind: TimelineMarkKind; label: string; short: string }> = [
+  { kind: 'approval', label: STRINGS.replayNextApproval, short: STRINGS.replayJumpApproval },
+  { kind: 'test', label: STRINGS.replayNextTest, short: STRINGS.replayJumpTest },
+  { kind: 'file', label: STRINGS.replayNextFile, short: STRINGS.replayJumpFile },
+  { kind: 'error', label: STRINGS.replayNextError, short: STRINGS.replayJumpError },
 ];
 
 export interface TerminalScrubberProps {
@@ -67,19 +67,29 @@ export default function TerminalScrubber({ timeline, replay, speed, ended, onSee
           </option>
         ))}
       </select>
-      {JUMPS.map(({ kind, label }) => {
-        const next = nextMark(timeline.marks, kind, replay ? seq : first.seq - 1);
-        return (
-          <button key={kind} type="button" className="btn" disabled={!next} title={next?.label} onClick={() => next && onSeek({ seq: next.seq })}>
-            {label}
+      <span className="scrubber-jumps">
+        {JUMPS.map(({ kind, label, short }) => {
+          const next = nextMark(timeline.marks, kind, replay ? seq : first.seq - 1);
+          return (
+            <button
+              key={kind}
+              type="button"
+              className="btn"
+              aria-label={label}
+              disabled={!next}
+              title={next ? `${label}: ${next.label}` : label}
+              onClick={() => next && onSeek({ seq: next.seq })}
+            >
+              {short}
+            </button>
+          );
+        })}
+        {replay && !ended && (
+          <button type="button" className="btn" aria-label={STRINGS.replayBackToLive} title={STRINGS.replayBackToLive} onClick={onLive}>
+            {STRINGS.replayLiveShort}
           </button>
-        );
-      })}
-      {replay && !ended && (
-        <button type="button" className="btn" onClick={onLive}>
-          {STRINGS.replayBackToLive}
-        </button>
-      )}
+        )}
+      </span>
     </div>
   );
 }

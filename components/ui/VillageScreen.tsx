@@ -9,7 +9,7 @@ import { LIMIT_MESSAGES, providerAllowed } from '../../protocol';
 import { useLimits } from '../usage/use-limits';
 import TerminalPanel from '../terminal/TerminalPanel';
 import ReplayBadge from '../terminal/ReplayBadge';
-import { useReplaySignal, withReplayedRoom } from '../terminal/replay-signal';
+import { useReplayedSessions } from '../terminal/replay-signal';
 import SessionDetails from './SessionDetails';
 import AlertPanel from './AlertPanel';
 import { useApprovals } from '../approvals/use-approvals';
@@ -67,8 +67,7 @@ export default function VillageScreen() {
   const canOperate = atLeast('operator');
   const sessions = useMemo(() => (world.data?.sessions ?? []).filter((s) => s.state !== 'COMPLETED'), [world.data]);
   // A terminal replaying its past puts its sprite where it stood then (issue 17).
-  const replaySignal = useReplaySignal();
-  const villageSessions = useMemo(() => withReplayedRoom(sessions, replaySignal), [sessions, replaySignal]);
+  const { sessions: villageSessions, onArrived } = useReplayedSessions(sessions);
   const providers = useMemo(() => {
     const set = new Set<ProviderId>();
     for (const r of world.data?.runners ?? []) if (r.online) r.providers.forEach((p) => set.add(p));
@@ -224,6 +223,7 @@ export default function VillageScreen() {
             <Village
               repos={world.data.repos}
               sessions={villageSessions}
+              onArrived={onArrived}
               selectedSessionId={openSessionId}
               selectedRoom={room}
               workshopAgents={world.data.agents.length}

@@ -28,6 +28,13 @@ export const STRINGS = {
   replayNextTest: 'next test run',
   replayNextFile: 'next file touch',
   replayNextError: 'next error',
+  // What the scrubber's jump buttons show (their accessible names are the replayNext* above): short, so
+  // the whole scrubber stays one row in a 1280-px window.
+  replayJumpApproval: '» approval',
+  replayJumpTest: '» test',
+  replayJumpFile: '» file',
+  replayJumpError: '» error',
+  replayLiveShort: '» live',
   readOnly: 'Read-only: viewers can watch but not type.',
   noRunner: 'No runner is online. The attached runner starts with the server; remote runners need a token (Settings).',
   addRepoButton: 'Add repository',

@@ -47,6 +47,8 @@ export interface VillageProps {
   /** Conflict radar: overlapping sessions (glowing rooms, lines, badges) and its badges' hover/focus/click. */
   radar?: readonly RadarOverlap[];
   onRadar?(overlapId: string | null, how: 'hover' | 'focus' | 'click'): void;
+  /** A sprite came to stand in a room (a terminal replay walks it on room by room). */
+  onArrived?(sessionId: string, roomPath: string): void;
   className?: string;
 }
 
@@ -118,6 +120,7 @@ export default function Village(props: VillageProps) {
         onSelectAlert: (id) => latest.current.props.onSelectAlert?.(id),
         onUnfold: (repoId, path) => latest.current.unfold(repoId, path),
         onRadar: (id, how) => latest.current.props.onRadar?.(id, how),
+        onArrived: (id, room) => latest.current.props.onArrived?.(id, room),
       }));
       if (cancelled) {
         e.destroy();

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { REDACTED } from '../../common/redact';
 import { RunnerEventSchema, type RunnerEvent, type WireEvent } from '../../protocol';
 import { openServiceDb, type ServiceDb } from './service-db';
+import { storedEvents } from '../services/terminal/stored-output';
 
 /**
  * The control plane does not trust a runner (issue 10): a runner that sends secrets unmasked —
@@ -44,13 +45,17 @@ describe('control-plane re-redaction at ingest', () => {
       ev(5, { type: 'SESSION_STATE_CHANGED', from: 'RUNNING', to: 'COMPLETED', reason: `exit; last was ${VALUE}` }),
     ]);
 
+    // Stored in either form: event rows, and terminal output folded into segments (migration 024).
     const rows = await db.sessionEvent.findMany({ where: { sessionId: SESSION }, orderBy: { seq: 'asc' } });
-    const stored = rows.map((r) => r.payload).join('\n');
+    const segments = await db.terminalSegment.findMany({ where: { sessionId: SESSION } });
+    const stored = [...rows.map((r) => r.payload), ...segments.map((x) => x.data)].join('\n');
+    const wire: WireEvent[] = [];
+    for await (const page of storedEvents(db, SESSION, 0)) wire.push(...page);
     const sent = JSON.stringify(broadcast);
     for (const surface of [stored, sent]) {
       for (const secret of [VALUE, TOKEN.slice(4, 20), b64.slice(8, 30), VALUE.slice(7)]) expect(surface).not.toContain(secret);
     }
-    const text = rows.filter((r) => r.type === 'TERMINAL_CHUNK').map((r) => (JSON.parse(r.payload) as { data: string }).data).join('');
+    const text = wire.filter((e) => e.type === 'TERMINAL_CHUNK').map((e) => e.data ?? '').join('');
     // The token's label stays, the colours stay, and of the base64 only what encodes "user:" is left.
     expect(text).toBe(`$ export GH=ghp_${REDACTED}\r\n\x1b[7m${REDACTED}\x1b[27m dXNlcjp${REDACTED}\r\n$ `);
 

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunnerEvent, RunnerEventBody, SessionState } from '../../protocol';
 import { holdWriteLock } from './db-lock';
 import { openServiceDb, type ServiceDb } from './service-db';
+import { storedEvents } from '../services/terminal/stored-output';
 
 const SID = 'sess_delivery01';
 const GRACE_MS = 300;
@@ -32,7 +33,12 @@ describe('delivery: what the server stores and acknowledges', () => {
   });
   afterEach(() => s.close());
 
-  const storedSeqs = async () => (await s.db.sessionEvent.findMany({ where: { sessionId: SID }, select: { seq: true }, orderBy: { seq: 'asc' } })).map((r) => r.seq);
+  // Every stored seq, terminal output folded into segments (migration 024) included.
+  const storedSeqs = async () => {
+    const seqs: number[] = [];
+    for await (const page of storedEvents(s.db, SID, 0)) seqs.push(...page.map((e) => e.seq));
+    return seqs;
+  };
   const row = () => s.db.session.findUniqueOrThrow({ where: { id: SID } });
 
   it('acknowledges only the contiguous stored prefix: a batch stored behind a hole is not acked until the hole is filled', async () => {

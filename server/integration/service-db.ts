@@ -8,6 +8,7 @@ import { createPostgresDatabase } from './postgres-server';
 import { createServices, type Services } from '../services';
 import type { Principal } from '../services/auth';
 import type { DeliveryOptions } from '../services/outgoing-webhooks';
+import type { TerminalScreensOptions } from '../services/terminal/screens';
 
 /**
  * The domain services on a fresh, migrated SQLite file (or, with AV_TEST_POSTGRES_URL set to a
@@ -28,7 +29,7 @@ export interface ServiceDb {
   close(): Promise<void>;
 }
 
-export async function openServiceDb(opts: { defaultPlan?: PlanId; runnerGraceMs?: number; webhookDelivery?: DeliveryOptions } = {}): Promise<ServiceDb> {
+export async function openServiceDb(opts: { defaultPlan?: PlanId; runnerGraceMs?: number; webhookDelivery?: DeliveryOptions; terminal?: TerminalScreensOptions } = {}): Promise<ServiceDb> {
   const dir = mkdtempSync(join(tmpdir(), 'av-svc-'));
   const pgBase = process.env.AV_TEST_POSTGRES_URL;
   const pgDb = pgBase ? await createPostgresDatabase(pgBase) : null;
@@ -42,7 +43,7 @@ export async function openServiceDb(opts: { defaultPlan?: PlanId; runnerGraceMs?
   await db.repo.create({ data: { id: 'repo_test01', orgId, name: 'demo', source: '/srv/demo', status: 'ready' } });
   const runner = { id: 'runner_fake01', orgId, name: 'fake' };
   await db.runner.create({ data: { id: runner.id, orgId, name: 'fake', hostname: 'h', capacity: 1000, providers: '["shell","claude"]', version: '0', online: true } });
-  const services = createServices(db, orgId, { secretKey: randomBytes(32), defaultPlan: opts.defaultPlan ?? 'free', runnerGraceMs: opts.runnerGraceMs, webhookDelivery: opts.webhookDelivery });
+  const services = createServices(db, orgId, { secretKey: randomBytes(32), defaultPlan: opts.defaultPlan ?? 'free', runnerGraceMs: opts.runnerGraceMs, webhookDelivery: opts.webhookDelivery, terminal: opts.terminal });
   const offline = new Set<string>();
   const commands: ServiceDb['commands'] = [];
   services.ports.gateway = {

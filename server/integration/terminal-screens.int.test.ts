@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rmSync } from 'node:fs';
 import { DEFAULT_TERMINAL_SCROLLBACK, type SessionSummary, type TerminalScreen, type TerminalTimeline, type WireEvent } from '../../protocol';
 import { terminalText } from '../../common/terminal-notes';
+import { SEEK_SCROLLBACK } from '../services/terminal/screens';
 import { Api, call, startStack, TerminalWatcher, uiSocket, waitFor, type Stack, type UiClient } from './harness';
 
 const { Terminal } = xtermHeadless;
@@ -28,9 +29,9 @@ class Screen {
       if (text) this.term.write(text);
     }
   }
-  async serialize(): Promise<string> {
+  async serialize(scrollback = DEFAULT_TERMINAL_SCROLLBACK): Promise<string> {
     await new Promise<void>((r) => this.term.write('', r));
-    return this.s.serialize({ scrollback: DEFAULT_TERMINAL_SCROLLBACK });
+    return this.s.serialize({ scrollback });
   }
 }
 
@@ -161,7 +162,8 @@ describe('terminal screens: attach from a snapshot, restart, seek', () => {
       const painted = new Screen(res.data, res.data.data);
       await painted.serialize(); // parsed
       expect(painted.term.buffer.active.type).toBe(target === alt ? 'alternate' : 'normal');
-      expect(res.data.data).toBe(await liveScreen(watcher, target.seq).serialize());
+      // The screen of then exactly, with the seek's short scrollback (SEEK_SCROLLBACK lines).
+      expect(res.data.data).toBe(await liveScreen(watcher, target.seq).serialize(SEEK_SCROLLBACK));
     }
     // By time: the screen at the ts of the mid event contains it and nothing printed later.
     const byTs = await call<TerminalScreen>(ui, 'terminal:seek', { session_id: session.id, ts: mid.ts });

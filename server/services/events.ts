@@ -14,9 +14,8 @@ import { contiguousPrefix, insertEventsOnce, readSessionRows, type Tx } from './
 import { updateSessionRows, type SessionRowChange } from './repo/session-rows';
 import { insertTicksOnce } from './repo/usage-ticks';
 import { withBusyRetry } from './busy-retry';
+import { storedEvents } from './terminal/stored-output';
 
-/** Replay reads this many events per query so a long session never loads whole. */
-const REPLAY_PAGE = 500;
 /**
  * One ingest transaction may wait this long in all (each statement waits out a lock for the
  * connection's busy timeout); past it Prisma rolls back and the busy retry starts it again.
@@ -239,20 +238,9 @@ export function createEventService(
       return { acked };
     },
 
-    /** Stored events after `afterSeq`, in order, page by page. */
-    async *replay(sessionId: string, afterSeq: number): AsyncGenerator<WireEvent[]> {
-      let cursor = afterSeq;
-      for (;;) {
-        const rows = await db.sessionEvent.findMany({
-          where: { sessionId, seq: { gt: cursor } },
-          orderBy: { seq: 'asc' },
-          take: REPLAY_PAGE,
-        });
-        if (!rows.length) return;
-        yield rows.map(toWire);
-        cursor = rows.at(-1)!.seq;
-        if (rows.length < REPLAY_PAGE) return;
-      }
+    /** Stored events after `afterSeq`, in order, page by page (output segments and event rows merged). */
+    replay(sessionId: string, afterSeq: number): AsyncGenerator<WireEvent[]> {
+      return storedEvents(db, sessionId, afterSeq);
     },
   };
 }

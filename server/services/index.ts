@@ -19,6 +19,7 @@ import { createBillingService } from './billing';
 import { createLimitService } from './limits';
 import { createWriterQueue } from './writer-queue';
 import { createTerminalScreens, type TerminalScreensOptions } from './terminal/screens';
+import { createSegmentStore, foldingIngest } from './terminal/segments';
 import { type PlanId } from '../../protocol';
 import { periodOf } from '../../common/period';
 import { createAlertService } from './alerts';
@@ -75,6 +76,8 @@ export function createServices(
   const secrets = createSecretService(db, opts.secretKey, record as never);
   const plans = createPlanService(db, audit, { defaultPlan: opts.defaultPlan ?? 'free' });
   const writer = createWriterQueue();
+  /** Stored terminal output folded into ~64 KB rows beside ingest (issue 17). */
+  const terminalSegments = createSegmentStore(db, writer, { retainChars: opts.terminal?.retainChars });
   const leases = createLeaseService(db, opts.nodeId ?? defaultNodeId());
   const usage = createUsageService(db, writer);
   const limits = createLimitService(db, plans, usage, gateway, audit, leases);
@@ -155,7 +158,8 @@ export function createServices(
     ...notify,
     /** Headless mirrors of session terminals: attach from a screen, snapshots, time-travel seek. */
     terminalScreens: createTerminalScreens(db, writer, opts.terminal),
-    events: redactingIngest(notifyingIngest(createEventService(
+    terminalSegments,
+    events: redactingIngest(notifyingIngest(foldingIngest(createEventService(
       db,
       () => sessions,
       gateway,
@@ -165,7 +169,7 @@ export function createServices(
       writer,
       () => patrols,
       states,
-    ), () => notify.notifications), redaction),
+    ), terminalSegments), () => notify.notifications), redaction),
     /** Plans as data (installation admin edits terms; org admins pick one from the next period). */
     plans,
     /** Figures from the stored USAGE_TICKs. */

@@ -33,6 +33,7 @@ import { Camera } from './camera';
 import { DETAIL_BUDGET_MS, FIRST_DETAIL_BUDGET_MS } from './constants';
 import { CrowdBadges } from './crowd-badges';
 import { RoomTrails, createDebugApi } from './debug-api';
+import { Arrivals } from './arrivals';
 import { FrameLoop } from './frame-loop';
 import { attachInput } from './input';
 import { FONT_SIZES, Labels, fontName, installFonts } from './labels';
@@ -118,6 +119,7 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
   let layout: VillageLayout | null = null;
   let sessions: readonly SessionSummary[] = [];
   let sim: SimState = initialSimState();
+  const arrivals = new Arrivals((id, room) => callbacks().onArrived?.(id, room));
   let selectedRoom: { repoId: string; roomPath: string } | null = null;
   let cameraDirty = true;
   let detailPending = false;
@@ -148,6 +150,7 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
       sim = stepActors(sim, sessions, layout, Math.min(left, MAX_STEP_MS));
       left -= MAX_STEP_MS;
     } while (left > 0);
+    arrivals.report(sim);
     if (measuring) {
       const m = measuring;
       lastMeasure = m;
@@ -345,6 +348,7 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
       // so a quick succession of rooms is never skipped.
       sim = stepActors(sim, sessions, layout, 0);
       trails.record(sim);
+      arrivals.report(sim);
       loop.request();
     },
     setSelection(sessionId, room) {

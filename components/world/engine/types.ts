@@ -15,6 +15,8 @@ export interface EngineCallbacks {
   onUnfold(repoId: string, roomPath: string): void;
   /** Hover, focus or click on a conflict radar's badge (null: the pointer left it). */
   onRadar?(overlapId: string | null, how: 'hover' | 'focus' | 'click'): void;
+  /** A sprite stands in a room (its walk there ended): a replay sends it on to the next room. */
+  onArrived?(sessionId: string, roomPath: string): void;
 }
 
 export interface VillageDebugApi {

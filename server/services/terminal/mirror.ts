@@ -34,6 +34,13 @@ export class TerminalMirror {
   private last: TerminalScreen | null = null;
   /** Output characters applied since the last snapshot was taken (the persistence cadence). */
   charsSinceSnapshot = 0;
+  /** Output characters applied since the last seek snapshot (a seek parses at most about this much). */
+  charsSinceSeekPoint = 0;
+  /**
+   * Called between two events once `every` characters have passed since the last seek snapshot
+   * (not once per batch: a big batch would stretch the tail a seek has to parse).
+   */
+  seekPoints: { every: number; lines: number; taken(point: Promise<TerminalScreen>): void } | null = null;
 
   constructor(
     readonly size: MirrorSize,
@@ -84,7 +91,10 @@ export class TerminalMirror {
     const text = terminalText(e);
     if (!text) return;
     this.charsSinceSnapshot += text.length;
+    this.charsSinceSeekPoint += text.length;
     this.term.write(text);
+    const sp = this.seekPoints;
+    if (sp && this.charsSinceSeekPoint >= sp.every) sp.taken(this.seekPoint(sp.lines));
   }
 
   resize(cols: number, rows: number): void {
@@ -107,6 +117,20 @@ export class TerminalMirror {
         this.last = { seq, ts, cols: this.term.cols, rows: this.term.rows, data: this.serializer.serialize({ scrollback: this.size.scrollback }) };
         resolve(this.last);
       }),
+    );
+  }
+
+  /**
+   * The screen through the last event fed, with only the newest `lines` of scrollback: what a
+   * seek restores from. Serialising a screen and a short scrollback is cheap (no cache needed),
+   * and parsing it back is what keeps a seek far below the cost of a 10,000-line snapshot.
+   */
+  seekPoint(lines: number): Promise<TerminalScreen> {
+    const seq = this.seq;
+    const ts = this.ts;
+    this.charsSinceSeekPoint = 0;
+    return new Promise((resolve) =>
+      this.term.write('', () => resolve({ seq, ts, cols: this.term.cols, rows: this.term.rows, data: this.serializer.serialize({ scrollback: lines }) })),
     );
   }
 

@@ -4,14 +4,23 @@ import type { Db } from '../../db';
 import { toWire } from '../events';
 import type { WriterQueue } from '../writer-queue';
 import { TerminalMirror } from './mirror';
+import { seqAtTime, storedEvents, storedPage, storedSpan } from './stored-output';
 
 /**
  * A snapshot is stored after this much output: seeking then parses at most this much past the
  * nearest one (tens of ms on a slow core), and 64 MB of output costs 64 rows.
  */
 export const DEFAULT_SNAPSHOT_EVERY_CHARS = 1024 * 1024;
-/** Rows read per query when catching a mirror up or seeking: one interval fits in a few pages. */
-const EVENT_PAGE = 2_000;
+/**
+ * A seek snapshot (screen + SEEK_SCROLLBACK lines) is stored after this much output, so a seek
+ * parses a small screen and at most about this much output after it (issue 17: ≤300 ms in 64 MB).
+ */
+export const DEFAULT_SEEK_EVERY_CHARS = 256 * 1024;
+/**
+ * Lines of scrollback a seek snapshot, and so a seek's answer, holds: the replay view needs the
+ * screen of then; re-parsing 10,000 lines per seek was most of its cost.
+ */
+export const SEEK_SCROLLBACK = 200;
 /** A timeline lists at most this many moments (a long session touches files all day). */
 export const MAX_TIMELINE_MARKS = 5_000;
 /** The size a session's PTY starts with when nothing else is known (sessions.ts spawns 120×32). */
@@ -26,6 +35,9 @@ export interface TerminalScreensOptions {
   snapshotEveryChars?: number;
   /** Snapshots kept per session (the oldest go first); seeking before the oldest kept one replays from it. */
   keepSnapshots?: number;
+  seekEveryChars?: number;
+  /** Output kept per session, in characters (0: all); see segments.ts. */
+  retainChars?: number;
 }
 
 interface Entry {
@@ -33,7 +45,13 @@ interface Entry {
   /** Events that arrived while the mirror was being restored from the database. */
   pending: WireEvent[];
   ready: Promise<TerminalMirror>;
+  /** Seek snapshot writes, one after another. */
   saving: Promise<void> | null;
+  /**
+   * The full (reattach) snapshot being written; the next waits for it. A chain of its own: behind
+   * the frequent seek snapshots in a busy writer queue it would fall far behind the output.
+   */
+  savingFull: Promise<void> | null;
 }
 
 type SnapshotRow = { seq: number; ts: bigint; cols: number; rows: number; data: string };
@@ -69,18 +87,13 @@ function markOf(e: WireEvent): TimelineMark | null {
  * are persisted every `snapshotEveryChars` so attach, seek and a restarted control plane start
  * from a screen, not from seq 1.
  */
-/**
- * "No upper bound" for a seq range: the largest value of the seq column (a 32-bit INT).
- * PostgreSQL refuses a bound outside the column's type (Number.MAX_SAFE_INTEGER failed every
- * mirror restore there); SQLite accepted it.
- */
-const MAX_STORED_SEQ = 2_147_483_647;
-
 export function createTerminalScreens(db: Db, serialize: WriterQueue, opts: TerminalScreensOptions = {}) {
   const scrollback = opts.scrollback ?? DEFAULT_TERMINAL_SCROLLBACK;
   const every = opts.snapshotEveryChars ?? DEFAULT_SNAPSHOT_EVERY_CHARS;
   const keep = opts.keepSnapshots ?? 0;
+  const seekEvery = opts.seekEveryChars ?? DEFAULT_SEEK_EVERY_CHARS;
   const size = { cols: DEFAULT_COLS, rows: DEFAULT_ROWS, scrollback };
+  const seekSize = { ...size, scrollback: Math.min(scrollback, SEEK_SCROLLBACK) };
   const entries = new Map<string, Entry>();
 
   async function latestSnapshot(sessionId: string, where: { seq?: number; ts?: number } = {}): Promise<TerminalScreen | null> {
@@ -95,16 +108,12 @@ export function createTerminalScreens(db: Db, serialize: WriterQueue, opts: Term
     return row ? screenOf(row) : null;
   }
 
-  /** Stored events in (afterSeq, throughSeq], page by page. */
-  async function* stored(sessionId: string, afterSeq: number, through = MAX_STORED_SEQ): AsyncGenerator<WireEvent[]> {
-    let cursor = afterSeq;
-    for (;;) {
-      const rows = await db.sessionEvent.findMany({ where: { sessionId, seq: { gt: cursor, lte: through } }, orderBy: { seq: 'asc' }, take: EVENT_PAGE });
-      if (!rows.length) return;
-      yield rows.map(toWire);
-      cursor = rows.at(-1)!.seq;
-      if (rows.length < EVENT_PAGE) return;
-    }
+  const stored = (sessionId: string, afterSeq: number, through?: number) => storedEvents(db, sessionId, afterSeq, through);
+
+  /** The seek snapshot nearest before `seq`. */
+  async function seekPointBefore(sessionId: string, seq: number): Promise<TerminalScreen | null> {
+    const row = await db.terminalSeekPoint.findFirst({ where: { sessionId, seq: { lte: seq } }, orderBy: { seq: 'desc' } });
+    return row ? screenOf(row) : null;
   }
 
   async function restore(sessionId: string): Promise<TerminalMirror> {
@@ -116,8 +125,10 @@ export function createTerminalScreens(db: Db, serialize: WriterQueue, opts: Term
   function entry(sessionId: string): Entry {
     let e = entries.get(sessionId);
     if (e) return e;
-    const created: Entry = { mirror: null, pending: [], saving: null, ready: null as never };
+    const created: Entry = { mirror: null, pending: [], saving: null, savingFull: null, ready: null as never };
     created.ready = restore(sessionId).then((mirror) => {
+      // Seek snapshots are taken inside the mirror, between events, every `seekEvery` characters.
+      mirror.seekPoints = { every: seekEvery, lines: seekSize.scrollback, taken: (p) => seekPointSoon(sessionId, created, p) };
       mirror.feed(created.pending);
       created.pending = [];
       created.mirror = mirror;
@@ -147,16 +158,40 @@ export function createTerminalScreens(db: Db, serialize: WriterQueue, opts: Term
     });
   }
 
-  /** One save at a time per session; a save that fails is logged (the next interval tries again). */
-  function saveSoon(sessionId: string, e: Entry, mirror: TerminalMirror, then?: () => void) {
+  /**
+   * Takes a seek snapshot now (in the parse order of the mirror, so it is the screen through the
+   * events fed so far) and stores it after the session's earlier writes.
+   */
+  function seekPointSoon(sessionId: string, e: Entry, taken: Promise<TerminalScreen>) {
     const run = (e.saving ?? Promise.resolve())
-      .then(() => save(sessionId, mirror))
-      .catch((err) => console.error(`[server] saving a terminal snapshot of ${sessionId} failed`, err))
+      .then(async () => {
+        const p = await taken;
+        if (p.seq === 0) return;
+        await serialize(async () => {
+          if (!(await db.session.findUnique({ where: { id: sessionId }, select: { id: true } }))) return;
+          const row = { sessionId, seq: p.seq, ts: BigInt(Math.floor(p.ts)), cols: p.cols, rows: p.rows, data: p.data };
+          await db.terminalSeekPoint.upsert({ where: { sessionId_seq: { sessionId, seq: p.seq } }, create: row, update: {} });
+        });
+      })
+      .catch((err) => console.error(`[server] saving a seek snapshot of ${sessionId} failed`, err))
       .finally(() => {
         if (e.saving === run) e.saving = null;
-        then?.();
       });
     e.saving = run;
+  }
+
+  /** One save at a time per session; a save that fails is logged (the next interval tries again). */
+  function saveSoon(sessionId: string, e: Entry, mirror: TerminalMirror, then?: () => void) {
+    const run = (e.savingFull ?? Promise.resolve())
+      .then(() => save(sessionId, mirror))
+      .catch((err) => console.error(`[server] saving a terminal snapshot of ${sessionId} failed`, err))
+      // Before the mirror is disposed (the session ended), the seek snapshots taken before are written.
+      .then(() => (then ? (e.saving ?? undefined) : undefined))
+      .finally(() => {
+        if (e.savingFull === run) e.savingFull = null;
+        then?.();
+      });
+    e.savingFull = run;
   }
 
   return {
@@ -173,6 +208,7 @@ export function createTerminalScreens(db: Db, serialize: WriterQueue, opts: Term
       const mirror = e.mirror;
       mirror.feed(events);
       const ended = events.some((ev) => ev.type === 'SESSION_STATE_CHANGED' && (TERMINAL_STATES as string[]).includes(String(ev.payload?.to)));
+      if (ended) seekPointSoon(sessionId, e, mirror.seekPoint(seekSize.scrollback));
       if (ended) {
         // The last screen is kept for the story page and replay; the mirror's memory is not. It
         // serves attaches until the save is done: by then the batch itself is stored too (the
@@ -182,7 +218,7 @@ export function createTerminalScreens(db: Db, serialize: WriterQueue, opts: Term
           entries.delete(sessionId);
           mirror.dispose();
         });
-      } else if (mirror.charsSinceSnapshot >= every && !e.saving) saveSoon(sessionId, e, mirror);
+      } else if (mirror.charsSinceSnapshot >= every && !e.savingFull) saveSoon(sessionId, e, mirror);
     },
 
     resize(sessionId: string, cols: number, rows: number): void {
@@ -205,12 +241,14 @@ export function createTerminalScreens(db: Db, serialize: WriterQueue, opts: Term
 
     /** The screen as it was at event `seq`, or at moment `ts`: nearest stored snapshot, then the events up to it. */
     async seek(sessionId: string, at: { seq?: number; ts?: number }): Promise<TerminalScreen> {
-      let through = at.seq;
-      if (through === undefined) {
-        const last = await db.sessionEvent.findFirst({ where: { sessionId, ts: { lte: BigInt(Math.floor(at.ts!)) } }, orderBy: { seq: 'desc' }, select: { seq: true } });
-        through = last?.seq ?? 0;
-      }
-      const m = new TerminalMirror(size, (await latestSnapshot(sessionId, { seq: through })) ?? undefined);
+      let through = at.seq ?? (await seqAtTime(db, sessionId, at.ts!));
+      // Output before a retention cut is gone: the earliest moment left is the screen kept at the cut.
+      const pruned = (await db.session.findUnique({ where: { id: sessionId }, select: { outputPrunedThrough: true } }))?.outputPrunedThrough ?? 0;
+      if (through < pruned) through = pruned;
+      // A seek snapshot lies within one seek interval; sessions from before migration 024 have
+      // only full snapshots (slower to parse, same screen).
+      const from = (await seekPointBefore(sessionId, through)) ?? (await latestSnapshot(sessionId, { seq: through }));
+      const m = new TerminalMirror(seekSize, from ?? undefined);
       try {
         for await (const page of stored(sessionId, m.seq, through)) m.feed(page);
         return await m.snapshot();
@@ -221,24 +259,21 @@ export function createTerminalScreens(db: Db, serialize: WriterQueue, opts: Term
 
     /** Stored events after `afterSeq` (playback). */
     async history(sessionId: string, afterSeq: number, limit: number): Promise<WireEvent[]> {
-      const rows = await db.sessionEvent.findMany({ where: { sessionId, seq: { gt: afterSeq } }, orderBy: { seq: 'asc' }, take: limit });
-      return rows.map(toWire);
+      return storedPage(db, sessionId, afterSeq, limit);
     },
 
     /** The span of a session and the moments worth jumping to. */
     async timeline(sessionId: string): Promise<TerminalTimeline> {
-      const [first, last, marks] = await Promise.all([
-        db.sessionEvent.findFirst({ where: { sessionId }, orderBy: { seq: 'asc' }, select: { seq: true, ts: true } }),
-        db.sessionEvent.findFirst({ where: { sessionId }, orderBy: { seq: 'desc' }, select: { seq: true, ts: true } }),
+      const [{ first, last }, marks] = await Promise.all([
+        storedSpan(db, sessionId),
         db.sessionEvent.findMany({ where: { sessionId, type: { in: MARK_TYPES } }, orderBy: { seq: 'asc' }, take: MAX_TIMELINE_MARKS }),
       ]);
-      const point = (r: { seq: number; ts: bigint } | null) => (r ? { seq: r.seq, ts: Number(r.ts) } : null);
-      return { first: point(first), last: point(last), marks: marks.map(toWire).map(markOf).filter((m): m is TimelineMark => m !== null) };
+      return { first, last, marks: marks.map(toWire).map(markOf).filter((m): m is TimelineMark => m !== null) };
     },
 
     /** Waits for pending snapshot writes (tests and shutdown). */
     async flush(): Promise<void> {
-      await Promise.all([...entries.values()].map((e) => e.saving));
+      await Promise.all([...entries.values()].flatMap((e) => [e.saving, e.savingFull]));
     },
 
     /** Store every live mirror's screen now (shutdown, tests). */
@@ -247,7 +282,7 @@ export function createTerminalScreens(db: Db, serialize: WriterQueue, opts: Term
         [...entries.entries()].map(async ([id, e]) => {
           const m = await e.ready.catch(() => null);
           if (m) saveSoon(id, e, m);
-          await e.saving;
+          await e.savingFull;
         }),
       );
     },
