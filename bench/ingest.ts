@@ -1,7 +1,8 @@
 /**
- * Ingest through the real event service (the path every runner batch takes: live fan-out first,
- * then one writer queue, one transaction per batch, INSERT … ON CONFLICT DO NOTHING RETURNING,
- * usage ticks keyed by (session, window) in the same commit), on SQLite and on PostgreSQL in one
+ * Ingest through the real event service (the path every runner batch takes: zod validation,
+ * control-plane redaction, live fan-out first, then one writer queue, one transaction per batch:
+ * multi-row INSERT … ON CONFLICT DO NOTHING RETURNING, usage ticks keyed by (session, window),
+ * the sessions' rows in one set-based UPDATE; then one read to publish the changed rows), on SQLite and on PostgreSQL in one
  * invocation, printed side by side. Per database, over BENCH_SESSIONS (200) sessions:
  *   (a) USAGE_TICKs only, (b) a mixed stream (terminal chunks, file touches, activity, ticks),
  *   (c) the mixed stream one event per commit (what batching saves),
@@ -15,7 +16,7 @@ import { createServer } from 'node:http';
 import { loadavg, cpus } from 'node:os';
 import { Server } from 'socket.io';
 import { io as connect } from 'socket.io-client';
-import { UsageTickSchema, type RunnerEvent, type WireEvent } from '../protocol';
+import { RunnerEventBatchSchema, UsageTickSchema, type RunnerEvent, type WireEvent } from '../protocol';
 import { openServiceDb } from '../server/integration/service-db';
 import { PG_BIN, startPostgres } from '../scripts/pg-cluster.mjs';
 
@@ -123,7 +124,10 @@ async function measure(label: string): Promise<Figures> {
         const events = Array.from({ length: batch }, make);
         const start = performance.now();
         if (timed) for (const e of events) if (watched.has(e.session_id)) sentAt.set(`${e.session_id}#${e.seq}`, start);
-        await services.events.ingest(runner, events);
+        // Validated on arrival as the runner namespace does (part of every batch's cost).
+        const parsed = RunnerEventBatchSchema.safeParse(events);
+        if (!parsed.success) throw new Error(`bench made an invalid batch: ${parsed.error.message}`);
+        await services.events.ingest(runner, parsed.data);
         if (timed) storedLatency.push(performance.now() - start);
         rows += events.length;
       }

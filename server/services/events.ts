@@ -10,7 +10,8 @@ import { foldStateChanges, type RefusedChange, type SessionStateService } from '
 import type { StoredTick, TickOwner } from './usage';
 import type { WriterQueue } from './writer-queue';
 import type { PatrolService } from './patrols';
-import { contiguousPrefix, insertEventsOnce, readSessionRows, setStoredPrefix, type Tx } from './repo/session-events';
+import { contiguousPrefix, insertEventsOnce, readSessionRows, type Tx } from './repo/session-events';
+import { updateSessionRows, type SessionRowChange } from './repo/session-rows';
 import { insertTicksOnce } from './repo/usage-ticks';
 import { withBusyRetry } from './busy-retry';
 import { storedEvents } from './terminal/stored-output';
@@ -33,18 +34,19 @@ export function runnerToWire(ev: RunnerEvent, seq = ev.seq, ts = ev.ts): WireEve
   return { seq, type: ev.type, ts, payload: ev as unknown as Record<string, unknown> };
 }
 
-/** What a batch changes on its sessions' rows besides the state. */
-type RowData = {
-  state?: SessionState;
-  reason?: string;
-  endedAt?: Date;
-  currentRoom?: string;
-  activity?: string;
-  activityDetail?: string;
-  activitySince?: bigint;
-  diff?: string;
-  tests?: string;
-};
+/** What a batch changes on its sessions' rows besides the state and the stored prefix. */
+type RowData = Omit<SessionRowChange, 'id' | 'lastSeq'>;
+
+/** The batch's events per session, in batch order, mapped by `pick`: one pass instead of a filter per session. */
+function groupBy<T>(events: RunnerEvent[], pick: (e: RunnerEvent) => T): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const e of events) {
+    const list = out.get(e.session_id);
+    if (list) list.push(pick(e));
+    else out.set(e.session_id, [pick(e)]);
+  }
+  return out;
+}
 
 /** The non-state fields of the row that fresh events set; later events of the batch win (seq order). */
 function rowFields(events: RunnerEvent[]): RowData {
@@ -158,26 +160,33 @@ export function createEventService(
         const stored = ticks.length ? await insertTicksOnce(tx, ticks, Date.now()) : [];
         const fresh = events.filter((e) => inserted.has(`${e.session_id}:${e.seq}`));
         const rows = new Map((await readSessionRows(tx, ids)).map((r) => [r.id, r]));
+        const seqsOf = groupBy(events, (e) => e.seq);
+        const freshOf = groupBy(
+          fresh.filter((e) => e.type !== 'TERMINAL_CHUNK'),
+          (e) => e,
+        );
         const prefixes = new Map<string, number>();
         const changed = new Set<string>();
         const refused: RefusedChange[] = [];
+        // Every row change of the batch goes out in one set-based statement; only a lifecycle
+        // change (rare: a handful per session's life) is written on its own.
+        const rowChanges: SessionRowChange[] = [];
         for (const id of ids) {
           const row = rows.get(id)!;
-          const seqs = events.filter((e) => e.session_id === id).map((e) => e.seq).sort((a, b) => a - b);
-          const prefix = await advancePrefix(tx, id, row.lastSeq, seqs);
+          const prefix = await advancePrefix(tx, id, row.lastSeq, (seqsOf.get(id) ?? []).sort((a, b) => a - b));
           prefixes.set(id, prefix);
-          const mine = fresh.filter((e) => e.session_id === id && e.type !== 'TERMINAL_CHUNK');
-          const data: RowData = rowFields(mine);
+          const mine = freshOf.get(id) ?? [];
+          const data = rowFields(mine);
           const { next, refused: no } = foldStateChanges(
             row.state as SessionState,
             mine.flatMap((e) => (e.type === 'SESSION_STATE_CHANGED' ? [{ to: e.to, reason: e.reason, at: e.ts }] : [])),
           );
           for (const r of no) refused.push({ orgId, sessionId: id, ...r });
-          if (next) Object.assign(data, next);
-          if (Object.keys(data).length) changed.add(id);
-          if (Object.keys(data).length) await tx.session.updateMany({ where: { id }, data: { ...data, lastSeq: prefix } });
-          else if (prefix !== row.lastSeq) await setStoredPrefix(tx, id, prefix);
+          if (next) await tx.session.updateMany({ where: { id }, data: next });
+          if (next || Object.keys(data).length) changed.add(id);
+          if (Object.keys(data).length || prefix !== row.lastSeq) rowChanges.push({ id, lastSeq: prefix, ...data });
         }
+        await updateSessionRows(tx, rowChanges);
         return { fresh, changed, ticks: stored, prefixes, refused };
       },
       { timeout: INGEST_TX_TIMEOUT_MS, maxWait: INGEST_TX_MAX_WAIT_MS },
@@ -200,6 +209,11 @@ export function createEventService(
       // Everything from reading the sessions to the last update runs in the writer queue, so a
       // later batch never sees a session row older than an earlier batch's changes.
       const { fresh, changed, ticks, prefixes, refused } = await serialize(async () => {
+        // SQLite's in-process driver can answer a whole transaction without the event loop ever
+        // reaching I/O: yielding first lets the live events above (and every batch's before it)
+        // go out, and sockets be read, before this batch holds the writer (issue 18: UI p99 was
+        // above the stored p99 under sustained load).
+        await new Promise<void>((resolve) => setImmediate(resolve));
         // A busy database (a backup, a long report, another node) is waited out, not failed.
         const result = await withBusyRetry(`storing ${events.length} events from runner ${runner.name}`, () => store(runner.orgId, events, ids));
         usage.stored(result.ticks);
@@ -209,7 +223,7 @@ export function createEventService(
       // Not awaited: an over-budget pause asks the runner, whose batch ack must not wait for that.
       if (ticks.length) void usage.after(runner.orgId, ticks).catch((err) => console.error('[server] usage after ticks failed', err));
 
-      for (const id of changed) await sessions().publish(runner.orgId, id);
+      if (changed.size) await sessions().publishMany(runner.orgId, [...changed]);
       const governance = fresh.filter((e) => e.type === 'APPROVAL_REQUESTED' || e.type === 'APPROVAL_RESOLVED' || e.type === 'POLICY_BLOCKED');
       if (governance.length) await approvals.onEvents(runner.orgId, runner.name, governance);
       const patrolEvents = fresh.filter(

@@ -11,8 +11,11 @@ import { placeholders } from './dialect';
 /** A client or an interactive transaction: repository functions run inside either. */
 export type Tx = Pick<Db, '$queryRawUnsafe' | '$executeRawUnsafe' | 'session' | 'sessionEvent' | 'usageTick'>;
 
-/** Rows per INSERT statement: 5 parameters each stays far below SQLite's variable limit. */
-const ROWS_PER_STATEMENT = 200;
+/**
+ * Rows per INSERT statement: a whole runner batch (≤ 1,000 events) in at most two statements;
+ * 5 parameters each stays below SQLite's variable limit (32 766) and PostgreSQL's (65 535).
+ */
+const ROWS_PER_STATEMENT = 500;
 /** Stored seqs read per query while walking the contiguous prefix. */
 const PREFIX_PAGE = 1000;
 
@@ -57,11 +60,11 @@ export async function contiguousPrefix(tx: Tx, sessionId: string, known: number)
 }
 
 /** The session rows an ingest reads and changes; SQLite's write lock is already held by the inserts. */
-export async function readSessionRows(tx: Tx, ids: string[]) {
-  return tx.session.findMany({ where: { id: { in: ids } }, select: { id: true, state: true, lastSeq: true } });
-}
-
-/** Moves a session's acknowledged prefix (plain SQL: the hot path of every batch, no ORM round trip). */
-export async function setStoredPrefix(tx: Tx, sessionId: string, prefix: number): Promise<void> {
-  await tx.$executeRawUnsafe(placeholders(tx, 'UPDATE "Session" SET "lastSeq" = ? WHERE "id" = ?'), prefix, sessionId);
+export async function readSessionRows(tx: Tx, ids: string[]): Promise<Array<{ id: string; state: string; lastSeq: number }>> {
+  // Plain SQL: read once per batch, and the ORM's query compiler cost more than the read itself.
+  const rows = await tx.$queryRawUnsafe<Array<{ id: string; state: string; lastSeq: number | bigint }>>(
+    placeholders(tx, `SELECT "id","state","lastSeq" FROM "Session" WHERE "id" IN (${ids.map(() => '?').join(',')})`),
+    ...ids,
+  );
+  return rows.map((r) => ({ id: r.id, state: r.state, lastSeq: Number(r.lastSeq) }));
 }
