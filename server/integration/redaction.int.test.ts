@@ -1,9 +1,10 @@
-import { createClient } from '@libsql/client';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildCorpus, leaked, seeded, type CorpusCase } from '../../common/redact/corpus';
-import type { SessionRedactionRow, SessionSummary } from '../../protocol';
+import type { SessionRedactionRow, SessionSummary, WireEvent } from '../../protocol';
+import { connectDb } from '../db';
+import { storedEvents } from '../services/terminal/stored-output';
 import { Api, ROOT, startStack, TerminalWatcher, uiSocket, waitFor, type Stack } from './harness';
 
 /**
@@ -144,11 +145,13 @@ describe('redaction holds on real terminal output (issue 10)', () => {
     }
 
     const browser = watcher.text();
-    const db = createClient({ url: `file:${join(stack.dataDir, 'village.db')}` });
-    const rows = (await db.execute({ sql: 'SELECT type, payload FROM "SessionEvent" WHERE "sessionId" = ? ORDER BY seq', args: [session.id] })).rows;
-    db.close();
-    const storedText = rows.filter((r) => r.type === 'TERMINAL_CHUNK').map((r) => (JSON.parse(String(r.payload)) as { data: string }).data).join('');
-    const storedAll = rows.map((r) => String(r.payload)).join('\n');
+    // What the database holds, read as the app reads it: event rows and the ~64 KB segments terminal output is folded into.
+    const db = await connectDb(`file:${join(stack.dataDir, 'village.db')}`);
+    const stored: WireEvent[] = [];
+    for await (const page of storedEvents(db, session.id, 0)) stored.push(...page);
+    await db.$disconnect();
+    const storedText = stored.map((e) => (e.type === 'TERMINAL_CHUNK' ? (e as { data: string }).data : '')).join('');
+    const storedAll = stored.map((e) => JSON.stringify(e)).join('\n');
     const logs = stack.logs.join('');
 
     const leaks: string[] = [];
