@@ -46,6 +46,8 @@ export function createRunnerCluster(nsp: Namespace, clustered: () => boolean, on
   nsp.on('runner:drop-token' as never, (tokenId: unknown) => {
     if (typeof tokenId === 'string') onDropToken(tokenId);
   });
+  /** The last keystroke sent to each remote runner: the next one waits for its answer. */
+  const inputTurns = new Map<string, Promise<void>>();
   const emit = <K extends keyof ClusterEvents>(name: K, ...args: Parameters<ClusterEvents[K]>) => {
     // One node (the in-memory adapter) has no other node to tell.
     if (clustered()) nsp.serverSideEmit(name, ...args);
@@ -60,24 +62,40 @@ export function createRunnerCluster(nsp: Namespace, clustered: () => boolean, on
       emit('runner:drop-token', tokenId);
     },
     remote: fresh,
-    /** A command to a runner connected to another node (through the adapter's room broadcast with acks). */
+    /**
+     * A command to a runner connected to another node (through the adapter's room broadcast with
+     * acks). Keystrokes to one runner go one after another: an adapter need not keep the order of
+     * messages sent at once (the Postgres adapter NOTIFYs through a pool), and keys must reach the
+     * PTY in the order typed.
+     */
     command(runnerId: string, name: string, body: unknown, timeoutMs: number): Promise<Result<unknown>> {
-      if (!fresh(runnerId)) return Promise.resolve(fail('RUNNER_ERROR', 'The runner is offline.'));
-      return new Promise((resolve) => {
-        (nsp.to(runnerRoom(runnerId)).timeout(timeoutMs) as unknown as { emit: (...a: unknown[]) => void }).emit(
-          name,
-          body,
-          (err: Error | null, answers: Result<unknown>[]) => {
-            const res = answers?.[0];
-            if (!res) return resolve(fail('RUNNER_ERROR', err ? 'The runner did not answer in time.' : 'The runner is offline.'));
-            if (typeof res !== 'object' || typeof res.ok !== 'boolean') return resolve(fail('RUNNER_ERROR', 'The runner sent a malformed answer.'));
-            resolve(res);
-          },
-        );
+      if (name !== 'session:input') return send(runnerId, name, body, timeoutMs);
+      const turn = (inputTurns.get(runnerId) ?? Promise.resolve()).then(() => send(runnerId, name, body, timeoutMs));
+      const settled = turn.then(() => undefined);
+      inputTurns.set(runnerId, settled);
+      void settled.then(() => {
+        if (inputTurns.get(runnerId) === settled) inputTurns.delete(runnerId);
       });
+      return turn;
     },
     notify(runnerId: string, name: string, body: unknown) {
       if (fresh(runnerId)) nsp.to(runnerRoom(runnerId)).emit(name as never, body as never);
     },
   };
+
+  function send(runnerId: string, name: string, body: unknown, timeoutMs: number): Promise<Result<unknown>> {
+    if (!fresh(runnerId)) return Promise.resolve(fail('RUNNER_ERROR', 'The runner is offline.'));
+    return new Promise((resolve) => {
+      (nsp.to(runnerRoom(runnerId)).timeout(timeoutMs) as unknown as { emit: (...a: unknown[]) => void }).emit(
+        name,
+        body,
+        (err: Error | null, answers: Result<unknown>[]) => {
+          const res = answers?.[0];
+          if (!res) return resolve(fail('RUNNER_ERROR', err ? 'The runner did not answer in time.' : 'The runner is offline.'));
+          if (typeof res !== 'object' || typeof res.ok !== 'boolean') return resolve(fail('RUNNER_ERROR', 'The runner sent a malformed answer.'));
+          resolve(res);
+        },
+      );
+    });
+  }
 }
