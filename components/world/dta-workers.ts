@@ -6,6 +6,7 @@
 import type { DtaRunStatus, DtaRunSummary } from '../../protocol/dta';
 import type { SessionSummary } from '../../protocol/ui';
 import type { SessionState } from '../../protocol/world';
+import { workerSession } from './worker-session';
 
 /** Run ids carry this prefix (DtaRunIdSchema): the actors layer gives such a sprite the tape. */
 const DTA_ID_PREFIX = 'dta_';
@@ -77,25 +78,18 @@ export function dtaRoom(run: Pick<DtaRunSummary, 'files' | 'invocation'>): strin
 }
 
 export function dtaRunAsSession(run: DtaRunSummary): SessionSummary {
-  return {
+  return workerSession({
     id: run.id,
     repo_id: run.repo_id,
     runner_id: run.runner_id,
-    provider: 'shell',
-    kind: 'agent',
     room_path: dtaRoom(run),
     title: `${run.tool} · ${DTA_PHASE_WORDS[run.status]}`,
     state: STATE_OF[run.status],
     reason: run.reason,
     created_by: run.created_by,
     created_at: run.created_at,
-    last_seq: 0,
     mode: 'write',
     activity: run.status === 'waiting_for_lock' ? 'idle' : null,
     activity_detail: run.status === 'waiting_for_lock' ? run.reason : '',
-    activity_since: null,
-    diff: null,
-    tests: null,
-    runner_lost: false,
-  };
+  });
 }

@@ -9,6 +9,7 @@ import type { SessionSummary } from '../../protocol/ui';
 import type { SessionState } from '../../protocol/world';
 import { progressLine, questProgress, STATE_WORDS } from '../quests/progress';
 import { commonRoom, globRoom } from './dta-workers';
+import { workerSession } from './worker-session';
 
 /** Quest ids carry this prefix (`qst_…`); a step's sprite is `<quest id>:<step id>`. */
 const QUEST_ID_PREFIX = 'qst_';
@@ -68,27 +69,20 @@ export function questStepsAsSessions(quests: readonly QuestUpdated[]): SessionSu
     for (const s of q.steps) {
       const state = STATE_OF[s.state];
       if (!state) continue;
-      out.push({
-        id: questWorkerId(q.id, s.step_id),
-        repo_id: q.repo_id,
-        runner_id: q.runner_id,
-        provider: 'shell',
-        kind: 'agent',
-        room_path: questStepRoom(q, s.step_id),
-        title: stepTitle(s),
-        state,
-        reason: s.reason,
-        created_by: q.created_by,
-        created_at: q.created_at,
-        last_seq: 0,
-        mode: 'write',
-        activity: null,
-        activity_detail: '',
-        activity_since: null,
-        diff: null,
-        tests: null,
-        runner_lost: false,
-      });
+      out.push(
+        workerSession({
+          id: questWorkerId(q.id, s.step_id),
+          repo_id: q.repo_id,
+          runner_id: q.runner_id,
+          room_path: questStepRoom(q, s.step_id),
+          title: stepTitle(s),
+          state,
+          reason: s.reason,
+          created_by: q.created_by,
+          created_at: q.created_at,
+          mode: 'write',
+        }),
+      );
     }
   }
   return out;

@@ -3,6 +3,7 @@ import type { RunSummary } from '../../protocol/deterministic';
 import type { SessionSummary } from '../../protocol/ui';
 import type { SessionState } from '../../protocol/world';
 import { WORKSHOP_ID } from './layout';
+import { workerSession } from './worker-session';
 
 const STATE_OF_RUN: Record<RunSummary['status'], SessionState> = {
   // Queued: the "starting" bubble; running: working at a bench; completed: walks out; failed: a red cross, then out.
@@ -14,25 +15,16 @@ const STATE_OF_RUN: Record<RunSummary['status'], SessionState> = {
 
 /** A run as a sprite in the workshop (the renderer draws sessions; a run is one that stands at a bench). */
 export function runAsSession(run: RunSummary): SessionSummary {
-  return {
+  return workerSession({
     id: run.id,
     repo_id: WORKSHOP_ID,
     runner_id: run.runner_id,
-    provider: 'shell',
-    kind: 'agent',
     room_path: '',
     title: `${run.agent_name} (run)`,
     state: STATE_OF_RUN[run.status],
     reason: run.reason,
     created_by: run.created_by,
     created_at: run.created_at,
-    last_seq: 0,
     mode: 'read_only',
-    activity: null,
-    activity_detail: '',
-    activity_since: null,
-    diff: null,
-    tests: null,
-    runner_lost: false,
-  };
+  });
 }
