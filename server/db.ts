@@ -35,18 +35,26 @@ export async function migrate(databaseUrl: string): Promise<void> {
 const BUSY_TIMEOUT_MS = 5_000;
 
 /**
- * @libsql/client hands its connection to every transaction and opens a fresh one for what
- * follows, and a fresh connection waits 0 ms for a lock. Within one process that never shows (its
- * statements run synchronously), but two control-plane processes on one database file then fail
- * each other's writes at once. Every new connection gets the busy timeout here.
+ * Per-connection settings (journal_mode=WAL is stored in the file; these are not):
+ * - busy_timeout: two control-plane processes on one file wait for each other's writes instead of failing at once;
+ * - synchronous=NORMAL: in WAL mode a commit appends to the log without an fsync (only checkpoints
+ *   sync), so a crash of the machine may lose the last commits but never corrupts the file. With the
+ *   default FULL every commit fsyncs on the event loop: ~115 a second while a shell echoed keys.
  */
-class LibSQLWithBusyTimeout extends PrismaLibSQL {
+const CONNECTION_PRAGMAS = [`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`, 'PRAGMA synchronous = NORMAL'];
+
+/**
+ * @libsql/client hands its connection to every transaction and opens a fresh one for what
+ * follows, with SQLite's defaults (no busy timeout, synchronous=FULL). Every new connection gets
+ * CONNECTION_PRAGMAS here.
+ */
+class LibSQLWithPragmas extends PrismaLibSQL {
   override createClient(config: Config): Client {
     const client = super.createClient(config);
     const transaction = client.transaction.bind(client);
     client.transaction = (async (mode?: TransactionMode) => {
       const tx = await transaction(mode);
-      await client.execute(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
+      for (const pragma of CONNECTION_PRAGMAS) await client.execute(pragma);
       return tx;
     }) as Client['transaction'];
     return client;
@@ -56,11 +64,10 @@ class LibSQLWithBusyTimeout extends PrismaLibSQL {
 /** SQLite tuned for one writer queue and concurrent readers; or PostgreSQL through the pg adapter. */
 export async function connectDb(databaseUrl: string): Promise<Db> {
   if (isPostgresUrl(databaseUrl)) return connectPostgres(databaseUrl);
-  const db = new PrismaClient({ adapter: new LibSQLWithBusyTimeout({ url: databaseUrl }) });
+  const db = new PrismaClient({ adapter: new LibSQLWithPragmas({ url: databaseUrl }) });
   // WAL lets pages read while the event writer commits; the busy timeout absorbs brief lock waits.
   await db.$queryRawUnsafe('PRAGMA journal_mode=WAL');
-  await db.$queryRawUnsafe(`PRAGMA busy_timeout=${BUSY_TIMEOUT_MS}`);
-  await db.$queryRawUnsafe('PRAGMA synchronous=NORMAL');
+  for (const pragma of CONNECTION_PRAGMAS) await db.$queryRawUnsafe(pragma);
   return db;
 }
 

@@ -2,10 +2,11 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { Terminal as XTerm } from '@xterm/xterm';
 import '@xterm/xterm/css/xterm.css';
-import type { SessionSummary, TerminalTimeline } from '../../protocol';
-import { TERMINAL_STATES } from '../../protocol';
+import type { Result, SessionSummary, TerminalTimeline } from '../../protocol';
+import { fail, TERMINAL_STATES } from '../../protocol';
 import { getUiSocket } from '../realtime/socket';
 import { STRINGS, stateLabel } from '../ui/strings';
+import { InputQueue } from './input-queue';
 import { streamLive } from './live-stream';
 import { ReplayPlayer, type ReplaySpeed, type ReplayState } from './replay-player';
 import { publishReplay } from './replay-signal';
@@ -15,6 +16,8 @@ import { openTerminal } from './xterm-setup';
 
 /** Resize events settle for this long before the PTY is resized (dragging fires many). */
 const RESIZE_DEBOUNCE_MS = 80;
+/** Keys the server has not confirmed after this long are reported (the connection may be gone). */
+const INPUT_ACK_TIMEOUT_MS = 15_000;
 /** The scrubber's span of a live session grows: its timeline is read again this often. */
 const TIMELINE_REFRESH_MS = 5_000;
 
@@ -113,11 +116,17 @@ export default function TerminalPanel({ session, readOnly, readOnlyNote, onClose
         },
       };
 
+      // One message in flight at a time; keys typed meanwhile go together in the next (input-queue.ts).
+      const keys = new InputQueue(
+        (data) =>
+          (socket.timeout(INPUT_ACK_TIMEOUT_MS).emitWithAck('terminal:input', { session_id: sessionId, data }) as Promise<Result<null>>).catch(() =>
+            fail('RUNNER_ERROR', STRINGS.inputTimeout),
+          ),
+        setError,
+      );
       const input = term.onData((data) => {
         if (!stream || stream.replaying() || readOnly) return;
-        socket.emit('terminal:input', { session_id: sessionId, data }, (res) => {
-          if (res && !res.ok) setError(res.error.message);
-        });
+        keys.push(data);
       });
 
       let resizeTimer: ReturnType<typeof setTimeout> | null = null;
@@ -135,6 +144,7 @@ export default function TerminalPanel({ session, readOnly, readOnlyNote, onClose
         clearInterval(timelineTimer);
         if (resizeTimer) clearTimeout(resizeTimer);
         input.dispose();
+        keys.dispose();
         player?.dispose();
         stream?.dispose();
         control.current = null;

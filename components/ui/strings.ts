@@ -14,6 +14,7 @@ export const STRINGS = {
   openTerminal: 'Open terminal',
   stopSession: 'Stop',
   closeTerminal: 'Close terminal',
+  inputTimeout: 'The server did not confirm your last keys in time: the connection may be down, so check the screen before typing on.',
   replaying: 'Replaying the screen…',
   replayControls: 'Replay controls',
   replayPlay: 'Play',

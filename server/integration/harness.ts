@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { io, type Socket } from 'socket.io-client';
 import { RUNNER_NAMESPACE, RUNNER_SOCKET_PATH } from '../../protocol';
 import type { Result, RunnerToServerEvents, ServerToRunnerEvents, SessionSummary, UiClientToServerEvents, UiServerToClientEvents, WireEvent, WorldSnapshot } from '../../protocol';
+import { UI_EVENT_LIMITS } from '../realtime/ui-limits';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -225,6 +226,22 @@ export class TerminalWatcher {
 
   type(data: string) {
     return call<null>(this.socket, 'terminal:input', { session_id: this.sessionId, data });
+  }
+
+  /**
+   * Types `text` one key per message, as a person types. The server allows a socket only so many
+   * keys a second (UI_EVENT_LIMITS) and a fast machine answers keys faster than that: a refused key
+   * is sent again once the window has passed, so no key is lost; any other refusal fails the test.
+   */
+  async typeKeys(text: string) {
+    for (const ch of text) {
+      for (let attempt = 0; ; attempt++) {
+        const res = await this.type(ch);
+        if (res.ok) break;
+        if (res.error.code !== 'RATE_LIMITED' || attempt >= 5) throw new Error(`key ${JSON.stringify(ch)} refused: ${res.error.code} ${res.error.message}`);
+        await new Promise((r) => setTimeout(r, (UI_EVENT_LIMITS['terminal:input'].seconds * 1000) / 4));
+      }
+    }
   }
 
   waitText(pattern: RegExp | string, what = String(pattern), timeoutMs = 20_000) {

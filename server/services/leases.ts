@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Db } from '../db';
+import { isUniqueViolation } from './repo/dialect';
 
 /**
  * Leases in the database (table Lease), shared by every control-plane node: which node owns a
@@ -22,8 +23,6 @@ export interface Held {
 export function defaultNodeId(): string {
   return `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
 }
-
-const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === 'P2002';
 
 export function createLeaseService(db: Db, nodeId: string) {
   async function take(name: string, ttlMs: number, opts: { force?: boolean; exclusive?: boolean } = {}): Promise<Held | null> {

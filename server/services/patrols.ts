@@ -25,6 +25,7 @@ import { newId } from './ids';
 import type { Broadcaster, PatrolScheduler, RunnerGateway } from './ports';
 import type { RepoService } from './repos';
 import type { SessionService } from './sessions';
+import { isUniqueViolation } from './repo/dialect';
 
 /** Schedules a new patrol gets (local time of the control plane); admins change them on the patrols page. */
 export const DEFAULT_SCHEDULES: Record<PatrolKind, string> = {
@@ -118,9 +119,6 @@ export function runSummary(r: RunRow): PatrolRunSummary {
     finished_at: r.finishedAt?.toISOString() ?? null,
   };
 }
-
-/** Prisma's unique-constraint error, recognised by code (the class is bundled twice under Next). */
-const isUniqueViolation = (err: unknown) => typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 'P2002';
 
 export interface PatrolServiceDeps {
   gateway: () => RunnerGateway;

@@ -17,3 +17,21 @@ export function placeholders(client: unknown, sql: string): string {
   let n = 0;
   return sql.replace(/\?/g, () => `$${++n}`);
 }
+
+/** Prisma's unique-constraint error (P2002), recognised by code: the class is bundled twice under Next. */
+export function isUniqueViolation(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 'P2002';
+}
+
+/**
+ * Inserts a row that may already be there (written by another node, or by a save racing this
+ * one): an upsert that updates nothing is a read then an insert on Prisma's side, so two of them
+ * can both insert. The duplicate is the row wanted, so its error is not one.
+ */
+export async function insertOnce(write: () => Promise<unknown>): Promise<void> {
+  try {
+    await write();
+  } catch (err) {
+    if (!isUniqueViolation(err)) throw err;
+  }
+}

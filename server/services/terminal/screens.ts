@@ -3,6 +3,7 @@ import { DEFAULT_TERMINAL_SCROLLBACK, TERMINAL_STATES } from '../../../protocol'
 import type { Db } from '../../db';
 import { toWire } from '../events';
 import type { WriterQueue } from '../writer-queue';
+import { insertOnce } from '../repo/dialect';
 import { TerminalMirror } from './mirror';
 import { seqAtTime, storedEvents, storedPage, storedSpan } from './stored-output';
 
@@ -150,7 +151,7 @@ export function createTerminalScreens(db: Db, serialize: WriterQueue, opts: Term
       // The session may be gone (deleted with its events): nothing to keep then.
       if (!(await db.session.findUnique({ where: { id: sessionId }, select: { id: true } }))) return;
       const row = { sessionId, seq: s.seq, ts: BigInt(Math.floor(s.ts)), cols: s.cols, rows: s.rows, data: s.data };
-      await db.terminalSnapshot.upsert({ where: { sessionId_seq: { sessionId, seq: s.seq } }, create: row, update: {} });
+      await insertOnce(() => db.terminalSnapshot.upsert({ where: { sessionId_seq: { sessionId, seq: s.seq } }, create: row, update: {} }));
       if (keep > 0) {
         const old = await db.terminalSnapshot.findMany({ where: { sessionId }, orderBy: { seq: 'desc' }, skip: keep, select: { seq: true } });
         if (old.length) await db.terminalSnapshot.deleteMany({ where: { sessionId, seq: { in: old.map((o) => o.seq) } } });
@@ -170,7 +171,7 @@ export function createTerminalScreens(db: Db, serialize: WriterQueue, opts: Term
         await serialize(async () => {
           if (!(await db.session.findUnique({ where: { id: sessionId }, select: { id: true } }))) return;
           const row = { sessionId, seq: p.seq, ts: BigInt(Math.floor(p.ts)), cols: p.cols, rows: p.rows, data: p.data };
-          await db.terminalSeekPoint.upsert({ where: { sessionId_seq: { sessionId, seq: p.seq } }, create: row, update: {} });
+          await insertOnce(() => db.terminalSeekPoint.upsert({ where: { sessionId_seq: { sessionId, seq: p.seq } }, create: row, update: {} }));
         });
       })
       .catch((err) => console.error(`[server] saving a seek snapshot of ${sessionId} failed`, err))
