@@ -178,7 +178,7 @@ async function main() {
     touching = false;
     done = true;
     await toucher;
-    for (const s of sessions) await api.request('POST', `/api/sessions/${s.id}/stop`).catch(() => undefined);
+    await Promise.all(sessions.map((s) => api.request('POST', `/api/sessions/${s.id}/stop`).catch(() => undefined)));
     console.log(`\n(headless Chromium ${browser.version()}, software WebGL (SwiftShader), ${VIEWPORT.width}×${VIEWPORT.height}, ${MEASURE_MS / 1000} s per figure while the camera pans; load average ${loadavg().map((x) => x.toFixed(1)).join(' ')})`);
   } finally {
     touching = false;
@@ -192,7 +192,12 @@ async function main() {
   }
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+// Exit when done: keep-alive connections and the stopped sessions' last events must not hold the
+// process open after the figures are printed (it used to hang after the 300-session round).
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { expect, test, type Page } from '@playwright/test';
 import { STRINGS } from '../components/ui/strings';
 import { ADMIN } from './fixtures/accounts';
@@ -70,6 +71,19 @@ test('[VILLAGE]: spawn in a room, click the sprite, type, reload, stop', async (
   await page.keyboard.type('echo again-$((20+1))');
   await page.keyboard.press('Enter');
   await expect(terminalRows(page)).toContainText('again-21');
+  // A burst of keys faster than the server takes single messages (400 a second), as a stalled
+  // connection or a program's mouse reports deliver them: every key goes through xterm's own
+  // input path at once; none may be lost or reordered.
+  const burst = 'abcdefghij'.repeat(80);
+  await page.evaluate(
+    ([sid, text]) => {
+      const term = (window as unknown as { __avTerminals: Record<string, { input(data: string, wasUserInput?: boolean): void }> }).__avTerminals[sid]!;
+      for (const ch of text) term.input(ch, true);
+    },
+    [sessionId, `echo ${burst} | md5sum | cut -c1-12\r`] as const,
+  );
+  const digest = createHash('md5').update(`${burst}\n`).digest('hex').slice(0, 12);
+  await expect(terminalRows(page).locator('div').filter({ hasText: new RegExp(`^${digest}\\s*$`) })).toHaveCount(1);
 
   // Stop: the session completes, its sprite and list entry go away.
   await panel.getByRole('button', { name: STRINGS.stopSession }).click();
