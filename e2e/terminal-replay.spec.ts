@@ -69,6 +69,18 @@ test('[TERMINAL]: scrub back to the start shows the screen of then; the village 
     await expect.poll(() => scrubberRows(panel)).toBe(1);
     await page.screenshot({ path: test.info().outputPath(`scrubber-${width}.png`) });
   }
+  // At 1024 px it wraps instead of running under the session details: nothing sticks out of the panel or the window.
+  await page.setViewportSize({ width: 1024, height: 700 });
+  await expect
+    .poll(() =>
+      page.evaluate(() => {
+        const panel = document.querySelector('.terminal-panel')!.getBoundingClientRect();
+        const parts = [...document.querySelectorAll('.terminal-scrubber > *, .session-details')].map((e) => e.getBoundingClientRect());
+        return parts.every((r) => r.right <= window.innerWidth + 0.5) && [...document.querySelectorAll('.terminal-scrubber > *')].every((e) => e.getBoundingClientRect().right <= panel.right + 0.5);
+      }),
+    )
+    .toBe(true);
+  await page.screenshot({ path: test.info().outputPath('scrubber-1024.png') });
   await page.setViewportSize({ width: 1280, height: 800 });
 
   // Scrub to the end: the sprite walks through the three rooms in the order of then, not straight to the last.
