@@ -83,7 +83,8 @@ export function createRelayOrder(deliver: (sessionId: string, events: WireEvent[
 export function relaySessionEvents(nsp: Namespace, local: Broadcaster, isOpen: () => boolean): Broadcaster {
   // This process's relay stream name: a restarted node starts new streams, not old ones at 0.
   const origin = randomBytes(8).toString('hex');
-  const sent = new Map<string, number>();
+  /** Per session: the next relay number and when it was last used (idle ones are forgotten like the receivers' streams). */
+  const sent = new Map<string, { n: number; touched: number }>();
   const order = createRelayOrder((sessionId, events) => local.sessionEvents(sessionId, events));
   nsp.on(RELAY_EVENT as never, (from: unknown, n: unknown, sessionId: unknown, events: unknown) => {
     if (typeof from !== 'string' || typeof n !== 'number' || !Number.isSafeInteger(n) || typeof sessionId !== 'string' || !Array.isArray(events)) return;
@@ -94,9 +95,16 @@ export function relaySessionEvents(nsp: Namespace, local: Broadcaster, isOpen: (
     sessionEvents(sessionId, events) {
       local.sessionEvents(sessionId, events);
       if (!isOpen()) return;
-      const n = sent.get(sessionId) ?? 0;
-      sent.set(sessionId, n + 1);
-      nsp.serverSideEmit(RELAY_EVENT, origin, n, sessionId, events);
+      const now = Date.now();
+      let entry = sent.get(sessionId);
+      if (!entry) {
+        // A stream that starts over at 0 after being forgotten is still delivered: a receiver
+        // that kept its stream hands numbers below its next one straight to the seq filter.
+        if (sent.size > 0 && sent.size % 1_000 === 0) for (const [id, e] of sent) if (now - e.touched > RELAY_STREAM_IDLE_MS) sent.delete(id);
+        sent.set(sessionId, (entry = { n: 0, touched: now }));
+      }
+      entry.touched = now;
+      nsp.serverSideEmit(RELAY_EVENT, origin, entry.n++, sessionId, events);
     },
   };
 }
