@@ -6,10 +6,26 @@ import type { PatrolService } from '../services/patrols';
  * Patrol schedules as timers in this process (croner): the embedded default. A tick's key is the
  * patrol and the second it was due, so a tick is one run. Runs start at once; one no runner can
  * take now is tried again like BullMQ would (same attempts and doubling backoff), then ends as an
- * error. With several control-plane nodes every node would fire every schedule: set REDIS_URL there.
+ * error. Several control-plane nodes sharing a database without Redis each fire every schedule
+ * (the tick key makes that one run), and each re-reads the schedules at every sweep (resync), so an
+ * edit made through another node applies here within RECONCILE_INTERVAL_MS.
  */
-export function createInProcessScheduler(patrols: PatrolService, retry: { attempts: number; backoffMs: number }): PatrolScheduler {
+type Schedule = { id: string; schedule: string; enabled: boolean; command: string };
+
+export interface InProcessScheduler extends PatrolScheduler {
+  /**
+   * Converge on the schedules the database holds now: timers for patrols added, changed or
+   * deleted since (by this node or, sharing a database without Redis, by another) are made or
+   * stopped; unchanged ones keep running.
+   */
+  resync(all: Schedule[]): Promise<void>;
+}
+
+export function createInProcessScheduler(patrols: PatrolService, retry: { attempts: number; backoffMs: number }): InProcessScheduler {
   const timers = new Map<string, Cron>();
+  /** What each timer was made from, to tell a changed schedule from an unchanged one. */
+  const madeFrom = new Map<string, string>();
+  const fingerprint = (p: Schedule) => JSON.stringify([p.schedule, p.enabled, p.command]);
   const pending = new Set<NodeJS.Timeout>();
   let closed = false;
   const log = (what: string) => (err: unknown) => console.error(`[server] patrol ${what} failed`, err);
@@ -31,13 +47,24 @@ export function createInProcessScheduler(patrols: PatrolService, retry: { attemp
     async sync(p) {
       timers.get(p.id)?.stop();
       timers.delete(p.id);
-      if ('deleted' in p || !p.enabled || !p.schedule || !p.command) return;
+      madeFrom.delete(p.id);
+      if ('deleted' in p) return;
+      madeFrom.set(p.id, fingerprint(p));
+      if (!p.enabled || !p.schedule || !p.command) return;
       const timer = new Cron(p.schedule, { mode: '5-or-6-parts', catch: log('tick') }, (self: Cron) => {
         const due = self.currentRun() ?? new Date();
         const key = `schedule-${p.id}-${Math.floor(due.getTime() / 1000)}`;
         withRetries((lastAttempt) => patrols.onTick(p.id, key, { lastAttempt }));
       });
       timers.set(p.id, timer);
+    },
+    async resync(all) {
+      const seen = new Set<string>();
+      for (const p of all) {
+        seen.add(p.id);
+        if (madeFrom.get(p.id) !== fingerprint(p)) await this.sync(p);
+      }
+      for (const id of [...madeFrom.keys()]) if (!seen.has(id)) await this.sync({ id, deleted: true });
     },
     async enqueue(job) {
       if (job.kind === 'run') withRetries((lastAttempt) => patrols.execute(job.runId, { lastAttempt }));

@@ -17,6 +17,7 @@ export interface SchedulerEnv {
  */
 export async function startPatrolScheduling(services: Services, env: SchedulerEnv): Promise<PatrolScheduler> {
   let scheduler: PatrolScheduler;
+  let resync: (() => Promise<void>) | undefined;
   if (env.REDIS_URL) {
     scheduler = await createBullmqScheduler(services.patrols, {
       url: env.REDIS_URL,
@@ -25,11 +26,17 @@ export async function startPatrolScheduling(services: Services, env: SchedulerEn
       prefix: env.AGENT_VILLAGE_QUEUE_PREFIX,
     });
   } else {
-    scheduler = createInProcessScheduler(services.patrols, { attempts: env.AGENT_VILLAGE_PATROL_ATTEMPTS, backoffMs: env.AGENT_VILLAGE_PATROL_BACKOFF_MS });
-    for (const p of await services.patrols.allForScheduling()) await scheduler.sync(p);
+    const inProcess = createInProcessScheduler(services.patrols, { attempts: env.AGENT_VILLAGE_PATROL_ATTEMPTS, backoffMs: env.AGENT_VILLAGE_PATROL_BACKOFF_MS });
+    await inProcess.resync(await services.patrols.allForScheduling());
+    // Another node sharing the database (no Redis) may edit schedules: pick its edits up at each sweep.
+    resync = async () => inProcess.resync(await services.patrols.allForScheduling());
+    scheduler = inProcess;
   }
   services.ports.scheduler = scheduler;
-  const sweep = setInterval(() => void services.patrols.reconcile().catch((e) => console.error('[server] patrol reconcile failed', e)), RECONCILE_INTERVAL_MS);
+  const sweep = setInterval(() => {
+    void services.patrols.reconcile().catch((e) => console.error('[server] patrol reconcile failed', e));
+    void resync?.().catch((e) => console.error('[server] patrol schedules resync failed', e));
+  }, RECONCILE_INTERVAL_MS);
   sweep.unref();
   console.log(`[server] patrols: ${scheduler.mode === 'bullmq' ? `BullMQ queues on ${redactUrl(env.REDIS_URL!)}` : 'in-process schedules (croner)'}`);
   const close = scheduler.close.bind(scheduler);
