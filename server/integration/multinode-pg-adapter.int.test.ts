@@ -138,4 +138,24 @@ describe.skipIf(!!missing)('[multinode] two nodes on PostgreSQL only: the Postgr
     const done = await status(['verified', 'failed']);
     expect(done.status, done.reason ?? '').toBe('verified');
   }, 300_000);
+
+  it('a quest planned and run on B executes its steps on the runner on A; its gate is decided on A and the rest runs on', async () => {
+    // (The DTA run above committed on its own branch: the repository's main still has the old host.)
+    const q = await b.cp.services.quests.create(admin, { repo_id: repoId, goal: 'Move every link from old.example.com to next.example.com', planner: 'rule' });
+    expect(q.plan.steps.map((s) => s.step_id)).toEqual(['dry_run', 'gate', 'apply', 'verify']);
+    await b.cp.services.quests.run(admin, q.id);
+    const reach = (node: InProcessNode, ok: (x: Awaited<ReturnType<typeof node.cp.services.quests.get>>) => boolean, what: string) =>
+      waitFor(async () => {
+        const x = await node.cp.services.quests.get(admin, q.id);
+        return ok(x) || x.state === 'failed' ? x : null;
+      }, what, 120_000);
+    const gated = await reach(b, (x) => x.state === 'waiting_for_approval', 'the quest gate to wait (seen on B)');
+    expect(gated.state, gated.reason ?? '').toBe('waiting_for_approval');
+    expect(gated.steps.find((s) => s.step_id === 'dry_run')!.proposal!.files.length).toBeGreaterThan(0);
+    // Decided through the other node: the state is in the database, the runner is reached from wherever.
+    await a.cp.services.quests.decideGate(admin, q.id, 'gate', 'allow');
+    const done = await reach(b, (x) => x.state === 'succeeded', 'the quest to finish (seen on B)');
+    expect(done.state, done.reason ?? '').toBe('succeeded');
+    expect(done.steps.find((s) => s.step_id === 'verify')!.state).toBe('succeeded');
+  }, 300_000);
 });
