@@ -20,3 +20,4 @@ export * from './terminal-live';
 export * from './quests';
 export * from './radar';
 export * from './story';
+export * from './cluster';

@@ -10,7 +10,7 @@ import { createRunnerEngine } from './realtime/runner-engine';
 import { attachUiNamespace } from './realtime/ui-namespace';
 import { browserTransports, clusterAdapterFor } from './realtime/cluster-adapter';
 import { createUiEventLimits } from './realtime/ui-limits';
-import { relaySessionEvents } from './realtime/cluster-relay';
+import { relayMemberChanges, relaySessionEvents } from './realtime/cluster-relay';
 import { startPatrolScheduling } from './scheduler';
 import { createServices, type Services } from './services';
 import { terminalOptions } from './services/terminal/options';
@@ -119,6 +119,7 @@ export async function createControlPlane({
   const uiBroadcast = attachUiNamespace(io, services, { originPolicy, limits: uiLimits });
   // Several nodes: live output also reaches viewers attached to the other nodes.
   services.ports.broadcast = cluster ? relaySessionEvents(io.of('/ui'), uiBroadcast, cluster.isOpen) : uiBroadcast;
+  if (cluster) relayMemberChanges(io.of('/ui'), services.memberEvents, cluster.isOpen);
   const scheduler = await startPatrolScheduling(services, env);
   return {
     services,

@@ -60,6 +60,7 @@ describe.skipIf(!!missing)('[multinode] two control-plane nodes on PostgreSQL + 
   let browser: Socket | undefined;
   let admin: Principal;
   let runnerId: string;
+  let repoId: string;
 
   async function startNode(id: string): Promise<Node> {
     const env = parseServerEnv({
@@ -137,6 +138,7 @@ describe.skipIf(!!missing)('[multinode] two control-plane nodes on PostgreSQL + 
     execFileSync('sh', ['-c', 'git init -q -b main && echo x > a && git -c user.name=t -c user.email=t@t add -A && git -c user.name=t -c user.email=t@t commit -qm i'], { cwd: repoDir });
     // Added on B: the scan command crosses to the runner on A.
     const repo = await b.cp.services.repos.add(admin.orgId, repoDir, 'mn-repo');
+    repoId = repo.id;
     await waitFor(async () => (await b.cp.services.repos.get(admin.orgId, repo.id)).status === 'ready', 'the scan through node A');
 
     const { token } = await b.cp.services.auth.startSession(admin.userId);
@@ -185,6 +187,39 @@ describe.skipIf(!!missing)('[multinode] two control-plane nodes on PostgreSQL + 
     expect(missingSession.ok).toBe(false);
     expect(browser!.connected).toBe(true);
     expect(b.cp.services.ports.gateway!.isOnline(runnerId)).toBe(true);
+  });
+
+  it('a role change made on node A reaches an operator typing on node B at once: the next key is refused', async () => {
+    const bob = 'user_mn_bob';
+    await a.db.user.create({ data: { id: bob, email: 'bob@example.com', passwordHash: 'x', name: 'Bob' } });
+    await a.db.membership.create({ data: { orgId: admin.orgId, userId: bob, role: 'operator' } });
+    const { token } = await b.cp.services.auth.startSession(bob);
+    const sock = connect(`${b.url}/ui`, { transports: ['websocket'], extraHeaders: { cookie: `${SESSION_COOKIE}=${token}` }, reconnection: false });
+    try {
+      await new Promise<void>((res, rej) => {
+        sock.once('connect', () => res());
+        sock.once('connect_error', rej);
+      });
+      const ask = <T,>(name: string, body: unknown) => new Promise<Result<T>>((res) => sock.emit(name, body, res));
+      const spawned = await ask<SessionSummary>('session:spawn', { repo_id: repoId, room_path: '', provider: 'shell', title: 'bob types' });
+      if (!spawned.ok) throw new Error(spawned.error.message);
+      await waitFor(async () => (await b.cp.services.sessions.get(admin, spawned.data.id)).state === 'RUNNING', 'bob’s session to run');
+      // A key now: B remembers bob's right to type (re-checked only every 2 s otherwise).
+      expect((await ask<null>('terminal:input', { session_id: spawned.data.id, data: 'echo one\r' })).ok).toBe(true);
+
+      let seenOnB = false;
+      const off = b.cp.services.memberEvents.on((c) => {
+        if (c.userId === bob) seenOnB = true;
+      });
+      await a.cp.services.members.changeRole(admin, bob, 'viewer');
+      await waitFor(() => seenOnB, 'node A’s role change to reach node B');
+      off();
+      const refused = await ask<null>('terminal:input', { session_id: spawned.data.id, data: 'echo two\r' });
+      expect(refused.ok).toBe(false);
+      await b.cp.services.sessions.stop(admin, spawned.data.id);
+    } finally {
+      sock.disconnect();
+    }
   });
 
   it('the runner lease: two nodes never both hold it; a renewal after a takeover is fenced', async () => {

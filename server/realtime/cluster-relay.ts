@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Namespace } from 'socket.io';
-import type { WireEvent } from '../../protocol';
+import { ClusterMemberChangeSchema, type WireEvent } from '../../protocol';
+import type { MemberEvents } from '../services/member-events';
 import type { Broadcaster } from '../services/ports';
 
 /** The inter-node event that carries a session's live events to the other nodes' viewers. */
@@ -107,4 +108,28 @@ export function relaySessionEvents(nsp: Namespace, local: Broadcaster, isOpen: (
       nsp.serverSideEmit(RELAY_EVENT, origin, entry.n++, sessionId, events);
     },
   };
+}
+
+const MEMBER_EVENT = 'cluster:member-change';
+
+/**
+ * A change of role, membership or logins made through one node reaches the open sockets on every
+ * node at once (typing rights dropped, a removed member disconnected), not only at their next
+ * re-check. Changes from other nodes are applied as if made here, and not sent on again.
+ */
+export function relayMemberChanges(nsp: Namespace, events: MemberEvents, isOpen: () => boolean): void {
+  let applyingRemote = false;
+  events.on((change) => {
+    if (!applyingRemote && isOpen()) nsp.serverSideEmit(MEMBER_EVENT, change);
+  });
+  nsp.on(MEMBER_EVENT as never, (raw: unknown) => {
+    const change = ClusterMemberChangeSchema.safeParse(raw);
+    if (!change.success) return console.error('[server] ignored a malformed member change from another node');
+    applyingRemote = true;
+    try {
+      events.emit(change.data);
+    } finally {
+      applyingRemote = false;
+    }
+  });
 }

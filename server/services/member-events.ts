@@ -1,17 +1,14 @@
 import { EventEmitter } from 'node:events';
+import type { ClusterMemberChange } from '../../protocol';
 
 /**
  * Changes to who may do what, announced to the realtime layer so an open socket follows them at
  * once: a removed member's sockets leave the org, ended logins drop their sockets. Sockets also
- * re-read their principal on every event, so this is about rooms, not about the checks.
+ * re-read their principal on every event, so this is about rooms, not about the checks. With
+ * several nodes, each change is also announced to the others (cluster-relay.ts relayMemberChanges).
+ * Kinds: role_changed, removed, sessions_ended, logged_out (one login ended), org_switched.
  */
-export type MemberChange =
-  | { kind: 'role_changed'; userId: string; orgId: string }
-  | { kind: 'removed'; userId: string; orgId: string }
-  | { kind: 'sessions_ended'; userId: string }
-  /** One login of the user ended (logout); other logins stay. */
-  | { kind: 'logged_out'; userId: string }
-  | { kind: 'org_switched'; userId: string };
+export type MemberChange = ClusterMemberChange;
 
 export class MemberEvents {
   private readonly emitter = new EventEmitter();
