@@ -3,6 +3,7 @@ import { useState, type FormEvent } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import type { PlannerInfo, QuestUpdated, RepoSummary } from '../../protocol';
 import { api } from '../ui/api';
+import RepoSelect from '../ui/RepoSelect';
 import { QUESTS_KEY, mergeQuest } from './use-quests';
 
 /** Shortest goal the form sends (the server's schema says the same in words). */
@@ -34,16 +35,7 @@ export default function NewQuestForm(props: { repos: RepoSummary[]; planners: Pl
   return (
     <form className="card quest-form" onSubmit={submit} aria-label="New quest" aria-busy={create.isPending}>
       <h2>New quest</h2>
-      <label className="block">
-        Repository
-        <select value={repo} onChange={(e) => setRepoId(e.target.value)}>
-          {props.repos.map((r) => (
-            <option key={r.id} value={r.id}>
-              {r.name}
-            </option>
-          ))}
-        </select>
-      </label>
+      <RepoSelect repos={props.repos} value={repo} onChange={setRepoId} />
       <label className="block">
         Goal
         <textarea value={goal} onChange={(e) => setGoal(e.target.value)} rows={3} placeholder="Move every link from old.example.com to new.example.com" aria-describedby="quest-goal-help" />

@@ -3,6 +3,7 @@ import { useState, type FormEvent } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { DTA_PARAMS_SCHEMAS, DTA_SUMMARIES, DTA_TOOLS, type DtaRunSummary, type DtaTool, type RepoSummary } from '../../protocol';
 import { api, ApiRequestError } from '../ui/api';
+import RepoSelect from '../ui/RepoSelect';
 import SchemaForm from './SchemaForm';
 import { dtaTable, STATUS_WORDS } from './dta-view';
 import { DTA_RUNS_KEY, useDtaRuns } from './use-dta-runs';
@@ -81,16 +82,7 @@ function DtaForm({ tool, repos, canRun, onStarted }: { tool: DtaTool; repos: Rep
       <h2 id="dta-form-title">{tool}</h2>
       <p>{DTA_SUMMARIES[tool]}</p>
       <form onSubmit={submit} noValidate aria-label={`Parameters of ${tool}`}>
-        <label className="block">
-          Repository
-          <select value={repoId} onChange={(e) => setRepoId(e.target.value)} disabled={!canRun}>
-            {repos.map((r) => (
-              <option key={r.id} value={r.id}>
-                {r.name}
-              </option>
-            ))}
-          </select>
-        </label>
+        <RepoSelect repos={repos} value={repoId} onChange={setRepoId} disabled={!canRun} />
         <label className="block">
           Files (glob, optional)
           <input value={glob} onChange={(e) => setGlob(e.target.value)} placeholder="site/**/*.html" disabled={!canRun} />
