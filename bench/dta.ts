@@ -13,6 +13,7 @@ import path from 'node:path';
 import { runDta, setVerifierMemoDir } from '../runner/dta/engine';
 import { DtaPolicySchema } from '../runner/dta/policy';
 import { makeRepo } from '../runner/dta/testing/fixture-repos';
+import { verifiersExited } from '../runner/dta/verifier/spawn';
 
 const FILES = Number(process.env.BENCH_FILES ?? 5000);
 /** Linux reports children's CPU in clock ticks (USER_HZ, 100 on every Linux we run on). */
@@ -76,6 +77,8 @@ async function main() {
   const applied = await runDta(inv('apply', dry.patch_sha256 ?? undefined), { policy });
   const applyMs = performance.now() - t;
   const dtaMs = dryMs + applyMs;
+  // The verifier writes its memo after the run answered: its CPU counts once it has exited.
+  await verifiersExited();
   const dtaCpu = cpuSeconds() - c;
 
   const same = execFileSync('diff', ['-r', '-q', '-x', '.git', '-x', '.runs', a, b], { encoding: 'utf8' }).trim() === '';

@@ -34,11 +34,13 @@ async function handle(line: string): Promise<void> {
   } catch (err) {
     answer(failed(`verifier crashed: ${err instanceof Error ? err.message : String(err)}`));
   }
-  // After the answer: the run goes on while the memo is written.
-  saveMemos();
 }
 
 let queue = Promise.resolve();
-createInterface({ input: process.stdin }).on('line', (line) => {
-  if (line.trim()) queue = queue.then(() => handle(line));
-});
+createInterface({ input: process.stdin })
+  .on('line', (line) => {
+    if (line.trim()) queue = queue.then(() => handle(line));
+  })
+  // The memo is written once, when the runner is done with this process (after the apply, or
+  // when a kept dry-run's proposal expires): while it is kept, its own memory answers.
+  .on('close', () => void queue.then(saveMemos));

@@ -15,6 +15,16 @@ const TSX = import.meta.resolve('tsx');
  * in its own memory for the next request. It reads nothing of the adapter's but the claims it is
  * sent, and re-reads the files for each.
  */
+/** Verifier processes not yet exited (a closed one still writes its memo), with their exit. */
+const running = new Map<ChildProcessWithoutNullStreams, Promise<void>>();
+
+/** Resolves once every verifier process started so far has exited (the bench counts their CPU). */
+export async function verifiersExited(): Promise<void> {
+  // An idle verifier is unref'd: waiting for it must keep this process alive.
+  for (const child of running.keys()) child.ref();
+  await Promise.all([...running.values()]);
+}
+
 export class VerifierProcess {
   private readonly child: ChildProcessWithoutNullStreams;
   private readonly answers: Array<(line: string | null) => void> = [];
@@ -29,6 +39,9 @@ export class VerifierProcess {
     this.child.stdin.on('error', () => undefined);
     createInterface({ input: this.child.stdout }).on('line', (line) => this.answers.shift()?.(line));
     this.child.on('error', (e) => this.end(`the verifier could not start: ${e.message}`));
+    const exited = new Promise<void>((resolve) => this.child.on('close', () => resolve()));
+    running.set(this.child, exited);
+    void exited.then(() => running.delete(this.child));
     this.child.on('close', (code, signal) => this.end(`the verifier ended (${code ?? signal}) without a result: ${this.stderr.trim().split('\n').slice(-3).join(' ')}`));
     this.idle();
   }
