@@ -14,6 +14,8 @@ import type { VerifierProcess } from './verifier/spawn';
 export interface KeptProposal {
   /** The invocation it answers (invocationKey). */
   key: string;
+  /** The work tree's top level. */
+  root: string;
   patchSha256: string;
   /** HEAD + status when it was proposed (treeFingerprint().hash). */
   fingerprint: string;
@@ -95,6 +97,17 @@ export function stillFits(p: KeptProposal, root: string, fingerprint: string): {
     originals.set(rel, bytes);
   }
   return { ok: true, originals };
+}
+
+/** Ends what is kept for a work tree (its run was denied or failed; its worktree goes away). */
+export function forgetProposals(dir: string): void {
+  let root = dir;
+  try {
+    root = fs.realpathSync(dir); // the engine keys by the real top level
+  } catch {
+    // gone already: compare as given
+  }
+  for (const [k, e] of [...kept]) if (e.p.root === root || e.p.root.startsWith(`${root}/`)) drop(k);
 }
 
 /** How many proposals are kept (observability and tests). */
