@@ -1,16 +1,15 @@
 import crypto from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
 import { compileSchema, createAjv, describeAjvErrors } from '../../common/ajv';
 import { DtaInvocationSchema, DtaOutputSchema, type DtaCounts, type DtaError, type DtaInvocation, type DtaOutput, type DtaVerifier } from '../../protocol';
 import { adapterOf } from './adapters';
 import { ArtifactWriter } from './artifacts';
 import { applyAtomic, recover } from './atomic-apply';
-import { byteCompare, commonDir, excludeRunsDir, gitDir, globMatcher, sha256, topLevel, trackedFiles, treeFingerprint } from './git-state';
+import { commonDir, excludeRunsDir, gitDir, sha256, topLevel, treeFingerprint } from './git-state';
 import { invocationKey, keepProposal, stillFits, takeProposal } from './kept-proposals';
-import { buildPatch } from './patch';
-import { allowedPathMatcher, DEFAULT_POLICY, effectiveConstraints, PolicyError, takeRateSlot, type DtaPolicy } from './policy';
-import type { MeasureContext } from './types';
+import { DEFAULT_POLICY, effectiveConstraints, PolicyError, takeRateSlot, type DtaPolicy } from './policy';
+import { discoverAndPropose, type Proposed } from './propose';
+import { RunFailure } from './run-failure';
 import { VerifierProcess } from './verifier/spawn';
 
 /**
@@ -38,15 +37,6 @@ export interface RunOptions {
   now?: () => Date;
   /** Called after each phase (events, the approval card). */
   onPhase?: (phase: 'started' | 'proposed' | 'applied' | 'verified', out: DtaOutput, extra: { patch?: string; files?: string[] }) => void;
-}
-
-class RunFailure extends Error {
-  constructor(
-    readonly code: DtaError['code'],
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 export function newRunId(): string {
@@ -82,18 +72,6 @@ export async function runDta(raw: unknown, opts: RunOptions = {}): Promise<DtaOu
   }
   out.artifacts = (artifacts as ArtifactWriter | null)?.written ?? out.artifacts;
   return DtaOutputSchema.parse(out);
-}
-
-/** What a dry-run proposed, fresh or kept from an earlier dry-run of the same invocation. */
-interface Proposed {
-  matched: string[];
-  baseline: DtaCounts;
-  units: number;
-  changes: Map<string, string>;
-  changed: string[];
-  notes: string[];
-  patch: string;
-  sourceHashes: Map<string, string>;
 }
 
 async function execute(
@@ -231,36 +209,4 @@ async function execute(
   out.phase = 'verify';
   artifacts.write('verify.json', { run_id: runId, phase: 'verify', verifier: out.verifier });
   if (out.verifier.passed) onPhase?.('verified', out, {});
-}
-
-/** discover → propose: reads the files in scope, measures the baseline, and asks the adapter. */
-async function discoverAndPropose(
-  root: string,
-  inv: DtaInvocation,
-  adapter: ReturnType<typeof adapterOf>,
-  params: Record<string, unknown>,
-  globs: string[],
-  policy: DtaPolicy,
-  constraints: ReturnType<typeof effectiveConstraints>,
-  inTime: (what: string) => void,
-): Promise<Proposed> {
-  const m = adapter.measure;
-  const tracked = await trackedFiles(root);
-  const allFiles = new Set(tracked);
-  const inGlob = globMatcher(globs);
-  const allowed = allowedPathMatcher(policy);
-  const matched = tracked.filter((f) => inGlob(f) && allowed(f));
-  if (matched.length > constraints.max_files) throw new RunFailure('POLICY', `${matched.length} files match, max_files is ${constraints.max_files}`);
-  const files = new Map(matched.map((rel) => [rel, fs.readFileSync(path.join(root, rel), 'utf8')]));
-  const ctx: MeasureContext = {
-    allFiles,
-    read: (rel) => files.get(rel) ?? (allFiles.has(rel) ? fs.readFileSync(path.join(root, rel), 'utf8') : undefined),
-  };
-  const baseline = await m.measure(files, params, ctx);
-  inTime('discover');
-  const proposal = await adapter.propose(files, params, { ...ctx, seed: constraints.seed });
-  inTime('propose');
-  const changed = [...proposal.changes.keys()].sort(byteCompare);
-  const sourceHashes = new Map(changed.map((rel) => [rel, sha256(files.get(rel) ?? ctx.read(rel) ?? '')]));
-  return { matched, baseline, units: proposal.units, changes: proposal.changes, changed, notes: proposal.notes, patch: buildPatch(files, proposal.changes), sourceHashes };
 }
