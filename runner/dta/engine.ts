@@ -134,7 +134,10 @@ async function execute(
   let keptVerifier = false;
   const v = verifier;
   cleanups.push(() => {
-    if (!keptVerifier) v.close();
+    if (keptVerifier) return;
+    // A run that failed before asking anything ends its verifier at once (its prepare is moot).
+    if (v.asked) v.close();
+    else v.kill();
   });
 
   const artifacts = new ArtifactWriter(root, runId, inv.tool, now());

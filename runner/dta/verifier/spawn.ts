@@ -29,6 +29,7 @@ export class VerifierProcess {
   private readonly child: ChildProcessWithoutNullStreams;
   private readonly answers: Array<(line: string | null) => void> = [];
   private ended = false;
+  private requests = 0;
   private why = '';
   private stderr = '';
 
@@ -44,6 +45,11 @@ export class VerifierProcess {
     void exited.then(() => running.delete(this.child));
     this.child.on('close', (code, signal) => this.end(`the verifier ended (${code ?? signal}) without a result: ${this.stderr.trim().split('\n').slice(-3).join(' ')}`));
     this.idle();
+  }
+
+  /** Whether it was ever sent a verify request (else it parsed nothing worth keeping in its memo). */
+  get asked(): boolean {
+    return this.requests > 0;
   }
 
   /** Still running and able to take a request. */
@@ -65,6 +71,7 @@ export class VerifierProcess {
   run(req: VerifyRequest, timeoutMs: number): Promise<DtaVerifier> {
     const failed = (why: string): DtaVerifier => ({ passed: false, checks: [], failures: [why], sample_size: 0 });
     if (this.ended) return Promise.resolve(failed(this.why));
+    this.requests++;
     this.busy();
     return new Promise<DtaVerifier>((resolve) => {
       const timer = setTimeout(() => {
