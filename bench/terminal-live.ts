@@ -11,7 +11,7 @@
  * Usage: npm run bench:live   (needs a build: `npx next build`, and /usr/bin/chromium)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { chromium, type Page } from '@playwright/test';
 import { io, type Socket } from 'socket.io-client';
@@ -30,6 +30,20 @@ const FLOOD_WARMUP_MS = 2_000;
 const THROUGHPUT_TIMEOUT_MS = 900_000;
 /** BENCH_ONLY=echo skips the browser throughput part (a quicker run of the echo figures). */
 const ONLY = process.env.BENCH_ONLY ?? 'all';
+
+/**
+ * BENCH_CPU_PROF=DIR: the control plane and its attached runner write V8 CPU profiles (.cpuprofile,
+ * open in Chrome DevTools) into DIR when they exit. Profiling slows both: figures from such a run
+ * are for finding costs, not for the table.
+ */
+const PROF_DIR = process.env.BENCH_CPU_PROF;
+
+function profileEnv(): Record<string, string> {
+  if (!PROF_DIR) return {};
+  mkdirSync(PROF_DIR, { recursive: true });
+  chmodSync(PROF_DIR, 0o777); // the attached runner may run as an unprivileged user
+  return { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${PROF_DIR}`, AGENT_VILLAGE_CPU_PROF_DIR: PROF_DIR };
+}
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))]!;
 const fmt = (xs: number[]) => `p50 ${pct(xs, 50).toFixed(1)} / p99 ${pct(xs, 99).toFixed(1)} ms`;
@@ -251,7 +265,7 @@ async function main() {
     args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--no-first-run', '--disable-quic'],
   });
   const hop = await startOneHop();
-  const stack = await startStack({ env: { AGENT_RUNNER_CAPACITY: String(SESSIONS + 5) } });
+  const stack = await startStack({ env: { AGENT_RUNNER_CAPACITY: String(SESSIONS + 5), ...profileEnv() } });
   const rows: string[][] = [];
   try {
     const api = new Api(stack.url);
