@@ -13,6 +13,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
 import { chromium, type Page } from '@playwright/test';
 import { io, type Socket } from 'socket.io-client';
 import { TerminalOutputFrameSchema, type SessionSummary } from '../protocol';
@@ -42,7 +43,7 @@ function profileEnv(): Record<string, string> {
   if (!PROF_DIR) return {};
   mkdirSync(PROF_DIR, { recursive: true });
   chmodSync(PROF_DIR, 0o777); // the attached runner may run as an unprivileged user
-  return { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${PROF_DIR}`, AGENT_VILLAGE_CPU_PROF_DIR: PROF_DIR };
+  return { NODE_OPTIONS: `--import=${join(ROOT, 'bench/cpu-profile.mjs')}`, AGENT_VILLAGE_CPU_PROF_DIR: PROF_DIR };
 }
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))]!;
