@@ -7,6 +7,11 @@ export const OUTPUT_BATCH_DELAY_MS = 5;
  * quiet window starts over at OUTPUT_BATCH_DELAY_MS, and the first write after it goes at once.
  */
 export const OUTPUT_BATCH_MAX_DELAY_MS = 40;
+/**
+ * A window grows only when it closed with at least this much: less is typing, echo or a prompt
+ * (keys typed back to back would otherwise stretch the windows their echoes land in).
+ */
+export const OUTPUT_BATCH_GROW_CHARS = 4 * 1024;
 /** Flush early past this size so one chunk stays small next to the 1 MB event limit. */
 export const OUTPUT_BATCH_MAX_CHARS = 64 * 1024;
 
@@ -28,6 +33,7 @@ export class OutputBatcher {
     private readonly delayMs = OUTPUT_BATCH_DELAY_MS,
     private readonly maxChars = OUTPUT_BATCH_MAX_CHARS,
     private readonly maxDelayMs = Math.max(delayMs, OUTPUT_BATCH_MAX_DELAY_MS),
+    private readonly growChars = OUTPUT_BATCH_GROW_CHARS,
   ) {
     this.windowMs = delayMs;
   }
@@ -68,8 +74,8 @@ export class OutputBatcher {
       this.windowMs = this.delayMs;
       return;
     }
+    this.windowMs = this.size >= this.growChars ? Math.min(this.windowMs * 2, this.maxDelayMs) : this.delayMs;
     this.emitBuffered();
-    this.windowMs = Math.min(this.windowMs * 2, this.maxDelayMs);
     this.openWindow();
   }
 

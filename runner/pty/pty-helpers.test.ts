@@ -71,7 +71,7 @@ describe('OutputBatcher', () => {
     vi.useFakeTimers();
     try {
       const out: string[] = [];
-      const b = new OutputBatcher((d) => out.push(d), 1, 1_000_000, 4);
+      const b = new OutputBatcher((d) => out.push(d), 1, 1_000_000, 4, 1);
       b.push('a');
       expect(out).toEqual(['a']);
       // Keep writing every 1 ms: windows of 1, 2, 4, 4 ms close with data.
@@ -92,6 +92,23 @@ describe('OutputBatcher', () => {
       b.push('y');
       vi.advanceTimersByTime(1);
       expect(out.at(-1)).toBe('y');
+      b.flush();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('keeps its short window for small output (echoes of keys typed back to back)', () => {
+    vi.useFakeTimers();
+    try {
+      const out: string[] = [];
+      const b = new OutputBatcher((d) => out.push(d), 1, 1_000_000, 4, 100);
+      b.push('a');
+      for (let t = 1; t <= 6; t++) {
+        b.push(String(t));
+        vi.advanceTimersByTime(1);
+        expect(out.at(-1)).toBe(String(t)); // every window closes after 1 ms: none grew
+      }
       b.flush();
     } finally {
       vi.useRealTimers();
