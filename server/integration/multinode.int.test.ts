@@ -216,7 +216,9 @@ describe.skipIf(!!missing)('[multinode] two control-plane nodes on PostgreSQL + 
       off();
       const refused = await ask<null>('terminal:input', { session_id: spawned.data.id, data: 'echo two\r' });
       expect(refused.ok).toBe(false);
+      // Ended before the next test counts live sessions (a session still stopping would end mid-count).
       await b.cp.services.sessions.stop(admin, spawned.data.id);
+      await waitFor(async () => ['COMPLETED', 'FAILED'].includes((await b.cp.services.sessions.get(admin, spawned.data.id)).state), 'bob’s session to end');
     } finally {
       sock.disconnect();
     }
