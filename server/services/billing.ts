@@ -3,6 +3,7 @@ import { nextPeriod, periodEnd, periodOf, periodsBetween, periodStart, previousP
 import type { Db } from '../db';
 import { requireRole, type Principal } from './auth';
 import { newId } from './ids';
+import { insertOnce } from './repo/dialect';
 import type { PlanService } from './plans';
 import type { UsageService } from './usage';
 
@@ -89,8 +90,9 @@ export function createBillingService(db: Db, plans: PlanService, usage: UsageSer
     const st = await statement(orgId, period, now);
     const s = await usage.sumSeconds(orgId, period);
     const number = `AV-${period.replace('-', '')}-${orgId.slice(-6).toUpperCase()}`;
-    try {
-      await db.invoice.create({
+    // Another generation of the same period may win the race: its invoice is the one.
+    await insertOnce(() =>
+      db.invoice.create({
         data: {
           id: newId('invc'),
           orgId,
@@ -103,11 +105,8 @@ export function createBillingService(db: Db, plans: PlanService, usage: UsageSer
           patrolSeconds: s.patrol,
           issuedAt: new Date(now),
         },
-      });
-    } catch (err) {
-      // Another generation of the same period won the race: its invoice is the one.
-      if ((err as { code?: string }).code !== 'P2002') throw err;
-    }
+      }),
+    );
     return invoiceFromRow((await db.invoice.findUnique({ where: { orgId_period: { orgId, period } } }))!);
   }
 

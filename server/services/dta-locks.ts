@@ -1,4 +1,5 @@
 import type { Db } from '../db';
+import { isUniqueViolation } from './repo/dialect';
 
 /**
  * Soft locks on file sets for DTA runs, as leases in the database so every control plane node (and
@@ -27,7 +28,7 @@ export function createDtaLocks(db: Db) {
         });
       } catch (err) {
         // Two nodes inserting the same path at once: the loser sees the unique key, and waits.
-        if ((err as { code?: string }).code === 'P2002') return { ok: false, heldBy: 'another run', paths };
+        if (isUniqueViolation(err)) return { ok: false, heldBy: 'another run', paths };
         throw err;
       }
     },

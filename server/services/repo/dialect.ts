@@ -25,8 +25,8 @@ export function isUniqueViolation(err: unknown): boolean {
 
 /**
  * Inserts a row that may already be there (written by another node, or by a save racing this
- * one): an upsert that updates nothing is a read then an insert on Prisma's side, so two of them
- * can both insert. The duplicate is the row wanted, so its error is not one.
+ * one): the duplicate is the row wanted, so its unique-key error is not one. (Not inside a
+ * PostgreSQL transaction: the error would abort it.)
  */
 export async function insertOnce(write: () => Promise<unknown>): Promise<void> {
   try {

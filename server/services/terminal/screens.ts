@@ -151,7 +151,7 @@ export function createTerminalScreens(db: Db, serialize: WriterQueue, opts: Term
       // The session may be gone (deleted with its events): nothing to keep then.
       if (!(await db.session.findUnique({ where: { id: sessionId }, select: { id: true } }))) return;
       const row = { sessionId, seq: s.seq, ts: BigInt(Math.floor(s.ts)), cols: s.cols, rows: s.rows, data: s.data };
-      await insertOnce(() => db.terminalSnapshot.upsert({ where: { sessionId_seq: { sessionId, seq: s.seq } }, create: row, update: {} }));
+      await insertOnce(() => db.terminalSnapshot.create({ data: row }));
       if (keep > 0) {
         const old = await db.terminalSnapshot.findMany({ where: { sessionId }, orderBy: { seq: 'desc' }, skip: keep, select: { seq: true } });
         if (old.length) await db.terminalSnapshot.deleteMany({ where: { sessionId, seq: { in: old.map((o) => o.seq) } } });
@@ -171,7 +171,7 @@ export function createTerminalScreens(db: Db, serialize: WriterQueue, opts: Term
         await serialize(async () => {
           if (!(await db.session.findUnique({ where: { id: sessionId }, select: { id: true } }))) return;
           const row = { sessionId, seq: p.seq, ts: BigInt(Math.floor(p.ts)), cols: p.cols, rows: p.rows, data: p.data };
-          await insertOnce(() => db.terminalSeekPoint.upsert({ where: { sessionId_seq: { sessionId, seq: p.seq } }, create: row, update: {} }));
+          await insertOnce(() => db.terminalSeekPoint.create({ data: row }));
         });
       })
       .catch((err) => console.error(`[server] saving a seek snapshot of ${sessionId} failed`, err))
