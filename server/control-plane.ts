@@ -133,6 +133,8 @@ export async function createControlPlane({
       // Not awaited: the HTTP server's close waits for keep-alive connections to go.
       void io.close();
       void runnerEngine.io.close();
+      // io.close() ran every runner's disconnect handler; their writes finish before the database closes.
+      await runnerEngine.gateway.settle();
       await cluster?.close();
       await loginThrottle.close();
       await uiLimits.close();

@@ -8,7 +8,9 @@ import { createControlPlane, type ControlPlane } from '../control-plane';
 import { connectDb, migrate, type Db } from '../db';
 import { parseServerEnv } from '../env';
 import { ROOT, waitFor } from './harness';
+import { createPostgresDatabase } from './postgres-server';
 
+/** On SQLite, and on PostgreSQL with AV_TEST_POSTGRES_URL (the Postgres pass of `npm test`). */
 describe('createControlPlane: the control plane in-process, a real runner process dialling in', () => {
   let dir: string;
   let db: Db;
@@ -16,10 +18,15 @@ describe('createControlPlane: the control plane in-process, a real runner proces
   let cp: ControlPlane;
   let runner: ChildProcess;
   let url: string;
+  let databaseUrl: string;
+  let dropPg: (() => Promise<void>) | undefined;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'av-cp-'));
-    const env = parseServerEnv({ NODE_ENV: 'production', DATA_DIR: dir, PORT: '0', AGENT_VILLAGE_NEXT: '0', AGENT_VILLAGE_ATTACHED_RUNNER: '0', AGENT_VILLAGE_DEMO_REPO: '0' });
+    const pg = process.env.AV_TEST_POSTGRES_URL ? await createPostgresDatabase(process.env.AV_TEST_POSTGRES_URL) : null;
+    dropPg = pg?.drop;
+    const env = parseServerEnv({ NODE_ENV: 'production', DATA_DIR: dir, PORT: '0', ...(pg ? { DATABASE_URL: pg.url } : {}), AGENT_VILLAGE_NEXT: '0', AGENT_VILLAGE_ATTACHED_RUNNER: '0', AGENT_VILLAGE_DEMO_REPO: '0' });
+    databaseUrl = env.DATABASE_URL;
     await migrate(env.DATABASE_URL);
     db = await connectDb(env.DATABASE_URL);
     http = createServer((_req, res) => res.writeHead(404).end());
@@ -28,10 +35,12 @@ describe('createControlPlane: the control plane in-process, a real runner proces
     const address = http.address();
     url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
   });
+  let closed = false;
   afterAll(async () => {
     runner?.kill('SIGKILL');
-    await cp?.close();
+    if (!closed) await cp?.close();
     await db?.$disconnect();
+    await dropPg?.();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -47,5 +56,19 @@ describe('createControlPlane: the control plane in-process, a real runner proces
     expect(cp.services.ports.gateway!.isOnline(listed.id)).toBe(true);
     // The public services object hands out no database client.
     expect('db' in cp.services).toBe(false);
+  });
+
+  it('closing it finishes the writes its runners’ disconnects start: the runner is offline in the database when close() returns', async () => {
+    const before = (await cp.services.runners.list(cp.orgId)).find((r) => r.name === 'in-proc-1');
+    expect(before?.online).toBe(true);
+    closed = true;
+    // As the server's shutdown does: close, then the database at once.
+    await cp.close();
+    await db.$disconnect();
+    // A fresh connection reads what was committed.
+    db = await connectDb(databaseUrl);
+    const row = await db.runner.findUniqueOrThrow({ where: { id: before!.id } });
+    expect(row.online).toBe(false);
+    expect(row.lostAt).not.toBeNull();
   });
 });

@@ -3,9 +3,8 @@ import type { TLSSocket } from 'node:tls';
 import { Server } from 'socket.io';
 import { RUNNER_SOCKET_PATH } from '../../protocol';
 import type { Services } from '../services';
-import type { RunnerGateway } from '../services/ports';
 import { bearerOf, rememberHandshake } from './runner-handshake';
-import { attachRunnerNamespace } from './runner-namespace';
+import { attachRunnerNamespace, type RunnerNamespace } from './runner-namespace';
 
 /**
  * An event batch is at most 900 000 characters (runner/spool/sender.ts); 4 MB covers that in
@@ -43,7 +42,7 @@ export interface RunnerEngineOptions {
  * without a valid runner token is answered HTTP 401 (with mTLS, without a valid client
  * certificate: 403) and never gets a websocket, so nothing it sends is ever read, let alone parsed.
  */
-export function createRunnerEngine(http: HttpServer, services: Services, opts: RunnerEngineOptions): { io: Server; gateway: RunnerGateway } {
+export function createRunnerEngine(http: HttpServer, services: Services, opts: RunnerEngineOptions): { io: Server; gateway: RunnerNamespace } {
   const io = new Server(http, {
     path: RUNNER_SOCKET_PATH,
     // Runners speak websocket only: no long-polling POST bodies to read before we know who it is.

@@ -49,7 +49,12 @@ interface RunnerSocketData {
 type RunnerSocket = Socket<RunnerToServerEvents, ServerToRunnerEvents, Record<string, never>, RunnerSocketData>;
 
 /** The /runner namespace: runners dial in with a token, register, heartbeat and stream events. */
-export function attachRunnerNamespace(io: Server, services: Services, opts: { clustered?: () => boolean } = {}): RunnerGateway {
+/** The gateway, and how a closing control plane waits for the writes its runners' disconnects started. */
+export interface RunnerNamespace extends RunnerGateway {
+  settle(): Promise<void>;
+}
+
+export function attachRunnerNamespace(io: Server, services: Services, opts: { clustered?: () => boolean } = {}): RunnerNamespace {
   const nsp = io.of(RUNNER_NAMESPACE) as unknown as Namespace<RunnerToServerEvents, ServerToRunnerEvents, Record<string, never>, RunnerSocketData>;
   const dropLocalToken = (tokenId: string) => {
     for (const socket of nsp.sockets.values()) {
@@ -63,6 +68,13 @@ export function attachRunnerNamespace(io: Server, services: Services, opts: { cl
     { socket: RunnerSocket; active: number; lastBeat: number; lag: number | null; rss: number | null }
   >();
   const lastTakeoverAudit = new Map<string, number>();
+  // A disconnect's writes (runner offline, its blueprints dropped) outlive the handler: on shutdown,
+  // io.close() disconnects every runner at once and the database must stay open until they are done.
+  const disconnecting = new Set<Promise<unknown>>();
+  const track = (what: string, work: Promise<unknown>) => {
+    const p = work.catch((e) => console.error(`[server] ${what}`, e)).finally(() => disconnecting.delete(p));
+    disconnecting.add(p);
+  };
   // A runner whose socket stays open but which stopped heartbeating (hung) is lost all the same.
   setInterval(() => {
     const now = Date.now();
@@ -230,9 +242,9 @@ export function attachRunnerNamespace(io: Server, services: Services, opts: { cl
       if (id && connected.get(id)?.socket.id === socket.id) {
         connected.delete(id);
         const orgId = socket.data.identity!.orgId;
-        void services.blueprints.dropRunner(id, orgId).catch((e) => console.error('[server] dropping blueprints', e));
+        track('dropping blueprints', services.blueprints.dropRunner(id, orgId));
         cluster.announce({ runnerId: id, online: false, active: 0, lag: null, rss: null });
-        void services.runners.disconnected(id, socket.data.lease).catch((e) => console.error('[server] runner offline', e));
+        track('runner offline', services.runners.disconnected(id, socket.data.lease));
       }
     });
   });
@@ -270,6 +282,9 @@ export function attachRunnerNamespace(io: Server, services: Services, opts: { cl
     dropToken(tokenId) {
       dropLocalToken(tokenId);
       cluster.dropToken(tokenId);
+    },
+    async settle() {
+      while (disconnecting.size) await Promise.all(disconnecting);
     },
   };
 }
