@@ -1,8 +1,8 @@
 /**
  * link_updater on a generated site against the classic one-liner on the same tree:
  *   (a) `grep -rl old.example.com . | xargs sed -i 's#…#…#g'` — fast, blind, unverified;
- *   (b) av-dta's dry-run + apply (+ its verifier process) — parsers, a patch, an atomic apply
- *       and an independent re-count.
+ *   (b) av-dta's dry-run + the approved apply (+ its verifier process) — parsers, a patch, an
+ *       atomic apply and an independent re-count — as the gate runs them.
  * Prints both wall times and the ratio (target ≤ 3×). Asserts nothing.
  * Usage: npm run bench:dta   (BENCH_FILES, default 5000)
  */
@@ -13,6 +13,7 @@ import path from 'node:path';
 import { runDta, setVerifierMemoDir } from '../runner/dta/engine';
 import { DtaPolicySchema } from '../runner/dta/policy';
 import { makeRepo } from '../runner/dta/testing/fixture-repos';
+import { verifiersExited } from '../runner/dta/verifier/spawn';
 
 const FILES = Number(process.env.BENCH_FILES ?? 5000);
 /** Linux reports children's CPU in clock ticks (USER_HZ, 100 on every Linux we run on). */
@@ -66,15 +67,18 @@ async function main() {
   const sedCpu = cpuSeconds() - c;
 
   const policy = DtaPolicySchema.parse({ max_files: FILES + 10, rate_limit: { max_runs: 100, window_ms: 60_000 } });
-  const inv = (mode: 'dry-run' | 'apply') => ({ tool: 'link_updater', version: '1.0', mode, target: { repo_path: b, glob: 'site/**' }, params: LINKS, constraints: { max_files: FILES + 10 } });
+  const inv = (mode: 'dry-run' | 'apply', approved?: string) => ({ tool: 'link_updater', version: '1.0', mode, target: { repo_path: b, glob: 'site/**' }, params: LINKS, constraints: { max_files: FILES + 10 }, ...(approved ? { expected_patch_sha256: approved } : {}) });
   c = cpuSeconds();
   t = performance.now();
   const dry = await runDta(inv('dry-run'), { policy });
   const dryMs = performance.now() - t;
   t = performance.now();
-  const applied = await runDta(inv('apply'), { policy });
+  // As the gate does (runner/dta/run-service.ts): the apply is bound to the patch that was approved.
+  const applied = await runDta(inv('apply', dry.patch_sha256 ?? undefined), { policy });
   const applyMs = performance.now() - t;
   const dtaMs = dryMs + applyMs;
+  // The verifier writes its memo after the run answered: its CPU counts once it has exited.
+  await verifiersExited();
   const dtaCpu = cpuSeconds() - c;
 
   const same = execFileSync('diff', ['-r', '-q', '-x', '.git', '-x', '.runs', a, b], { encoding: 'utf8' }).trim() === '';
