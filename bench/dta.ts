@@ -1,10 +1,10 @@
 /**
  * link_updater on a generated site against the classic one-liner on the same tree:
  *   (a) `grep -rl old.example.com . | xargs sed -i 's#…#…#g'` — fast, blind, unverified;
- *   (b) av-dta's dry-run + apply (+ its verifier process) — parsers, a patch, an atomic apply
- *       and an independent re-count.
+ *   (b) av-dta's dry-run + the approved apply (+ its verifier process) — parsers, a patch, an
+ *       atomic apply and an independent re-count — as the gate runs them.
  * Prints both wall times and the ratio (target ≤ 3×). Asserts nothing.
- * Usage: npm run bench:dta   (BENCH_FILES, default 5000)
+ * Usage: npm run bench:dta   (BENCH_FILES, default 5000; BENCH_ROUNDS, default 3: the median is printed)
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -13,8 +13,11 @@ import path from 'node:path';
 import { runDta, setVerifierMemoDir } from '../runner/dta/engine';
 import { DtaPolicySchema } from '../runner/dta/policy';
 import { makeRepo } from '../runner/dta/testing/fixture-repos';
+import { verifiersExited } from '../runner/dta/verifier/spawn';
 
 const FILES = Number(process.env.BENCH_FILES ?? 5000);
+/** Rounds, each on fresh trees; the summary is their median (one round on a shared machine says little). */
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 /** Linux reports children's CPU in clock ticks (USER_HZ, 100 on every Linux we run on). */
 const CLOCK_TICKS_PER_S = 100;
 
@@ -50,42 +53,78 @@ function site(n: number): Record<string, string> {
   return files;
 }
 
-async function main() {
-  const files = site(FILES);
+/** One round: a fresh pair of identical trees, sed on one, av-dta's dry-run + approved apply on the other. */
+interface Round {
+  sedMs: number;
+  sedCpu: number;
+  dryMs: number;
+  applyMs: number;
+  dtaCpu: number;
+  verified: boolean;
+  same: boolean;
+  updates: number;
+  files: number;
+}
+
+async function round(files: Record<string, string>, n: number): Promise<Round> {
   const a = makeRepo(files, 'bench-dta-sed');
   const b = makeRepo(files, 'bench-dta');
   // As the runner does (runner/main.ts): the verifier's parse memo in a folder of the runner's own.
   const memoDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-dta-runner-'));
   setVerifierMemoDir(memoDir);
-  console.log(`${FILES} files (${os.cpus().length} CPUs, ${os.cpus()[0]?.model ?? 'unknown CPU'}, load ${os.loadavg()[0]!.toFixed(2)})`);
+  try {
+    let c = cpuSeconds();
+    let t = performance.now();
+    execFileSync('sh', ['-c', "grep -rl --exclude-dir=.git old.example.com . | xargs sed -i -e 's#http://old.example.com#https://new.example.com#g' -e 's#https://old.example.com#https://new.example.com#g'"], { cwd: a });
+    const sedMs = performance.now() - t;
+    const sedCpu = cpuSeconds() - c;
 
-  let c = cpuSeconds();
-  let t = performance.now();
-  execFileSync('sh', ['-c', "grep -rl --exclude-dir=.git old.example.com . | xargs sed -i -e 's#http://old.example.com#https://new.example.com#g' -e 's#https://old.example.com#https://new.example.com#g'"], { cwd: a });
-  const sedMs = performance.now() - t;
-  const sedCpu = cpuSeconds() - c;
+    const policy = DtaPolicySchema.parse({ max_files: n + 10, rate_limit: { max_runs: 100, window_ms: 60_000 } });
+    const inv = (mode: 'dry-run' | 'apply', approved?: string) => ({ tool: 'link_updater', version: '1.0', mode, target: { repo_path: b, glob: 'site/**' }, params: LINKS, constraints: { max_files: n + 10 }, ...(approved ? { expected_patch_sha256: approved } : {}) });
+    c = cpuSeconds();
+    t = performance.now();
+    const dry = await runDta(inv('dry-run'), { policy });
+    const dryMs = performance.now() - t;
+    t = performance.now();
+    // As the gate does (runner/dta/run-service.ts): the apply is bound to the patch that was approved.
+    const applied = await runDta(inv('apply', dry.patch_sha256 ?? undefined), { policy });
+    const applyMs = performance.now() - t;
+    // The verifier writes its memo after the run answered: its CPU counts once it has exited.
+    await verifiersExited();
+    const dtaCpu = cpuSeconds() - c;
+    const same = execFileSync('diff', ['-r', '-q', '-x', '.git', '-x', '.runs', a, b], { encoding: 'utf8' }).trim() === '';
+    return { sedMs, sedCpu, dryMs, applyMs, dtaCpu, verified: dry.verifier.passed && applied.verifier.passed, same, updates: Number(applied.applied_changes.link_updates ?? 0), files: applied.applied_changes.files ?? 0 };
+  } finally {
+    fs.rmSync(a, { recursive: true, force: true });
+    fs.rmSync(b, { recursive: true, force: true });
+    fs.rmSync(memoDir, { recursive: true, force: true });
+  }
+}
 
-  const policy = DtaPolicySchema.parse({ max_files: FILES + 10, rate_limit: { max_runs: 100, window_ms: 60_000 } });
-  const inv = (mode: 'dry-run' | 'apply') => ({ tool: 'link_updater', version: '1.0', mode, target: { repo_path: b, glob: 'site/**' }, params: LINKS, constraints: { max_files: FILES + 10 } });
-  c = cpuSeconds();
-  t = performance.now();
-  const dry = await runDta(inv('dry-run'), { policy });
-  const dryMs = performance.now() - t;
-  t = performance.now();
-  const applied = await runDta(inv('apply'), { policy });
-  const applyMs = performance.now() - t;
-  const dtaMs = dryMs + applyMs;
-  const dtaCpu = cpuSeconds() - c;
+function median(xs: number[]): number {
+  const s = [...xs].sort((x, y) => x - y);
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
 
-  const same = execFileSync('diff', ['-r', '-q', '-x', '.git', '-x', '.runs', a, b], { encoding: 'utf8' }).trim() === '';
-  console.log(`grep | xargs sed -i:          ${sedMs.toFixed(0)} ms (no verification)`);
-  console.log(`av-dta dry-run:               ${dryMs.toFixed(0)} ms (verifier: ${dry.verifier.passed ? 'passed' : 'FAILED'})`);
-  console.log(`av-dta apply + verify:        ${applyMs.toFixed(0)} ms (${applied.applied_changes.link_updates} link updates in ${applied.applied_changes.files} files, verifier: ${applied.verifier.passed ? 'passed' : 'FAILED'})`);
-  console.log(`ratio (dry-run + apply) / sed: ${(dtaMs / sedMs).toFixed(1)}×   same result as sed: ${same ? 'yes' : 'no'}`);
-  console.log(`CPU: sed ${sedCpu.toFixed(1)} s, av-dta ${dtaCpu.toFixed(1)} s (ratio ${(dtaCpu / Math.max(sedCpu, 0.01)).toFixed(1)}×); load now ${os.loadavg()[0]!.toFixed(2)}`);
-  fs.rmSync(a, { recursive: true, force: true });
-  fs.rmSync(b, { recursive: true, force: true });
-  fs.rmSync(memoDir, { recursive: true, force: true });
+async function main() {
+  const files = site(FILES);
+  console.log(`${FILES} files, ${ROUNDS} round(s) (${os.cpus().length} CPUs, ${os.cpus()[0]?.model ?? 'unknown CPU'}, load ${os.loadavg()[0]!.toFixed(2)})`);
+  const rounds: Round[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    const r = await round(files, FILES);
+    rounds.push(r);
+    // Each round on its own line: on a shared machine one round can be an outlier either way.
+    console.log(`round ${i + 1}: sed ${r.sedMs.toFixed(0)} ms, av-dta dry-run ${r.dryMs.toFixed(0)} ms + apply/verify ${r.applyMs.toFixed(0)} ms = ${((r.dryMs + r.applyMs) / r.sedMs).toFixed(1)}×; CPU ${r.sedCpu.toFixed(1)} s vs ${r.dtaCpu.toFixed(1)} s; verified ${r.verified ? 'yes' : 'NO'}, same as sed ${r.same ? 'yes' : 'NO'}; load ${os.loadavg()[0]!.toFixed(2)}`);
+  }
+  const m = (f: (r: Round) => number) => median(rounds.map(f));
+  const last = rounds[rounds.length - 1]!;
+  console.log(`median of ${ROUNDS}:`);
+  console.log(`grep | xargs sed -i:          ${m((r) => r.sedMs).toFixed(0)} ms (no verification)`);
+  console.log(`av-dta dry-run:               ${m((r) => r.dryMs).toFixed(0)} ms (verifier: ${rounds.every((r) => r.verified) ? 'passed' : 'FAILED'})`);
+  console.log(`av-dta apply + verify:        ${m((r) => r.applyMs).toFixed(0)} ms (${last.updates} link updates in ${last.files} files)`);
+  console.log(`ratio (dry-run + apply) / sed: ${m((r) => (r.dryMs + r.applyMs) / r.sedMs).toFixed(1)}× (median of the rounds' ratios)   same result as sed: ${rounds.every((r) => r.same) ? 'yes' : 'no'}`);
+  console.log(`CPU: sed ${m((r) => r.sedCpu).toFixed(1)} s, av-dta ${m((r) => r.dtaCpu).toFixed(1)} s (ratio ${m((r) => r.dtaCpu / Math.max(r.sedCpu, 0.01)).toFixed(1)}×); load now ${os.loadavg()[0]!.toFixed(2)}`);
 }
 
 main().catch((err: unknown) => {

@@ -98,13 +98,14 @@ export function gitBlobId(bytes: Buffer): string {
 
 /**
  * Returns once every file is in place; the promise it returns settles when the backups are gone.
+ * `originals`, when given, are the targets' current bytes (read by the caller), for the journal's blob ids.
  * `journalDir` is outside the tree (the worktree's git dir): it survives a crash, never gets committed.
  */
-export function applyAtomic(root: string, journalDir: string, runId: string, changes: ReadonlyMap<string, string>): Promise<void> {
+export function applyAtomic(root: string, journalDir: string, runId: string, changes: ReadonlyMap<string, string>, originals?: ReadonlyMap<string, Buffer>): Promise<void> {
   const dir = path.join(journalDir, runId);
   fs.mkdirSync(path.join(dir, 'backup'), { recursive: true });
-  // Reading the originals costs little (the run just read them: they are in the page cache).
-  const entries: JournalEntry[] = [...changes.keys()].map((rel, i) => ({ rel, backup: path.join(dir, 'backup', String(i)), tmp: `${path.join(root, rel)}.dta-${runId}.tmp`, blob: gitBlobId(fs.readFileSync(path.join(root, rel))) }));
+  // The originals' bytes: those the caller just read and checked, else read here (page cache).
+  const entries: JournalEntry[] = [...changes.keys()].map((rel, i) => ({ rel, backup: path.join(dir, 'backup', String(i)), tmp: `${path.join(root, rel)}.dta-${runId}.tmp`, blob: gitBlobId(originals?.get(rel) ?? fs.readFileSync(path.join(root, rel))) }));
   const journal: Journal = { run_id: runId, root, entries };
   // The journal comes first, so a crash at any later point knows every temp and copy to clean up.
   writeDurable(path.join(dir, `${JOURNAL_FILE}.tmp`), JSON.stringify(journal));

@@ -1,16 +1,16 @@
 import crypto from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
 import { compileSchema, createAjv, describeAjvErrors } from '../../common/ajv';
 import { DtaInvocationSchema, DtaOutputSchema, type DtaCounts, type DtaError, type DtaInvocation, type DtaOutput, type DtaVerifier } from '../../protocol';
 import { adapterOf } from './adapters';
 import { ArtifactWriter } from './artifacts';
 import { applyAtomic, recover } from './atomic-apply';
-import { byteCompare, commonDir, excludeRunsDir, gitDir, globMatcher, sha256, topLevel, trackedFiles, treeFingerprint } from './git-state';
-import { buildPatch } from './patch';
-import { allowedPathMatcher, DEFAULT_POLICY, effectiveConstraints, PolicyError, takeRateSlot, type DtaPolicy } from './policy';
-import type { MeasureContext } from './types';
-import { startVerifier } from './verifier/spawn';
+import { commonDir, excludeRunsDir, gitDir, sha256, topLevel, treeFingerprint } from './git-state';
+import { invocationKey, keepProposal, stillFits, takeProposal } from './kept-proposals';
+import { DEFAULT_POLICY, effectiveConstraints, PolicyError, takeRateSlot, type DtaPolicy } from './policy';
+import { discoverAndPropose, type Proposed } from './propose';
+import { RunFailure } from './run-failure';
+import { VerifierProcess } from './verifier/spawn';
 
 /**
  * One DTA run: discover → propose → (apply) → verify, deterministic and all-or-nothing.
@@ -37,15 +37,6 @@ export interface RunOptions {
   now?: () => Date;
   /** Called after each phase (events, the approval card). */
   onPhase?: (phase: 'started' | 'proposed' | 'applied' | 'verified', out: DtaOutput, extra: { patch?: string; files?: string[] }) => void;
-}
-
-class RunFailure extends Error {
-  constructor(
-    readonly code: DtaError['code'],
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 export function newRunId(): string {
@@ -118,41 +109,55 @@ async function execute(
   await excludeRunsDir(root);
   const fp0 = await treeFingerprint(root);
   if (fp0.status !== '') throw new RunFailure('DIRTY_TREE', `the work tree has uncommitted changes (${fp0.status.split('\0').filter(Boolean).length} paths); commit or stash them first`);
-  // The verifier process starts now and waits for its request: its start overlaps our work.
-  const verifier = startVerifier(root);
-  cleanups.push(() => verifier.cancel());
+  const globs = inv.target.glob === undefined ? m.defaultGlob : Array.isArray(inv.target.glob) ? inv.target.glob : [inv.target.glob];
+  const key = invocationKey({ root, tool: inv.tool, params, globs, seed: constraints.seed, maxFiles: constraints.max_files, allowedPaths: policy.allowed_paths });
+
+  // An approved apply takes its dry-run's proposal when the tree is still the one it was made from.
+  let kept = inv.mode === 'apply' && inv.expected_patch_sha256 ? takeProposal(key, inv.expected_patch_sha256) : null;
+  let originals: Map<string, Buffer> | undefined;
+  if (kept) {
+    const fits = stillFits(kept, root, fp0.hash);
+    if (fits.ok) originals = fits.originals;
+    else {
+      out.notes.push(`proposed again: ${fits.why}`);
+      kept.verifier?.close();
+      kept = null;
+    }
+  }
+
+  // The verifier process starts now (or is the dry-run's, kept): its start overlaps our work.
+  let verifier = kept?.verifier?.alive ? kept.verifier : null;
+  if (!verifier) {
+    verifier = new VerifierProcess(root);
+    if (adapter.prepare === undefined) verifier.prepare({ mode: 'prepare', tool: inv.tool, root, head: fp0.head, params, globs, allowed_paths: policy.allowed_paths, ...(verifierMemoDir ? { memo_dir: verifierMemoDir } : {}) });
+  }
+  let keptVerifier = false;
+  const v = verifier;
+  cleanups.push(() => {
+    if (keptVerifier) return;
+    // A run that failed before asking anything ends its verifier at once (its prepare is moot).
+    if (v.asked) v.close();
+    else v.kill();
+  });
 
   const artifacts = new ArtifactWriter(root, runId, inv.tool, now());
   setArtifacts(artifacts);
-  if (adapter.prepare) params = await adapter.prepare(root, params);
-
-  // discover
-  const globs = inv.target.glob === undefined ? m.defaultGlob : Array.isArray(inv.target.glob) ? inv.target.glob : [inv.target.glob];
-  const tracked = await trackedFiles(root);
-  const allFiles = new Set(tracked);
-  const inGlob = globMatcher(globs);
-  const allowed = allowedPathMatcher(policy);
-  const matched = tracked.filter((f) => inGlob(f) && allowed(f));
-  if (matched.length > constraints.max_files) throw new RunFailure('POLICY', `${matched.length} files match, max_files is ${constraints.max_files}`);
-  const files = new Map(matched.map((rel) => [rel, fs.readFileSync(path.join(root, rel), 'utf8')]));
-  const ctx: MeasureContext = {
-    allFiles,
-    read: (rel) => files.get(rel) ?? (allFiles.has(rel) ? fs.readFileSync(path.join(root, rel), 'utf8') : undefined),
-  };
-  out.baseline = await m.measure(files, params, ctx);
+  let proposed: Proposed;
+  if (kept) {
+    proposed = { matched: kept.matched, baseline: kept.baseline, units: kept.units, changes: kept.changes, changed: kept.files, notes: kept.notes, patch: kept.patch, sourceHashes: kept.sourceHashes };
+    params = structuredClone(kept.params);
+  } else {
+    if (adapter.prepare) params = await adapter.prepare(root, params);
+    proposed = await discoverAndPropose(root, inv, adapter, params, globs, policy, constraints, inTime);
+  }
+  const { matched, changed, patch } = proposed;
+  out.baseline = proposed.baseline;
   artifacts.write('baseline.json', { run_id: runId, tool: inv.tool, head: fp0.head, globs, files: matched.length, counts: out.baseline });
   onPhase?.('started', out, { files: matched });
-  inTime('discover');
-
-  // propose
-  const proposal = await adapter.propose(files, params, { ...ctx, seed: constraints.seed });
-  inTime('propose');
-  const changed = [...proposal.changes.keys()].sort(byteCompare);
-  const patch = buildPatch(files, proposal.changes);
   out.files = changed;
   out.patch_sha256 = sha256(patch);
-  out.notes.push(...proposal.notes.slice(0, 200));
-  out.proposed_changes = { files: changed.length, [m.unit]: proposal.units };
+  out.notes.push(...proposed.notes.slice(0, 200));
+  out.proposed_changes = { files: changed.length, [m.unit]: proposed.units };
   out.applied_changes = zeroUnits(m.unit);
   const patchPath = artifacts.write('proposed.patch', patch);
   artifacts.write('proposed.json', { run_id: runId, counts: out.proposed_changes, files: changed, patch_sha256: out.patch_sha256, notes: out.notes });
@@ -168,7 +173,7 @@ async function execute(
     allowed_paths: policy.allowed_paths,
     seed: constraints.seed,
     ...(verifierMemoDir ? { memo_dir: verifierMemoDir } : {}),
-    claim: { head: fp0.head, baseline: out.baseline, units: proposal.units, files: changed, patch_path: artifacts.absolute(patchPath), patch_sha256: out.patch_sha256!, hashes },
+    claim: { head: fp0.head, baseline: out.baseline, units: proposed.units, files: changed, patch_path: artifacts.absolute(patchPath), patch_sha256: out.patch_sha256!, hashes },
   });
   const verifierBudget = () => Math.max(MIN_VERIFIER_MS, deadline - Date.now());
 
@@ -176,6 +181,9 @@ async function execute(
     out.verifier = await verifier.run(request('proposed', {}), verifierBudget());
     artifacts.write('verify.json', { run_id: runId, phase: 'dry-run', verifier: out.verifier });
     out.ok = true;
+    // Kept for the apply the gate may allow: it writes these contents and asks this verifier.
+    keepProposal({ key, root, patchSha256: out.patch_sha256, fingerprint: fp0.hash, matched, baseline: out.baseline, proposed: out.proposed_changes, units: proposed.units, files: changed, notes: proposed.notes, patch, changes: proposed.changes, sourceHashes: proposed.sourceHashes, params, verifier });
+    keptVerifier = true;
     onPhase?.('proposed', out, { patch });
     return;
   }
@@ -186,12 +194,12 @@ async function execute(
   onPhase?.('proposed', out, { patch });
   let backupsRemoved: Promise<void>;
   try {
-    backupsRemoved = applyAtomic(root, path.join(stateDir, 'journal'), runId, proposal.changes);
+    backupsRemoved = applyAtomic(root, path.join(stateDir, 'journal'), runId, proposed.changes, originals);
   } catch (err) {
     throw new RunFailure('APPLY_FAILED', `apply failed and was rolled back, the tree is as before: ${err instanceof Error ? err.message : String(err)}`);
   }
-  const hashes = Object.fromEntries(changed.map((rel) => [rel, sha256(proposal.changes.get(rel)!)]));
-  out.applied_changes = { files: changed.length, [m.unit]: proposal.units };
+  const hashes = Object.fromEntries(changed.map((rel) => [rel, sha256(proposed.changes.get(rel)!)]));
+  out.applied_changes = { files: changed.length, [m.unit]: proposed.units };
   out.phase = 'apply';
   artifacts.write('applied.json', { run_id: runId, counts: out.applied_changes, files: changed, sha256: hashes });
   out.ok = true;

@@ -18,6 +18,7 @@ import { git } from '../workspace/git';
 import type { WorkspaceManager } from '../workspace/workspace-manager';
 import { readArtifacts } from './artifacts';
 import { runDta } from './engine';
+import { forgetProposals } from './kept-proposals';
 import { DEFAULT_POLICY } from './policy';
 
 /**
@@ -136,6 +137,7 @@ export class DtaRunService {
   }
 
   private async deny(p: Pending, by: string): Promise<void> {
+    forgetProposals(p.worktree);
     this.emit(p.cmd, { type: 'dta_failed', reason: `denied by ${by || 'an approver'}: nothing was applied`, output: null });
     await this.deps.workspaces.removeWorktree(p.cmd.run_id);
   }

@@ -1,6 +1,11 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { RunnerEventBody } from '../../protocol';
+import { silentLogger } from '../log';
+import { StrictWatch } from './strict-watch';
 import { createCommand, outputOf, waitFor } from '../testing/fixtures';
 import { eventsOf, makeSessionHarness, type SessionHarness } from '../testing/session-harness';
 
@@ -58,5 +63,42 @@ describe('strict tools: the worktree watcher', () => {
     await waitFor(() => reverted().length === 3, 'the third revert', 60_000);
     expect(fs.readFileSync(links, 'utf8')).toBe(NEW);
     expect(reverted().map((e) => e.path)).toEqual(['site/index.html', 'site/links.html', 'site/index.html']);
+  });
+});
+
+describe('strict tools: the session’s own av-dta run', () => {
+  let dir = '';
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  // dta-strict.spec failed in CI: the agent ran av-dta from its room (site/), the run reported
+  // site/index.html (relative to the top level), the reviewer took it as site/site/index.html, and
+  // the watcher's batch, arriving after the (fast) run, reverted the DTA's own apply as a hand edit.
+  it('accepts the files of a run started from a room below the top level, even when the watcher reports them after the run', async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strict-room-'));
+    fs.mkdirSync(path.join(dir, 'site'));
+    const index = path.join(dir, 'site/index.html');
+    fs.writeFileSync(index, OLD);
+    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], { cwd: dir, encoding: 'utf8' });
+    git('init', '-q', '-b', 'main');
+    git('add', '-A');
+    git('commit', '-qm', 'site');
+    const events: RunnerEventBody[] = [];
+    const watch = new StrictWatch({ worktree: dir, baseSha: git('rev-parse', 'HEAD').trim(), emit: (e) => events.push(e), log: silentLogger });
+
+    const out = await watch.runningDta(path.join(dir, 'site'), async () => {
+      fs.writeFileSync(index, NEW);
+      return { files: ['site/index.html'] };
+    });
+    expect(out.files).toEqual(['site/index.html']);
+    // The watcher's batch for that write, reviewed after the run ended.
+    await watch.review([{ path: 'site/index.html', exists: true }]);
+    expect(events).toEqual([]);
+    expect(fs.readFileSync(index, 'utf8')).toBe(NEW);
+
+    // A later hand edit of the same kind is still reverted, to the DTA's text.
+    fs.writeFileSync(index, NEW.replace('https://new.example.com', 'https://newer.example.com'));
+    await watch.review([{ path: 'site/index.html', exists: true }]);
+    expect(events).toEqual([expect.objectContaining({ type: 'POLICY_BLOCKED', rule: 'strict_tools', outcome: 'reverted', path: 'site/index.html' })]);
+    expect(fs.readFileSync(index, 'utf8')).toBe(NEW);
   });
 });

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { RunnerEventBody } from '../../protocol';
 import { errorMessage, type Logger } from '../log';
 import { git } from '../workspace/git';
+import { topLevel } from './git-state';
 import { dtaForEdit, inStrictDomain, strictRefusal } from './strict-tools';
 
 /** Files bigger than this are not classified (the classifiers parse the whole text twice). */
@@ -34,14 +35,20 @@ export class StrictWatch {
 
   /**
    * Wraps one av-dta run of this session: its writes are accepted, not reverted. `repoDir` is the
-   * run's target inside the worktree (its `files` are relative to it).
+   * run's target inside the worktree (the agent's cwd, often a room below the top level). The run's
+   * `files` are relative to the git top level of `repoDir` (as the engine reports them), not to
+   * `repoDir` itself: taking them as relative to a room named files that do not exist, so nothing
+   * was accepted, and a watcher batch arriving after a fast run reverted the DTA's own apply.
    */
   async runningDta<T extends { files?: string[] }>(repoDir: string, run: () => Promise<T>): Promise<T> {
     this.dtaRuns++;
     try {
       const out = await run();
-      const prefix = path.relative(this.o.worktree, repoDir).split(path.sep).join('/');
-      await this.accept((out.files ?? []).map((f) => (prefix ? `${prefix}/${f}` : f)));
+      const root = await topLevel(repoDir).catch(() => null);
+      if (root !== null) {
+        const prefix = path.relative(realDir(this.o.worktree), root).split(path.sep).join('/');
+        await this.accept((out.files ?? []).map((f) => (prefix ? `${prefix}/${f}` : f)));
+      }
       return out;
     } finally {
       this.dtaRuns--;
@@ -119,5 +126,14 @@ export class StrictWatch {
   /** The file at the worktree's base commit, or null when it is new. */
   private async atBase(rel: string): Promise<string | null> {
     return git(['show', `${this.o.baseSha}:${rel}`], { cwd: this.o.worktree, what: 'show' }).catch(() => null);
+  }
+}
+
+/** The directory with symlinks resolved (topLevel() answers real paths), or as given when it is gone. */
+function realDir(dir: string): string {
+  try {
+    return fs.realpathSync(dir);
+  } catch {
+    return dir;
   }
 }

@@ -1,23 +1,46 @@
-import { verify, VerifyRequestSchema } from './verify';
+import { createInterface } from 'node:readline';
+import { PrepareRequestSchema, prepare, saveMemos, verify, VerifyRequestSchema } from './verify';
 
 /**
- * The verifier as its own process: a request on stdin, a DtaVerifier on stdout, JSON only. The
- * runner starts it after the adapter finished, so nothing of the adapter's memory reaches it.
+ * The verifier as its own process: one JSON request a line on stdin, one DtaVerifier a line on
+ * stdout for each verify request (a prepare request has no answer). Requests run one after
+ * another; the process ends with its stdin. Nothing of the adapter's memory reaches it.
  */
-async function main(): Promise<void> {
-  let input = '';
-  for await (const chunk of process.stdin) input += chunk;
-  const parsed = VerifyRequestSchema.safeParse(JSON.parse(input));
-  if (!parsed.success) {
-    process.stdout.write(JSON.stringify({ passed: false, checks: [], failures: [`bad verify request: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`], sample_size: 0 }));
-    process.exitCode = 2;
-    return;
-  }
-  const result = await verify(parsed.data);
-  process.stdout.write(JSON.stringify(result));
+function answer(result: unknown): void {
+  process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 
-main().catch((err: unknown) => {
-  process.stdout.write(JSON.stringify({ passed: false, checks: [], failures: [`verifier crashed: ${err instanceof Error ? err.message : String(err)}`], sample_size: 0 }));
-  process.exitCode = 1;
-});
+function failed(why: string): unknown {
+  return { passed: false, checks: [], failures: [why], sample_size: 0 };
+}
+
+async function handle(line: string): Promise<void> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(line);
+  } catch {
+    return answer(failed('bad verify request: not JSON'));
+  }
+  if ((raw as { mode?: unknown } | null)?.mode === 'prepare') {
+    const p = PrepareRequestSchema.safeParse(raw);
+    // A bad or failed prepare only loses its head start: the verify request measures everything.
+    if (p.success) await prepare(p.data).catch(() => undefined);
+    return;
+  }
+  const parsed = VerifyRequestSchema.safeParse(raw);
+  if (!parsed.success) return answer(failed(`bad verify request: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`));
+  try {
+    answer(await verify(parsed.data));
+  } catch (err) {
+    answer(failed(`verifier crashed: ${err instanceof Error ? err.message : String(err)}`));
+  }
+}
+
+let queue = Promise.resolve();
+createInterface({ input: process.stdin })
+  .on('line', (line) => {
+    if (line.trim()) queue = queue.then(() => handle(line));
+  })
+  // The memo is written once, when the runner is done with this process (after the apply, or
+  // when a kept dry-run's proposal expires): while it is kept, its own memory answers.
+  .on('close', () => void queue.then(saveMemos));

@@ -4,8 +4,10 @@ import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { extractLinks, useLinkStore } from '../adapters/link-updater/links';
 import { runDta, setVerifierMemoDir } from '../engine';
+import { dropKeptProposals } from '../kept-proposals';
 import { gitIn, makeRepo, SITE_FILES } from '../testing/fixture-repos';
 import { VERIFIER_MEMO_FILE, VerifierMemo, verifierMemoVersion } from './memo';
+import { verifiersExited } from './spawn';
 
 // The run below starts two verifier processes (tsx); a loaded 2-core machine needs minutes.
 vi.setConfig({ testTimeout: 180_000 });
@@ -48,12 +50,16 @@ describe("the verifier's memo of parsed links", () => {
       setVerifierMemoDir(memoDir);
       const inv = (mode: 'dry-run' | 'apply') => ({ tool: 'link_updater', version: '1.0', mode, target: { repo_path: repo, glob: 'site/**' }, params: LINKS });
       expect((await runDta(inv('dry-run'))).verifier.passed).toBe(true);
+      // The dry-run's verifier is kept for its apply and writes the memo when the runner is done
+      // with it — here, as when the kept proposal expires, before the apply comes.
+      dropKeptProposals();
+      await verifiersExited();
       const memoFile = path.join(memoDir, VERIFIER_MEMO_FILE);
       expect(fs.statSync(memoFile).mode & 0o777).toBe(0o600);
       expect(fs.statSync(memoDir).mode & 0o777).toBe(0o700);
       const gitDir = path.join(repo, gitIn(repo, 'rev-parse', '--git-common-dir').trim());
       expect(fs.readdirSync(gitDir, { recursive: true }).map(String).filter((f) => f.includes('memo'))).toEqual([]);
-      // The apply's verifier reads the dry-run's parses (the same texts) and still passes.
+      // A fresh verifier for the apply reads the dry-run's parses (the same texts) and still passes.
       expect((await runDta(inv('apply'))).verifier).toMatchObject({ passed: true, failures: [] });
     } finally {
       fs.rmSync(repo, { recursive: true, force: true });

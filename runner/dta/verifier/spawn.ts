@@ -1,68 +1,138 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { DtaVerifierSchema, type DtaVerifier } from '../../../protocol';
-import type { VerifyRequest } from './verify';
+import type { PrepareRequest, VerifyRequest } from './verify';
 
 const MAIN = fileURLToPath(new URL('./main.ts', import.meta.url));
 /** The verifier runs TypeScript through tsx, resolved from here (its cwd may be any repository). */
 const TSX = import.meta.resolve('tsx');
 
-/** A verifier process started ahead of its request. */
-export interface PendingVerifier {
-  /** Sends the request; a crash, a timeout (counted from here) or garbage output is a failed verification. */
-  run(req: VerifyRequest, timeoutMs: number): Promise<DtaVerifier>;
-  /** Ends a process that will get no request (the run failed first); nothing once run() was called. */
-  cancel(): void;
-}
-
 /**
- * Starts the verifier process before the run has anything to ask it: its start (node, tsx and its
- * modules: ~0.4 s of CPU) overlaps the adapter's own work instead of following it. It reads no
- * request — so nothing of the adapter's — until run().
+ * One verifier process for a run — and, kept by the engine, for the apply that follows its
+ * dry-run: requests go one JSON line each on stdin, each answered by one DtaVerifier line. Its
+ * start (node, tsx and its modules: ~0.5 s of CPU) is paid once, and what it parsed itself stays
+ * in its own memory for the next request. It reads nothing of the adapter's but the claims it is
+ * sent, and re-reads the files for each.
  */
-export function startVerifier(cwd: string): PendingVerifier {
-  const child = spawn(process.execPath, ['--import', TSX, MAIN], { cwd, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, NODE_OPTIONS: '' } });
-  let out = '';
-  let err = '';
-  let timer: NodeJS.Timeout | null = null;
-  let timeoutMs = 0;
-  let sent = false;
-  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-  // A child that died before its request was written makes stdin error (EPIPE): 'close' reports it.
-  child.stdin.on('error', () => undefined);
-  const failed = (why: string): DtaVerifier => ({ passed: false, checks: [], failures: [why], sample_size: 0 });
-  const result = new Promise<DtaVerifier>((resolve) => {
-    child.on('error', (e) => {
-      if (timer) clearTimeout(timer);
-      resolve(failed(`the verifier could not start: ${e.message}`));
-    });
-    child.on('close', (code, signal) => {
-      if (timer) clearTimeout(timer);
-      try {
-        const parsed = DtaVerifierSchema.safeParse(JSON.parse(out));
-        if (parsed.success) return resolve(parsed.data);
-      } catch {
-        // fall through
-      }
-      resolve(failed(signal === 'SIGKILL' && timer ? `the verifier did not finish within ${timeoutMs} ms` : `the verifier ended (${code ?? signal}) without a result: ${err.trim().split('\n').slice(-3).join(' ')}`));
-    });
-  });
-  return {
-    run(req, ms) {
-      sent = true;
-      timeoutMs = ms;
-      timer = setTimeout(() => child.kill('SIGKILL'), ms);
-      child.stdin.end(JSON.stringify(req));
-      return result;
-    },
-    cancel() {
-      if (!sent) child.kill('SIGKILL');
-    },
-  };
+/** Verifier processes not yet exited (a closed one still writes its memo), with their exit. */
+const running = new Map<ChildProcessWithoutNullStreams, Promise<void>>();
+
+/** Resolves once every verifier process started so far has exited (the bench counts their CPU). */
+export async function verifiersExited(): Promise<void> {
+  // An idle verifier is unref'd: waiting for it must keep this process alive.
+  for (const child of running.keys()) child.ref();
+  await Promise.all([...running.values()]);
 }
 
-/** Runs the verifier in a separate process; a crash, a timeout or garbage output is a failed verification. */
-export function runVerifier(req: VerifyRequest, timeoutMs: number): Promise<DtaVerifier> {
-  return startVerifier(req.root).run(req, timeoutMs);
+export class VerifierProcess {
+  private readonly child: ChildProcessWithoutNullStreams;
+  private readonly answers: Array<(line: string | null) => void> = [];
+  private ended = false;
+  private requests = 0;
+  private why = '';
+  private stderr = '';
+
+  constructor(cwd: string) {
+    this.child = spawn(process.execPath, ['--import', TSX, MAIN], { cwd, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, NODE_OPTIONS: '' } });
+    this.child.stderr.on('data', (c: Buffer) => (this.stderr = (this.stderr + c.toString()).slice(-4000)));
+    // A child that died before a request was written makes stdin error (EPIPE): 'close' reports it.
+    this.child.stdin.on('error', () => undefined);
+    createInterface({ input: this.child.stdout }).on('line', (line) => this.answers.shift()?.(line));
+    this.child.on('error', (e) => this.end(`the verifier could not start: ${e.message}`));
+    const exited = new Promise<void>((resolve) => this.child.on('close', () => resolve()));
+    running.set(this.child, exited);
+    void exited.then(() => running.delete(this.child));
+    this.child.on('close', (code, signal) => this.end(`the verifier ended (${code ?? signal}) without a result: ${this.stderr.trim().split('\n').slice(-3).join(' ')}`));
+    this.idle();
+  }
+
+  /** Whether it was ever sent a verify request (else it parsed nothing worth keeping in its memo). */
+  get asked(): boolean {
+    return this.requests > 0;
+  }
+
+  /** Still running and able to take a request. */
+  get alive(): boolean {
+    return !this.ended;
+  }
+
+  /**
+   * What the verifier can measure before the adapter has claimed anything (HEAD's files): it
+   * starts on it at once, beside the adapter's own discovery. No answer; the next request waits
+   * for it inside the verifier.
+   */
+  prepare(req: PrepareRequest): void {
+    if (this.ended) return;
+    this.child.stdin.write(`${JSON.stringify(req)}\n`);
+  }
+
+  /** A crash, a timeout (counted from here) or garbage output is a failed verification. */
+  run(req: VerifyRequest, timeoutMs: number): Promise<DtaVerifier> {
+    const failed = (why: string): DtaVerifier => ({ passed: false, checks: [], failures: [why], sample_size: 0 });
+    if (this.ended) return Promise.resolve(failed(this.why));
+    this.requests++;
+    this.busy();
+    return new Promise<DtaVerifier>((resolve) => {
+      const timer = setTimeout(() => {
+        this.child.kill('SIGKILL');
+        this.end(`the verifier did not finish within ${timeoutMs} ms`);
+      }, timeoutMs);
+      this.answers.push((line) => {
+        clearTimeout(timer);
+        this.idle();
+        if (line === null) return resolve(failed(this.why));
+        try {
+          const parsed = DtaVerifierSchema.safeParse(JSON.parse(line));
+          if (parsed.success) return resolve(parsed.data);
+        } catch {
+          // fall through
+        }
+        resolve(failed(`the verifier answered something that is not a verification: ${line.slice(0, 200)}`));
+      });
+      this.child.stdin.write(`${JSON.stringify(req)}\n`);
+    });
+  }
+
+  /** No more requests: the verifier ends when its stdin does (after saving its memo). */
+  close(): void {
+    if (this.ended) return;
+    this.child.stdin.end();
+    this.idle();
+  }
+
+  /** Ends it now (a run that failed before asking anything). */
+  kill(): void {
+    if (!this.ended) this.child.kill('SIGKILL');
+  }
+
+  private end(why: string): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.why = why;
+    for (const answer of this.answers.splice(0)) answer(null);
+  }
+
+  /** Waiting for an answer keeps the caller's process alive; an idle verifier never does. */
+  private busy(): void {
+    this.child.ref();
+    (this.child.stdout as unknown as { ref?: () => void }).ref?.();
+  }
+
+  private idle(): void {
+    this.child.unref();
+    (this.child.stdout as unknown as { unref?: () => void }).unref?.();
+    (this.child.stderr as unknown as { unref?: () => void }).unref?.();
+    (this.child.stdin as unknown as { unref?: () => void }).unref?.();
+  }
+}
+
+/** Runs one request in a verifier process of its own, which then ends. */
+export async function runVerifier(req: VerifyRequest, timeoutMs: number): Promise<DtaVerifier> {
+  const v = new VerifierProcess(req.root);
+  try {
+    return await v.run(req, timeoutMs);
+  } finally {
+    v.close();
+  }
 }

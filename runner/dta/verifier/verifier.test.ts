@@ -5,7 +5,7 @@ import type { DtaOutput } from '../../../protocol';
 import { runDta } from '../engine';
 import { DEFAULT_POLICY } from '../policy';
 import { gitIn, makeRepo, SITE_FILES } from '../testing/fixture-repos';
-import { runVerifier } from './spawn';
+import { runVerifier, VerifierProcess } from './spawn';
 import type { VerifyRequest } from './verify';
 
 // Each run starts a verifier process (tsx); a loaded 2-core machine needs minutes, not seconds.
@@ -58,6 +58,23 @@ describe('the independent verifier', () => {
     expect(forgedBaseline.failures.join('\n')).toMatch(/baseline does not match the files at HEAD: links_to_update claimed 9, measured 15/);
     const forgedUnits = await runVerifier({ ...request, claim: { ...request.claim, units: 20 } }, VERIFY_MS);
     expect(forgedUnits.failures.join('\n')).toMatch(/claims 20 link updates, the files show 15/);
+  });
+
+  it('one process serves a prepare and several requests in turn, and what it parsed never makes a forged count pass', async () => {
+    const v = new VerifierProcess(dir);
+    try {
+      v.prepare({ mode: 'prepare', tool: 'link_updater', root: dir, head: request.claim.head, params: LINKS, globs: request.globs, allowed_paths: request.allowed_paths });
+      expect(await v.run(request, VERIFY_MS)).toMatchObject({ passed: true, failures: [] });
+      const forged = await v.run({ ...request, claim: { ...request.claim, baseline: { ...request.claim.baseline, links_to_update: 9 } } }, VERIFY_MS);
+      expect(forged.passed).toBe(false);
+      expect(forged.failures.join('\n')).toMatch(/links_to_update claimed 9, measured 15/);
+      expect(await v.run({ ...request, tool: 'nope' } as unknown as VerifyRequest, VERIFY_MS)).toMatchObject({ passed: false, failures: [expect.stringMatching(/bad verify request/)] });
+      // A bad request answers, and the process still serves the next one.
+      expect(await v.run(request, VERIFY_MS)).toMatchObject({ passed: true });
+      expect(v.alive).toBe(true);
+    } finally {
+      v.close();
+    }
   });
 
   it('fails when a file changed between apply and verify', async () => {

@@ -1,0 +1,104 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import type { DtaInvocationInput } from '../../protocol';
+import { runDta } from './engine';
+import { dropKeptProposals, keptProposalCount } from './kept-proposals';
+import { gitIn, makeRepo, SITE_FILES } from './testing/fixture-repos';
+
+// Each run talks to a verifier process (tsx); a loaded 2-core machine needs minutes, not seconds.
+vi.setConfig({ testTimeout: 180_000, hookTimeout: 180_000 });
+
+const repos: string[] = [];
+afterAll(() => {
+  dropKeptProposals();
+  repos.forEach((d) => fs.rmSync(d, { recursive: true, force: true }));
+});
+function repo(): string {
+  const d = makeRepo(SITE_FILES);
+  repos.push(d);
+  return d;
+}
+const LINKS = { from_hosts: ['http://old.example.com', 'https://old.example.com'], to_host: 'https://new.example.com' };
+const inv = (dir: string, mode: 'dry-run' | 'apply', approved?: string): DtaInvocationInput => ({
+  tool: 'link_updater',
+  version: '1.0',
+  mode,
+  target: { repo_path: dir, glob: 'site/**' },
+  params: LINKS,
+  ...(approved ? { expected_patch_sha256: approved } : {}),
+});
+const CSS = 'site/css/site.css';
+/** A rewrite the dry-run of SITE_FILES proposes for site.css (its first line). */
+const PROPOSED_CSS_LINE = '@import "https://new.example.com/base.css";';
+
+/**
+ * The approved apply writes its dry-run's recorded proposal instead of proposing again — only while
+ * the tree is the one it was proposed from. A file changed since the dry-run is never written with
+ * the stale proposal: the apply proposes again, and the approval (bound to the old patch) no longer
+ * matches, so nothing is applied.
+ */
+describe('apply from the dry-run proposal', () => {
+  it('applies the approved proposal and its verifier re-measures the files (kept, then taken)', async () => {
+    const dir = repo();
+    const dry = await runDta(inv(dir, 'dry-run'));
+    expect(dry).toMatchObject({ ok: true, verifier: { passed: true } });
+    expect(keptProposalCount()).toBeGreaterThan(0);
+    const kept = keptProposalCount();
+    const applied = await runDta(inv(dir, 'apply', dry.patch_sha256!));
+    expect(applied).toMatchObject({ ok: true, phase: 'verify', verifier: { passed: true }, files: dry.files, patch_sha256: dry.patch_sha256, baseline: dry.baseline });
+    expect(applied.notes.join('\n')).not.toMatch(/proposed again/);
+    expect(keptProposalCount()).toBe(kept - 1);
+    expect(fs.readFileSync(path.join(dir, CSS), 'utf8').split('\n')[0]).toBe(PROPOSED_CSS_LINE);
+    expect(applied.verifier.measured?.after).toMatchObject({ links_to_update: 0 });
+  });
+
+  it('a changed file committed after the dry-run: proposed again, the approval no longer matches, nothing is written', async () => {
+    const dir = repo();
+    const dry = await runDta(inv(dir, 'dry-run'));
+    const edited = '@import "http://old.example.com/other.css";\n';
+    fs.writeFileSync(path.join(dir, CSS), edited);
+    gitIn(dir, 'commit', '-q', '-am', 'someone changed the css');
+    const applied = await runDta(inv(dir, 'apply', dry.patch_sha256!));
+    expect(applied.ok).toBe(false);
+    expect(applied.error).toMatchObject({ code: 'PATCH_MISMATCH' });
+    expect(applied.notes.join('\n')).toMatch(/proposed again: HEAD or the status changed since the dry-run/);
+    expect(fs.readFileSync(path.join(dir, CSS), 'utf8')).toBe(edited);
+    expect(gitIn(dir, 'status', '--porcelain', '--untracked-files=no')).toBe('');
+  });
+
+  it('a changed file git status does not show (assume-unchanged): its hash differs, so the stale edit is never written', async () => {
+    const dir = repo();
+    const dry = await runDta(inv(dir, 'dry-run'));
+    // HEAD and status stay as they were: only the file's own bytes tell.
+    gitIn(dir, 'update-index', '--assume-unchanged', CSS);
+    const edited = `/* edited after the dry-run */\n${SITE_FILES[CSS]}`;
+    fs.writeFileSync(path.join(dir, CSS), edited);
+    expect(gitIn(dir, 'status', '--porcelain')).toBe('');
+    const applied = await runDta(inv(dir, 'apply', dry.patch_sha256!));
+    expect(applied.notes.join('\n')).toMatch(/proposed again: site\/css\/site\.css changed since the dry-run/);
+    expect(applied.error).toMatchObject({ code: 'PATCH_MISMATCH' });
+    expect(fs.readFileSync(path.join(dir, CSS), 'utf8')).toBe(edited);
+    expect(fs.readFileSync(path.join(dir, 'site/index.html'), 'utf8')).toBe(SITE_FILES['site/index.html']);
+  });
+
+  it('HEAD moved by a change outside the proposal: proposed again, the same patch, applied and verified', async () => {
+    const dir = repo();
+    const dry = await runDta(inv(dir, 'dry-run'));
+    fs.writeFileSync(path.join(dir, 'NOTES.txt'), 'unrelated\n');
+    gitIn(dir, 'add', 'NOTES.txt');
+    gitIn(dir, 'commit', '-q', '-m', 'unrelated');
+    const applied = await runDta(inv(dir, 'apply', dry.patch_sha256!));
+    expect(applied.notes.join('\n')).toMatch(/proposed again: HEAD or the status changed/);
+    expect(applied).toMatchObject({ ok: true, phase: 'verify', verifier: { passed: true }, patch_sha256: dry.patch_sha256 });
+  });
+
+  it('another invocation (other params) never takes the proposal: the approval of another patch is refused', async () => {
+    const dir = repo();
+    const dry = await runDta(inv(dir, 'dry-run'));
+    const other = { ...inv(dir, 'apply', dry.patch_sha256!), params: { ...LINKS, to_host: 'https://elsewhere.example.com' } };
+    const applied = await runDta(other);
+    expect(applied.error).toMatchObject({ code: 'PATCH_MISMATCH' });
+    expect(fs.readFileSync(path.join(dir, CSS), 'utf8')).toBe(SITE_FILES[CSS]);
+  });
+});

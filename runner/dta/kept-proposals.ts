@@ -1,0 +1,121 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { DtaCounts } from '../../protocol';
+import { sha256 } from './git-state';
+import type { VerifierProcess } from './verifier/spawn';
+
+/**
+ * A dry-run's proposal, kept in the runner's memory for the apply that the gate allows: the apply
+ * writes the recorded new contents instead of discovering and proposing again, and asks the same
+ * verifier process (which parsed HEAD and the proposed files already). Only in memory: nothing a
+ * session can write reaches it. An apply takes it only for the same invocation, the approved patch,
+ * the same HEAD and status, and files whose bytes are those the proposal was made from.
+ */
+export interface KeptProposal {
+  /** The invocation it answers (invocationKey). */
+  key: string;
+  /** The work tree's top level. */
+  root: string;
+  patchSha256: string;
+  /** HEAD + status when it was proposed (treeFingerprint().hash). */
+  fingerprint: string;
+  matched: string[];
+  baseline: DtaCounts;
+  proposed: DtaCounts;
+  units: number;
+  files: string[];
+  notes: string[];
+  patch: string;
+  changes: Map<string, string>;
+  /** sha256 of each changed file's text when it was proposed. */
+  sourceHashes: Map<string, string>;
+  /** The params the proposal was made with (after the adapter's prepare). */
+  params: Record<string, unknown>;
+  verifier: VerifierProcess | null;
+}
+
+/** A gate waits for a person; a proposal older than this is proposed again (its verifier is ended). */
+export const KEPT_PROPOSAL_TTL_MS = 15 * 60_000;
+/** Proposals kept at once (each holds its new contents and a verifier process). */
+export const KEPT_PROPOSALS_MAX = 4;
+
+const kept = new Map<string, { p: KeptProposal; timer: NodeJS.Timeout }>();
+
+function storeKey(key: string, patchSha256: string): string {
+  return `${key}\0${patchSha256}`;
+}
+
+function drop(k: string): void {
+  const e = kept.get(k);
+  if (!e) return;
+  clearTimeout(e.timer);
+  kept.delete(k);
+  e.p.verifier?.close();
+}
+
+/** What makes two invocations the same proposal (mode and the approved hash aside). */
+export function invocationKey(parts: { root: string; tool: string; params: unknown; globs: string[]; seed: number; maxFiles: number; allowedPaths: string[] }): string {
+  return sha256(JSON.stringify([parts.root, parts.tool, parts.params, parts.globs, parts.seed, parts.maxFiles, parts.allowedPaths]));
+}
+
+export function keepProposal(p: KeptProposal): void {
+  const k = storeKey(p.key, p.patchSha256);
+  drop(k);
+  while (kept.size >= KEPT_PROPOSALS_MAX) drop(kept.keys().next().value!);
+  const timer = setTimeout(() => drop(k), KEPT_PROPOSAL_TTL_MS);
+  timer.unref();
+  kept.set(k, { p, timer });
+}
+
+/** Removes and returns the proposal for this invocation and approved patch, if one is kept. */
+export function takeProposal(key: string, patchSha256: string): KeptProposal | null {
+  const k = storeKey(key, patchSha256);
+  const e = kept.get(k);
+  if (!e) return null;
+  clearTimeout(e.timer);
+  kept.delete(k);
+  return e.p;
+}
+
+/**
+ * Whether the proposal still fits the tree: same HEAD and status, and every file it changes holds
+ * the text it was proposed from (read here; the bytes go on to the apply's backups).
+ * Returns the files' bytes, or why it does not fit.
+ */
+export function stillFits(p: KeptProposal, root: string, fingerprint: string): { ok: true; originals: Map<string, Buffer> } | { ok: false; why: string } {
+  if (p.fingerprint !== fingerprint) return { ok: false, why: 'HEAD or the status changed since the dry-run' };
+  const originals = new Map<string, Buffer>();
+  for (const rel of p.files) {
+    let bytes: Buffer;
+    try {
+      bytes = fs.readFileSync(path.join(root, rel));
+    } catch {
+      return { ok: false, why: `${rel} cannot be read` };
+    }
+    // Hashed as the run reads a file (UTF-8 text), so "same hash" means "the same proposal".
+    if (sha256(bytes.toString('utf8')) !== p.sourceHashes.get(rel)) return { ok: false, why: `${rel} changed since the dry-run` };
+    originals.set(rel, bytes);
+  }
+  return { ok: true, originals };
+}
+
+/** Ends what is kept for a work tree (its run was denied or failed; its worktree goes away). */
+export function forgetProposals(dir: string): void {
+  let root = dir;
+  try {
+    root = fs.realpathSync(dir); // the engine keys by the real top level
+  } catch {
+    // gone already: compare as given
+  }
+  for (const [k, e] of [...kept]) if (e.p.root === root || e.p.root.startsWith(`${root}/`)) drop(k);
+}
+
+/** How many proposals are kept (observability and tests). */
+export function keptProposalCount(): number {
+  return kept.size;
+}
+
+/** Ends every kept verifier (tests, shutdown). */
+export function dropKeptProposals(): void {
+  for (const k of [...kept.keys()]) drop(k);
+}
