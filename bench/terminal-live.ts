@@ -11,8 +11,9 @@
  * Usage: npm run bench:live   (needs a build: `npx next build`, and /usr/bin/chromium)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
 import { chromium, type Page } from '@playwright/test';
 import { io, type Socket } from 'socket.io-client';
 import { TerminalOutputFrameSchema, type SessionSummary } from '../protocol';
@@ -30,6 +31,20 @@ const FLOOD_WARMUP_MS = 2_000;
 const THROUGHPUT_TIMEOUT_MS = 900_000;
 /** BENCH_ONLY=echo skips the browser throughput part (a quicker run of the echo figures). */
 const ONLY = process.env.BENCH_ONLY ?? 'all';
+
+/**
+ * BENCH_CPU_PROF=DIR: the control plane and its attached runner write V8 CPU profiles (.cpuprofile,
+ * open in Chrome DevTools) into DIR when they exit. Profiling slows both: figures from such a run
+ * are for finding costs, not for the table.
+ */
+const PROF_DIR = process.env.BENCH_CPU_PROF;
+
+function profileEnv(): Record<string, string> {
+  if (!PROF_DIR) return {};
+  mkdirSync(PROF_DIR, { recursive: true });
+  chmodSync(PROF_DIR, 0o777); // the attached runner may run as an unprivileged user
+  return { NODE_OPTIONS: `--import=${join(ROOT, 'bench/cpu-profile.mjs')}`, AGENT_VILLAGE_CPU_PROF_DIR: PROF_DIR };
+}
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))]!;
 const fmt = (xs: number[]) => `p50 ${pct(xs, 50).toFixed(1)} / p99 ${pct(xs, 99).toFixed(1)} ms`;
@@ -58,6 +73,22 @@ function cpuSeconds(pids: number[]): number {
     }
   }
   return t;
+}
+
+/** Quiet: the processes used less than this much CPU over one SETTLE_WINDOW_MS. */
+const SETTLE_CPU_S = 0.05;
+const SETTLE_WINDOW_MS = 1_000;
+/** Give up waiting for quiet after this long (a process that never settles is reported as is). */
+const SETTLE_MAX_MS = 180_000;
+
+/** Waits until the processes have stopped working through a backlog (CPU over a window below SETTLE_CPU_S). */
+async function settle(pids: () => number[]): Promise<void> {
+  const t0 = Date.now();
+  for (;;) {
+    const c0 = cpuSeconds(pids());
+    await new Promise((r) => setTimeout(r, SETTLE_WINDOW_MS));
+    if (cpuSeconds(pids()) - c0 < SETTLE_CPU_S || Date.now() - t0 > SETTLE_MAX_MS) return;
+  }
 }
 
 /** The node processes under `root` (the control plane and its attached runner), not the shells. */
@@ -145,6 +176,9 @@ async function runThroughput(page: Page, type: (cmd: string) => Promise<void>, p
     'throughput run',
     THROUGHPUT_TIMEOUT_MS,
   );
+  // Storing, mirroring and folding may still be catching up when the page has everything: count
+  // their CPU too, and let the next measure start on a quiet server.
+  await settle(pids);
   const cpu = cpuSeconds(pids()) - cpu0;
   let expected = '';
   for (let i = 1; i <= lines; i++) expected += `${String(i).padStart(LINE - 1, '0')}\r\n`;
@@ -251,7 +285,7 @@ async function main() {
     args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--no-first-run', '--disable-quic'],
   });
   const hop = await startOneHop();
-  const stack = await startStack({ env: { AGENT_RUNNER_CAPACITY: String(SESSIONS + 5) } });
+  const stack = await startStack({ env: { AGENT_RUNNER_CAPACITY: String(SESSIONS + 5), ...profileEnv() } });
   const rows: string[][] = [];
   try {
     const api = new Api(stack.url);

@@ -154,7 +154,11 @@ export function startAttachedRunner(opts: { serverUrl: string; token: string; da
     const startedAt = Date.now();
     child = spawn(
       process.execPath,
-      ['--import', 'tsx', resolve(PROJECT_ROOT, 'runner/index.ts'), '--server', opts.serverUrl, '--name', 'attached', '--data-dir', identity.dataDir],
+      [
+        // Opt-in profiling (bench/terminal-live.ts BENCH_CPU_PROF): the runner writes a .cpuprofile on exit.
+        ...(process.env.AGENT_VILLAGE_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.AGENT_VILLAGE_CPU_PROF_DIR}`] : []),
+        '--import', 'tsx', resolve(PROJECT_ROOT, 'runner/index.ts'), '--server', opts.serverUrl, '--name', 'attached', '--data-dir', identity.dataDir,
+      ],
       { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'inherit', 'inherit'], ...(identity.uid !== undefined ? { uid: identity.uid, gid: identity.gid } : {}) },
     );
     child.on('exit', (code, signal) => {

@@ -16,7 +16,18 @@ export interface Compiled {
    * a word almost no rule may start, and this one lookup says so without asking each rule.
    */
   startAllowed: Uint8Array;
+  /**
+   * The prefilter: gate[row * 128 + code] is 1 when something may start at an ASCII `code` — a rule
+   * allowed after that previous character, or an org secret's form beginning with `code`. Row
+   * `prev` for an ASCII previous character, row GATE_ANY after a break, at the start or after a
+   * non-ASCII character (where every rule may start). A 0 here is exactly "the full check would
+   * ask nothing", so the scan skips the character with one lookup.
+   */
+  gate: Uint8Array;
 }
+
+/** The gate's row for "no ASCII character before" (start of text, after an escape, after non-ASCII). */
+const GATE_ANY = 128;
 
 export function compile(rules: readonly Rule[], secrets: SecretInput | undefined): Compiled {
   const byFirst: Rule[][] = Array.from({ length: 128 }, () => []);
@@ -29,7 +40,13 @@ export function compile(rules: readonly Rule[], secrets: SecretInput | undefined
       if (byFirst[code].some((r) => r.notAfter === null || !r.notAfter.has(prev))) startAllowed[code * 128 + prev] = 1;
     }
   }
-  return { byFirst, literals, asciiLiterals, startAllowed };
+  const gate = new Uint8Array((GATE_ANY + 1) * 128);
+  for (let code = 0; code < 128; code++) {
+    const lits = asciiLiterals[code] !== undefined ? 1 : 0;
+    for (let prev = 0; prev < 128; prev++) gate[prev * 128 + code] = startAllowed[code * 128 + prev] | lits;
+    gate[GATE_ANY * 128 + code] = byFirst[code].length > 0 ? 1 : lits;
+  }
+  return { byFirst, literals, asciiLiterals, startAllowed, gate };
 }
 
 /** One stretch to mask, and why (a rule name, or the name of an org secret). */
@@ -38,12 +55,20 @@ export interface Mask {
   end: number;
   rule: string;
   secret?: string;
+  /** Where the rule or form that found it was asked (a label before `start` may be kept). */
+  at: number;
 }
 
 export interface ScanResult {
   masks: Mask[];
   /** The lowest index a still-undecided match could mask (s.length when none). */
   hold: number;
+  /**
+   * The lowest index at which a rule or secret form was still undecided (s.length when none).
+   * Every position before it has its final answer (an answer on a prefix stays true), so a
+   * stream may resume scanning here when more text arrives instead of rescanning its context.
+   */
+  undecided: number;
 }
 
 /**
@@ -52,47 +77,75 @@ export interface ScanResult {
  * answer is given as if the text ended here. `breaks` (ascending): positions an escape sequence
  * stood before, so s[i] starts a word whatever came before it. `literalHoldMin`: a secret form counts as
  * undecided only once this many of its characters are there.
+ *
+ * Most text cannot start anything (inside a word, digits after digits, spaces): the gate says so
+ * with one table lookup per character, and only the rest is asked of the rules.
  */
 export function scan(s: string, from: number, final: boolean, c: Compiled, breaks: readonly number[], literalHoldMin = 0): ScanResult {
   const n = s.length;
   const f: Found = { start: 0, end: 0, holdFrom: 0 };
   const masks: Mask[] = [];
   let hold = n;
-  const { byFirst, startAllowed, asciiLiterals, literals } = c;
+  let undecided = n;
+  const { byFirst, gate, asciiLiterals, literals } = c;
   const highLiterals = literals.size > 0;
   let b = 0;
+  while (b < breaks.length && breaks[b] < from) b++;
+  let nextBreak = b < breaks.length ? breaks[b] : -1;
+  let row = GATE_ANY;
+  if (from > 0 && from !== nextBreak) {
+    const p = s.charCodeAt(from - 1);
+    if (p < 128) row = p;
+  }
   for (let i = from; i < n; i++) {
     const code = s.charCodeAt(i);
+    let atBreak = false;
+    if (i === nextBreak) {
+      atBreak = true;
+      row = GATE_ANY;
+      while (b < breaks.length && breaks[b] <= i) b++;
+      nextBreak = b < breaks.length ? breaks[b] : -1;
+    }
     if (code < 128) {
+      if (gate[row * 128 + code] === 0) {
+        row = code;
+        continue;
+      }
+      row = code;
       const rules = byFirst[code];
       if (rules.length > 0) {
-        while (b < breaks.length && breaks[b] < i) b++;
-        const prev = i === 0 || (b < breaks.length && breaks[b] === i) ? -1 : s.charCodeAt(i - 1);
-        const someMayStart = prev < 0 || prev >= 128 || startAllowed[code * 128 + prev] === 1;
-        if (someMayStart) for (let k = 0; k < rules.length; k++) {
+        const prev = i === 0 || atBreak ? -1 : s.charCodeAt(i - 1);
+        for (let k = 0; k < rules.length; k++) {
           const rule = rules[k];
           if (rule.notAfter !== null && rule.notAfter.has(prev)) continue;
           const a = rule.match(s, i, final, f);
           if (a === YES) {
-            if (f.end > f.start) masks.push({ start: f.start, end: f.end, rule: rule.name });
-          } else if (a === MORE && f.holdFrom < hold) hold = f.holdFrom;
+            if (f.end > f.start) masks.push({ start: f.start, end: f.end, rule: rule.name, at: i });
+          } else if (a === MORE) {
+            if (f.holdFrom < hold) hold = f.holdFrom;
+            if (i < undecided) undecided = i;
+          }
         }
       }
+    } else {
+      row = GATE_ANY;
+      if (!highLiterals) continue;
     }
-    const forms = code < 128 ? asciiLiterals[code] : highLiterals ? literals.get(code) : undefined;
+    const forms = code < 128 ? asciiLiterals[code] : literals.get(code);
     if (forms !== undefined) {
       for (const { form, name } of forms) {
         const e = lit(s, i, form, final);
         if (e === NEED) {
+          if (i < undecided) undecided = i;
           if (i < hold && n - i >= literalHoldMin) hold = i;
         } else if (e > i) {
-          masks.push({ start: i, end: e, rule: 'org-secret', secret: name });
+          masks.push({ start: i, end: e, rule: 'org-secret', secret: name, at: i });
           break; // longest first: a shorter form of the same place adds nothing
         }
       }
     }
   }
-  return { masks, hold };
+  return { masks, hold, undecided };
 }
 
 /** Maximal masked runs [start, end) of the masks, clipped to [from, ∞), in order. */

@@ -64,6 +64,12 @@ class Window {
   escs: Esc[] = [];
   /** Positions right after an escape sequence (a word can start there), ascending. */
   breaks: number[] = [];
+  /**
+   * Where the next push's scan resumes: every position before it has its final answer and was
+   * released, so only the still-undecided candidates and the new text are read again — not the
+   * whole context on every push.
+   */
+  resume = 0;
 
   release(cut: number): void {
     this.escs = this.escs.filter((e) => e.at > cut);
@@ -75,6 +81,7 @@ class Window {
       this.breaks = this.breaks.filter((b) => b - drop >= 1).map((b) => b - drop);
     }
     this.off = cut - drop;
+    this.resume = Math.max(0, this.resume - drop);
   }
 }
 
@@ -133,8 +140,15 @@ export function createStreamRedactorFrom(c: Compiled, opts: StreamRedactorOption
   };
   const from = () => (w.trimmed ? 1 : 0);
 
-  /** Releases vis[off, cut) masked, keeps the rest held. */
-  function emit(cut: number, masks: Mask[]): string {
+  /**
+   * Releases vis[off, cut) masked, keeps the rest held. `undecided`: the scan's lowest undecided
+   * position; a found mask that is not released (it starts at or after cut) is found again next
+   * time, so the next scan resumes at the lowest place one of those was found.
+   */
+  function emit(cut: number, masks: Mask[], undecided: number, found: readonly Mask[]): string {
+    let resume = Math.min(undecided, w.vis.length);
+    for (const m of found) if (m.start >= cut && m.at < resume) resume = m.at;
+    w.resume = resume;
     const runs = mergeRuns(masks, w.off);
     report(masks, w.off, cut, opts.onMask);
     const out = render(w.vis, w.off, cut, runs, w.escs);
@@ -148,11 +162,11 @@ export function createStreamRedactorFrom(c: Compiled, opts: StreamRedactorOption
       if (chunk.length === 0) return '';
       parser.feed(chunk, onText, onEscape);
       const n = w.vis.length;
-      const { masks, hold } = scan(w.vis, from(), false, c, w.breaks);
+      const { masks, hold, undecided } = scan(w.vis, Math.max(from(), w.resume), false, c, w.breaks);
       if (n - Math.min(hold, n) > maxHold) {
         // Only a chain of overlapping candidates gets here (every rule's value is bounded): mask
         // what would stay held rather than release it.
-        return emit(n, [...masks.filter((m) => m.start < hold), { start: Math.max(hold, w.off), end: n, rule: 'hold-limit' }]);
+        return emit(n, [...masks.filter((m) => m.start < hold), { start: Math.max(hold, w.off), end: n, rule: 'hold-limit', at: n }], n, []);
       }
       let cut = Math.max(w.off, Math.min(hold, n));
       // Never cut inside or right after a masked run: the run may still grow, and two runs that
@@ -160,8 +174,11 @@ export function createStreamRedactorFrom(c: Compiled, opts: StreamRedactorOption
       for (const [a, b] of mergeRuns(masks, w.off)) if (a < cut && b >= cut) cut = Math.max(w.off, a);
       const code = cut > w.off ? w.vis.charCodeAt(cut - 1) : 0;
       if (code >= 0xd800 && code <= 0xdbff) cut--; // never split a surrogate pair
-      if (cut === w.off && !w.escs.some((e) => e.at === cut)) return '';
-      return emit(cut, masks.filter((m) => m.start < cut));
+      if (cut === w.off && !w.escs.some((e) => e.at === cut)) {
+        w.resume = masks.reduce((r, m) => Math.min(r, m.at), Math.min(undecided, n));
+        return '';
+      }
+      return emit(cut, masks.filter((m) => m.start < cut), undecided, masks);
     },
     end(): string {
       const n = w.vis.length;
@@ -171,8 +188,8 @@ export function createStreamRedactorFrom(c: Compiled, opts: StreamRedactorOption
         // secret's form only once END_LITERAL_MIN of it is there: one letter is everybody's).
         const { hold } = scan(w.vis, from(), false, c, w.breaks, END_LITERAL_MIN);
         const { masks } = scan(w.vis, from(), true, c, w.breaks);
-        if (hold < n) masks.push({ start: Math.max(hold, w.off), end: n, rule: 'held-at-end' });
-        out = emit(n, masks);
+        if (hold < n) masks.push({ start: Math.max(hold, w.off), end: n, rule: 'held-at-end', at: n });
+        out = emit(n, masks, n, []);
       }
       if (parser.inSequence) out += parser.takeOpen();
       return out;

@@ -66,6 +66,54 @@ describe('OutputBatcher', () => {
     expect(out).toEqual(['a', 'bc', 'x']);
     b.flush();
   });
+
+  it('lengthens its window while a flood goes on (fewer, larger events) and starts over after a quiet one', () => {
+    vi.useFakeTimers();
+    try {
+      const out: string[] = [];
+      const b = new OutputBatcher((d) => out.push(d), 1, 1_000_000, 4, 1);
+      b.push('a');
+      expect(out).toEqual(['a']);
+      // Keep writing every 1 ms: windows of 1, 2, 4, 4 ms close with data.
+      const closes: number[] = [];
+      for (let t = 1; t <= 11; t++) {
+        b.push(String(t));
+        const before = out.length;
+        vi.advanceTimersByTime(1);
+        if (out.length > before) closes.push(t);
+      }
+      expect(closes).toEqual([1, 3, 7, 11]);
+      expect(out.slice(1)).toEqual(['1', '23', '4567', '891011']);
+      // A window with nothing in it ends the batching: the next write goes at once, windows short again.
+      vi.advanceTimersByTime(4);
+      expect(b.idle).toBe(true);
+      b.push('x');
+      expect(out.at(-1)).toBe('x');
+      b.push('y');
+      vi.advanceTimersByTime(1);
+      expect(out.at(-1)).toBe('y');
+      b.flush();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('keeps its short window for small output (echoes of keys typed back to back)', () => {
+    vi.useFakeTimers();
+    try {
+      const out: string[] = [];
+      const b = new OutputBatcher((d) => out.push(d), 1, 1_000_000, 4, 100);
+      b.push('a');
+      for (let t = 1; t <= 6; t++) {
+        b.push(String(t));
+        vi.advanceTimersByTime(1);
+        expect(out.at(-1)).toBe(String(t)); // every window closes after 1 ms: none grew
+      }
+      b.flush();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
 });
 
 describe('session shell setup', () => {

@@ -48,6 +48,14 @@ interface Tracked {
   recent: Map<number, string>;
 }
 
+/**
+ * A flood's batch (up to ~900 KB) is redacted in slices of about this many characters, with the
+ * event loop let go in between: a keystroke, or another session's echo, then waits for one slice
+ * (a few ms) instead of the whole batch. The session's queue keeps its own batches in order.
+ */
+const REDACT_SLICE_CHARS = 64 * 1024;
+const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /** Chunks per session whose redacted text is kept for resends (a runner resends at most its unacked window). */
 const RECENT_CHUNKS = 512;
 
@@ -82,9 +90,15 @@ export function createRedactionService(db: Db, secretsFor: (orgId: string) => Pr
     const out: RunnerEvent[] = [];
     const ended: Array<[string, Tracked]> = [];
     const lastChunk = new Map<string, number>();
+    let sliceChars = 0;
     for (const e of events) {
       const t = await track(orgId, e.session_id);
       if (e.type === 'TERMINAL_CHUNK') {
+        sliceChars += e.data.length;
+        if (sliceChars > REDACT_SLICE_CHARS) {
+          sliceChars = e.data.length;
+          await yieldToLoop();
+        }
         if (e.seq <= t.lastSeq) {
           // Older than what is kept (a runner resending after a long outage): redacted on its own.
           out.push({ ...e, data: t.recent.get(e.seq) ?? t.whole.redact(e.data) });
