@@ -33,6 +33,16 @@ describe('FlowControl', () => {
   });
 });
 
+/** Runs `fn` on vitest's fake clock, and gives the real one back whatever happens. */
+function withFakeTimers(fn: () => void): void {
+  vi.useFakeTimers();
+  try {
+    fn();
+  } finally {
+    vi.useRealTimers();
+  }
+}
+
 describe('OutputBatcher', () => {
   it('sends the first write after a quiet spell at once, then merges until flushed or large enough', () => {
     const out: string[] = [];
@@ -67,9 +77,8 @@ describe('OutputBatcher', () => {
     b.flush();
   });
 
-  it('lengthens its window while a flood goes on (fewer, larger events) and starts over after a quiet one', () => {
-    vi.useFakeTimers();
-    try {
+  it('lengthens its window while a flood goes on (fewer, larger events) and starts over after a quiet one', () =>
+    withFakeTimers(() => {
       const out: string[] = [];
       const b = new OutputBatcher((d) => out.push(d), 1, 1_000_000, 4, 1);
       b.push('a');
@@ -93,14 +102,10 @@ describe('OutputBatcher', () => {
       vi.advanceTimersByTime(1);
       expect(out.at(-1)).toBe('y');
       b.flush();
-    } finally {
-      vi.useRealTimers();
-    }
-  });
+    }));
 
-  it('keeps its short window for small output (echoes of keys typed back to back)', () => {
-    vi.useFakeTimers();
-    try {
+  it('keeps its short window for small output (echoes of keys typed back to back)', () =>
+    withFakeTimers(() => {
       const out: string[] = [];
       const b = new OutputBatcher((d) => out.push(d), 1, 1_000_000, 4, 100);
       b.push('a');
@@ -110,10 +115,7 @@ describe('OutputBatcher', () => {
         expect(out.at(-1)).toBe(String(t)); // every window closes after 1 ms: none grew
       }
       b.flush();
-    } finally {
-      vi.useRealTimers();
-    }
-  });
+    }));
 });
 
 describe('session shell setup', () => {
