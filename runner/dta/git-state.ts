@@ -20,6 +20,15 @@ export async function topLevel(repoPath: string): Promise<string> {
   return fs.realpathSync(out.trim());
 }
 
+/** A directory with symlinks resolved, as topLevel() answers it, or as given when it is gone. */
+export function realDir(dir: string): string {
+  try {
+    return fs.realpathSync(dir);
+  } catch {
+    return dir;
+  }
+}
+
 /** The worktree's own git directory (absolute): journals live here, outside the tree. */
 export async function gitDir(root: string): Promise<string> {
   const out = (await git(['rev-parse', '--absolute-git-dir'], { cwd: root, what: 'rev-parse' })).trim();

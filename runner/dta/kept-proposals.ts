@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { DtaCounts } from '../../protocol';
-import { sha256 } from './git-state';
+import { realDir, sha256 } from './git-state';
 import type { VerifierProcess } from './verifier/spawn';
 
 /**
@@ -101,12 +101,7 @@ export function stillFits(p: KeptProposal, root: string, fingerprint: string): {
 
 /** Ends what is kept for a work tree (its run was denied or failed; its worktree goes away). */
 export function forgetProposals(dir: string): void {
-  let root = dir;
-  try {
-    root = fs.realpathSync(dir); // the engine keys by the real top level
-  } catch {
-    // gone already: compare as given
-  }
+  const root = realDir(dir); // the engine keys by the real top level
   for (const [k, e] of [...kept]) if (e.p.root === root || e.p.root.startsWith(`${root}/`)) drop(k);
 }
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { RunnerEventBody } from '../../protocol';
 import { errorMessage, type Logger } from '../log';
 import { git } from '../workspace/git';
-import { topLevel } from './git-state';
+import { realDir, topLevel } from './git-state';
 import { dtaForEdit, inStrictDomain, strictRefusal } from './strict-tools';
 
 /** Files bigger than this are not classified (the classifiers parse the whole text twice). */
@@ -126,14 +126,5 @@ export class StrictWatch {
   /** The file at the worktree's base commit, or null when it is new. */
   private async atBase(rel: string): Promise<string | null> {
     return git(['show', `${this.o.baseSha}:${rel}`], { cwd: this.o.worktree, what: 'show' }).catch(() => null);
-  }
-}
-
-/** The directory with symlinks resolved (topLevel() answers real paths), or as given when it is gone. */
-function realDir(dir: string): string {
-  try {
-    return fs.realpathSync(dir);
-  } catch {
-    return dir;
   }
 }
