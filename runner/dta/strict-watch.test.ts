@@ -101,4 +101,28 @@ describe('strict tools: the session’s own av-dta run', () => {
     expect(events).toEqual([expect.objectContaining({ type: 'POLICY_BLOCKED', rule: 'strict_tools', outcome: 'reverted', path: 'site/index.html' })]);
     expect(fs.readFileSync(index, 'utf8')).toBe(NEW);
   });
+
+  it('never puts back the base over a DTA apply that lands while a hand edit is being reviewed', async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strict-race-'));
+    const index = path.join(dir, 'index.html');
+    fs.writeFileSync(index, OLD);
+    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], { cwd: dir, encoding: 'utf8' });
+    git('init', '-q', '-b', 'main');
+    git('add', '-A');
+    git('commit', '-qm', 'site');
+    const events: RunnerEventBody[] = [];
+    const watch = new StrictWatch({ worktree: dir, baseSha: git('rev-parse', 'HEAD').trim(), emit: (e) => events.push(e), log: silentLogger });
+
+    // A hand edit of a link; its review starts and waits for the base text from git…
+    fs.writeFileSync(index, OLD.replace('http://old.example.com', 'http://elsewhere.example.com'));
+    const reviewing = watch.review([{ path: 'index.html', exists: true }]);
+    // …while the session's own av-dta run writes the verified change over it.
+    await watch.runningDta(dir, async () => {
+      fs.writeFileSync(index, NEW);
+      return { files: ['index.html'] };
+    });
+    await reviewing;
+    expect(fs.readFileSync(index, 'utf8')).toBe(NEW);
+    expect(events).toEqual([]);
+  });
 });

@@ -77,13 +77,18 @@ export class StrictWatch {
   }
 
   private async reviewOne(rel: string): Promise<void> {
+    const base = this.accepted.has(rel) ? null : await this.atBase(rel);
+    // From here to the revert nothing awaits: a DTA run of this session that wrote the file while
+    // the base was read (its apply, its accept) is seen, and the file is judged as it is now. Read
+    // before the await, a stale hand-edit text was once compared and the DTA's verified apply
+    // overwritten with the base.
     const after = this.read(rel);
     if (after === null) return;
     if (this.dtaRuns > 0) {
       this.accepted.set(rel, after);
       return;
     }
-    const before = this.accepted.get(rel) ?? (await this.atBase(rel));
+    const before = this.accepted.get(rel) ?? base;
     if (before === null || before === after) {
       this.accepted.set(rel, after);
       return;
