@@ -220,8 +220,19 @@ export class TerminalWatcher {
     return res.data.session;
   }
 
+  /** The text so far, extended by new events only: waitText polls it every 50 ms during MB-sized floods. */
+  private textSoFar = { events: null as WireEvent[] | null, count: 0, text: '' };
+
   text(): string {
-    return this.events.filter((e) => e.type === 'TERMINAL_CHUNK').map((e) => e.data ?? '').join('');
+    const t = this.textSoFar;
+    // A test may replace or shorten `events`: start again from the array as it is now.
+    if (t.events !== this.events || t.count > this.events.length) Object.assign(t, { events: this.events, count: 0, text: '' });
+    for (let i = t.count; i < this.events.length; i++) {
+      const e = this.events[i]!;
+      if (e.type === 'TERMINAL_CHUNK') t.text += e.data ?? '';
+    }
+    t.count = this.events.length;
+    return t.text;
   }
 
   type(data: string) {
