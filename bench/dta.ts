@@ -13,6 +13,7 @@ import path from 'node:path';
 import { runDta, setVerifierMemoDir } from '../runner/dta/engine';
 import { DtaPolicySchema } from '../runner/dta/policy';
 import { makeRepo } from '../runner/dta/testing/fixture-repos';
+import { ensureVerifierBundle } from '../runner/dta/verifier/bundle';
 import { verifiersExited } from '../runner/dta/verifier/spawn';
 
 const FILES = Number(process.env.BENCH_FILES ?? 5000);
@@ -109,6 +110,9 @@ function median(xs: number[]): number {
 
 async function main() {
   const files = site(FILES);
+  // As a runner has it by its first run (npm run build, npm start, or its first verifier): built once, not timed.
+  const bundle = await ensureVerifierBundle();
+  console.log(`verifier: ${bundle ? `prebuilt (${path.relative(process.cwd(), bundle)})` : 'through tsx (no prebuilt entry)'}`);
   console.log(`${FILES} files, ${ROUNDS} round(s) (${os.cpus().length} CPUs, ${os.cpus()[0]?.model ?? 'unknown CPU'}, load ${os.loadavg()[0]!.toFixed(2)})`);
   const rounds: Round[] = [];
   for (let i = 0; i < ROUNDS; i++) {

@@ -20,6 +20,7 @@ import { readArtifacts } from './artifacts';
 import { runDta } from './engine';
 import { forgetProposals } from './kept-proposals';
 import { DEFAULT_POLICY } from './policy';
+import { ensureVerifierBundle } from './verifier/bundle';
 
 /**
  * DTA runs the control plane asks for (`dta:start`, `dta:decide`): each in a fresh worktree on
@@ -49,7 +50,10 @@ export class DtaRunService {
       log: Logger;
       canReach?: (source: string) => boolean;
     },
-  ) {}
+  ) {
+    // The runner's first DTA run finds the verifier's prebuilt entry ready (built in the background if missing or stale).
+    void ensureVerifierBundle();
+  }
 
   start(raw: unknown): Result<{ run_id: string }> {
     const parsed = parseInput(StartDtaCommandSchema, raw);

@@ -30,9 +30,18 @@ function computeVersion(): string {
     }
     h.update(`${name}@${version}\0`);
   }
-  h.update(fs.readFileSync(new URL('../adapters/link-updater/parsers.ts', import.meta.url)));
+  h.update(parsersSha256());
   return h.digest('base64url').slice(0, 22);
 }
+/** The sha256 of parsers.ts as bundled, set only in the verifier's prebuilt bundle (verifier/bundle.ts). */
+declare const __AV_DTA_PARSERS_SHA256__: string | undefined;
+
+/** The hash of our parsers' source: the bundle's (where the .ts is not beside it), else the file's. */
+function parsersSha256(): string {
+  if (typeof __AV_DTA_PARSERS_SHA256__ === 'string') return __AV_DTA_PARSERS_SHA256__;
+  return crypto.createHash('sha256').update(fs.readFileSync(new URL('../adapters/link-updater/parsers.ts', import.meta.url))).digest('hex');
+}
+
 let version: string | null = null;
 export function verifierMemoVersion(): string {
   version ??= computeVersion();

@@ -2,16 +2,19 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { DtaVerifierSchema, type DtaVerifier } from '../../../protocol';
+import { ensureVerifierBundle, freshBundle } from './bundle';
 import type { PrepareRequest, VerifyRequest } from './verify';
 
 const MAIN = fileURLToPath(new URL('./main.ts', import.meta.url));
-/** The verifier runs TypeScript through tsx, resolved from here (its cwd may be any repository). */
+/** Without a fresh bundle, the verifier runs TypeScript through tsx, resolved from here (its cwd may be any repository). */
 const TSX = import.meta.resolve('tsx');
+/** A folder: each verifier process writes a V8 CPU profile there (profiling the bench; NODE_OPTIONS is not passed on). */
+export const VERIFIER_CPU_PROF_ENV = 'AV_DTA_VERIFIER_CPU_PROF';
 
 /**
  * One verifier process for a run — and, kept by the engine, for the apply that follows its
  * dry-run: requests go one JSON line each on stdin, each answered by one DtaVerifier line. Its
- * start (node, tsx and its modules: ~0.5 s of CPU) is paid once, and what it parsed itself stays
+ * start (node and its modules, from the prebuilt bundle: bundle.ts) is paid once, and what it parsed itself stays
  * in its own memory for the next request. It reads nothing of the adapter's but the claims it is
  * sent, and re-reads the files for each.
  */
@@ -33,8 +36,17 @@ export class VerifierProcess {
   private why = '';
   private stderr = '';
 
+  /** Whether it runs from the prebuilt bundle (bundle.ts), not through tsx. */
+  readonly prebuilt: boolean;
+
   constructor(cwd: string) {
-    this.child = spawn(process.execPath, ['--import', TSX, MAIN], { cwd, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, NODE_OPTIONS: '' } });
+    const profDir = process.env[VERIFIER_CPU_PROF_ENV];
+    const prof = profDir ? ['--cpu-prof', '--cpu-prof-dir', profDir] : [];
+    // The bundle when it was built from the sources as they are; else tsx, and a build for the next one.
+    const bundle = freshBundle();
+    if (!bundle) void ensureVerifierBundle();
+    this.prebuilt = bundle !== null;
+    this.child = spawn(process.execPath, [...prof, ...(bundle ? [bundle] : ['--import', TSX, MAIN])], { cwd, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, NODE_OPTIONS: '' } });
     this.child.stderr.on('data', (c: Buffer) => (this.stderr = (this.stderr + c.toString()).slice(-4000)));
     // A child that died before a request was written makes stdin error (EPIPE): 'close' reports it.
     this.child.stdin.on('error', () => undefined);

@@ -5,6 +5,7 @@ import type { DtaOutput } from '../../../protocol';
 import { runDta } from '../engine';
 import { DEFAULT_POLICY } from '../policy';
 import { gitIn, makeRepo, SITE_FILES } from '../testing/fixture-repos';
+import { ensureVerifierBundle } from './bundle';
 import { runVerifier, VerifierProcess } from './spawn';
 import type { VerifyRequest } from './verify';
 
@@ -22,6 +23,8 @@ let applied: DtaOutput;
 let request: VerifyRequest;
 
 beforeAll(async () => {
+  // The processes below run from the prebuilt entry, as a runner's do (bundle.test.ts builds it from a copy).
+  expect(await ensureVerifierBundle()).toMatch(/main\.mjs$/);
   dir = makeRepo(SITE_FILES);
   applied = await runDta({ tool: 'link_updater', version: '1.0', mode: 'apply', target: { repo_path: dir, glob: 'site/**' }, params: LINKS });
   expect(applied.verifier.passed).toBe(true);
@@ -62,6 +65,7 @@ describe('the independent verifier', () => {
 
   it('one process serves a prepare and several requests in turn, and what it parsed never makes a forged count pass', async () => {
     const v = new VerifierProcess(dir);
+    expect(v.prebuilt).toBe(true);
     try {
       v.prepare({ mode: 'prepare', tool: 'link_updater', root: dir, head: request.claim.head, params: LINKS, globs: request.globs, allowed_paths: request.allowed_paths });
       expect(await v.run(request, VERIFY_MS)).toMatchObject({ passed: true, failures: [] });

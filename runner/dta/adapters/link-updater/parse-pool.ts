@@ -18,8 +18,13 @@ export const POOL_BATCH_FILES = 100;
 /** A runner between runs keeps no parser threads: an idle pool is stopped after this long. */
 export const POOL_IDLE_MS = 30_000;
 
-/** A JavaScript entry that loads tsx, then the TypeScript worker (so it runs under any host: tsx, vitest). */
-const WORKER = new URL('./parse-worker-boot.mjs', import.meta.url);
+/** Set (to true) only in the verifier's prebuilt bundle (verifier/bundle.ts). */
+declare const __AV_DTA_BUNDLE__: boolean | undefined;
+/**
+ * The thread's entry: inside the verifier's bundle, the bundled worker beside it; from the sources,
+ * a JavaScript entry that loads tsx, then the TypeScript worker (so it runs under any host: tsx, vitest).
+ */
+const WORKER = typeof __AV_DTA_BUNDLE__ !== 'undefined' && __AV_DTA_BUNDLE__ ? new URL('./parse-worker.mjs', import.meta.url) : new URL('./parse-worker-boot.mjs', import.meta.url);
 
 /** Overrides the number of parser threads (0: parse in the calling thread only), e.g. on a shared machine. */
 export const PARSE_THREADS_ENV = 'AV_DTA_PARSE_THREADS';

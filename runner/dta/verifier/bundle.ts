@@ -1,0 +1,165 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Plugin } from 'esbuild';
+
+/**
+ * The verifier's prebuilt JavaScript entry. Started through tsx, every verifier process paid
+ * ~0.5–1 s of CPU (tsx's loader thread, esbuild transforming each TypeScript file, the hooks'
+ * round trips) before it measured anything; bundled with esbuild (our code in, npm packages left
+ * to node_modules), node loads it directly.
+ *
+ * Never stale: a bundle sits in a folder named by the hash of the exact bytes it was built from
+ * (every source file esbuild read, this file with the build's options among them), and the
+ * manifest lists those files. Before each verifier starts, the listed files are hashed again
+ * (~45 files, a few ms): any change — an edit, a new import, a removed file — means "not fresh",
+ * and the verifier runs through tsx from the sources while a new bundle is built for the next one.
+ */
+
+/** The project's root (this file is runner/dta/verifier/bundle.ts). */
+const PROJECT = fileURLToPath(new URL('../../../', import.meta.url));
+/** Bundles live in the install's cache folder (ignored by git with the rest of node_modules). */
+export const DEFAULT_BUNDLE_CACHE = path.join(PROJECT, 'node_modules', '.cache', 'av-dta-verifier');
+/** The process's entry and the parser threads' (parse-pool.ts picks it inside a bundle). */
+const ENTRY_POINTS = { main: 'runner/dta/verifier/main.ts', 'parse-worker': 'runner/dta/adapters/link-updater/parse-worker.ts' };
+/** The parsers whose source the memo's version names (memo.ts): hashed into the bundle as a constant. */
+const PARSERS_SOURCE = 'runner/dta/adapters/link-updater/parsers.ts';
+const MANIFEST = 'manifest.json';
+/** This file, with the build's options: part of every bundle's key. */
+const SELF = path.relative(PROJECT, fileURLToPath(import.meta.url));
+/** Older bundles are removed at the next build after this long (a verifier still running from one loaded it long before). */
+export const OLD_BUNDLE_MAX_AGE_MS = 60 * 60_000;
+
+interface Manifest {
+  key: string;
+  /** Source files the bundle was built from, relative to the project. */
+  inputs: string[];
+}
+
+export interface BundleOptions {
+  /** Where bundles go (tests use a folder of their own). */
+  cacheDir?: string;
+  /** The tree whose sources are bundled (tests use a copy they may edit). */
+  project?: string;
+}
+
+function bundleKey(inputs: Iterable<[string, Buffer]>): string {
+  const h = crypto.createHash('sha256');
+  for (const [rel, bytes] of [...inputs].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) h.update(rel).update('\0').update(bytes).update('\0');
+  return h.digest('hex').slice(0, 32);
+}
+
+/** The bundle's entry when one was built from the sources exactly as they are now; null otherwise. */
+export function freshBundle(opts: BundleOptions = {}): string | null {
+  const cacheDir = opts.cacheDir ?? DEFAULT_BUNDLE_CACHE;
+  const project = opts.project ?? PROJECT;
+  try {
+    const m = JSON.parse(fs.readFileSync(path.join(cacheDir, MANIFEST), 'utf8')) as Manifest;
+    if (!Array.isArray(m.inputs) || !m.inputs.includes(SELF)) return null;
+    if (bundleKey(m.inputs.map((rel) => [rel, fs.readFileSync(path.join(project, rel))])) !== m.key) return null;
+    const main = path.join(cacheDir, m.key, 'main.mjs');
+    return fs.existsSync(main) ? main : null;
+  } catch {
+    // No manifest yet, or a listed source is gone: not fresh.
+    return null;
+  }
+}
+
+/**
+ * Builds the bundle from the sources as they are now and returns its entry. Each source is read
+ * once, and those very bytes are both bundled and hashed, so the folder's name is the code inside.
+ */
+export async function buildVerifierBundle(opts: BundleOptions = {}): Promise<string> {
+  const cacheDir = opts.cacheDir ?? DEFAULT_BUNDLE_CACHE;
+  const project = opts.project ?? PROJECT;
+  const { build } = await import('esbuild');
+  const read = new Map<string, Buffer>();
+  const bytesOf = (rel: string): Buffer => {
+    let b = read.get(rel);
+    if (!b) read.set(rel, (b = fs.readFileSync(path.join(project, rel))));
+    return b;
+  };
+  bytesOf(SELF);
+  const parsersSha256 = crypto.createHash('sha256').update(bytesOf(PARSERS_SOURCE)).digest('hex');
+  const sameBytes: Plugin = {
+    name: 'av-same-bytes',
+    setup(b) {
+      b.onLoad({ filter: /\.[cm]?[jt]s$/ }, (args) => {
+        const rel = path.relative(project, args.path);
+        return { contents: bytesOf(rel), loader: /\.[cm]?ts$/.test(rel) ? 'ts' : 'js' };
+      });
+    },
+  };
+  fs.mkdirSync(cacheDir, { recursive: true });
+  const tmp = fs.mkdtempSync(path.join(cacheDir, 'build-'));
+  try {
+    await build({
+      absWorkingDir: project,
+      entryPoints: ENTRY_POINTS,
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      // One chunk per lazily loaded adapter (measures.ts), as the sources load them.
+      splitting: true,
+      // Packages resolve from node_modules at run time (the cache folder is inside it): never copied, never stale.
+      packages: 'external',
+      outdir: tmp,
+      outExtension: { '.js': '.mjs' },
+      define: { __AV_DTA_BUNDLE__: 'true', __AV_DTA_PARSERS_SHA256__: JSON.stringify(parsersSha256) },
+      plugins: [sameBytes],
+      logLevel: 'silent',
+    });
+    const key = bundleKey(read);
+    const dir = path.join(cacheDir, key);
+    try {
+      fs.renameSync(tmp, dir);
+    } catch {
+      // Built already (another process, the same bytes): keep that one.
+      fs.rmSync(tmp, { recursive: true, force: true });
+    }
+    const manifestTmp = path.join(cacheDir, `${MANIFEST}.${process.pid}.tmp`);
+    fs.writeFileSync(manifestTmp, JSON.stringify({ key, inputs: [...read.keys()].sort() } satisfies Manifest));
+    fs.renameSync(manifestTmp, path.join(cacheDir, MANIFEST));
+    removeOldBundles(cacheDir, key);
+    return path.join(dir, 'main.mjs');
+  } catch (err) {
+    fs.rmSync(tmp, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+function removeOldBundles(cacheDir: string, keep: string): void {
+  for (const name of fs.readdirSync(cacheDir)) {
+    if (name === keep || name === MANIFEST || name.endsWith('.tmp')) continue;
+    const p = path.join(cacheDir, name);
+    try {
+      if (Date.now() - fs.statSync(p).mtimeMs > OLD_BUNDLE_MAX_AGE_MS) fs.rmSync(p, { recursive: true, force: true });
+    } catch {
+      // removed by another process meanwhile
+    }
+  }
+}
+
+let building: Promise<string | null> | null = null;
+let warned = false;
+
+/**
+ * The fresh bundle's entry, built first if there is none. Never throws: a failed build (no
+ * esbuild, a read-only install) leaves the verifier on tsx, said once on stderr.
+ */
+export function ensureVerifierBundle(): Promise<string | null> {
+  const fresh = freshBundle();
+  if (fresh) return Promise.resolve(fresh);
+  building ??= buildVerifierBundle()
+    .catch((err: unknown) => {
+      if (!warned) process.stderr.write(`av-dta: the verifier's prebuilt entry could not be built (${err instanceof Error ? err.message : String(err)}); it runs through tsx\n`);
+      warned = true;
+      return null;
+    })
+    .finally(() => {
+      building = null;
+    });
+  return building;
+}
