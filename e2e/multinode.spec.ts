@@ -205,7 +205,14 @@ test.describe('[MULTINODE]: two nodes on PostgreSQL + Redis, runner on A, browse
     expect(await numbersOnScreen(page, sessionId)).toEqual(Array.from({ length: NUMBERS }, (_, i) => i + 1));
 
     // Stored: every seq from 1 to the last, once (the runner resent what A never acknowledged).
-    const stored = (await db!.query<{ seq: number }>('SELECT seq FROM "SessionEvent" WHERE "sessionId" = $1 ORDER BY seq', [sessionId])).rows.map((r) => r.seq);
+    // Terminal output is stored in segments (each with its chunks' seqs in an index), other events as rows.
+    const stored = (
+      await db!.query<{ seq: number }>(
+        `SELECT seq FROM "SessionEvent" WHERE "sessionId" = $1
+         UNION ALL SELECT (json_array_elements("chunks"::json)->>0)::int AS seq FROM "TerminalSegment" WHERE "sessionId" = $1 ORDER BY seq`,
+        [sessionId],
+      )
+    ).rows.map((r) => r.seq);
     expect(stored).toEqual(Array.from({ length: stored.length }, (_, i) => i + 1));
 
     // Typing still reaches the runner, now through B.

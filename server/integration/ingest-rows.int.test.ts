@@ -92,7 +92,9 @@ describe('ingest: session rows changed set-based', () => {
     expect(await row(A)).toMatchObject({ currentRoom: 'src/a', activityDetail: 'reading', lastSeq: 3 });
     expect(await row(B)).toMatchObject({ currentRoom: 'docs', activityDetail: 'tests', state: 'COMPLETED', lastSeq: 3 });
     expect(published).toEqual([]);
-    expect(await s.db.sessionEvent.count()).toBe(6);
+    // Stored once each: five event rows, and A's output in its terminal segment.
+    expect(await s.db.sessionEvent.count()).toBe(5);
+    expect((await s.db.terminalSegment.findMany()).map((x) => [x.sessionId, x.seqFrom, x.seqTo, x.data])).toEqual([[A, 3, 3, 'output only\r\n']]);
   });
 
   it('a batch over more sessions than one statement holds updates every one of them', async () => {

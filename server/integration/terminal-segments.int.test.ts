@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import xtermHeadless from '@xterm/headless';
 import serializeAddon from '@xterm/addon-serialize';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -5,9 +6,9 @@ import type { RunnerEvent, RunnerEventBody, WireEvent } from '../../protocol';
 import { connectDb } from '../db';
 import { runnerToWire } from '../services/events';
 import { SEEK_SCROLLBACK, type TerminalScreensOptions } from '../services/terminal/screens';
-import { createSegmentStore, SEGMENT_CHARS } from '../services/terminal/segments';
+import { SEGMENT_CHARS } from '../services/terminal/segments';
 import { storedEvents } from '../services/terminal/stored-output';
-import { createWriterQueue } from '../services/writer-queue';
+import { createServices } from '../services';
 import { openServiceDb, type ServiceDb } from './service-db';
 
 const { Terminal } = xtermHeadless;
@@ -74,46 +75,90 @@ describe('terminal output stored in ~64 KB segments', () => {
     });
   }
 
-  it('folds output into segments: every seq once and in order across boundaries, holes, resends and a restart', async () => {
+  /** Another control plane on the same database (a restart: nothing of the first one's memory). */
+  function restarted(db: ServiceDb['db']) {
+    const services = createServices(db, s.orgId, { secretKey: randomBytes(32), defaultPlan: 'enterprise' });
+    services.ports.gateway = s.services.ports.gateway;
+    services.ports.broadcast = s.services.ports.broadcast;
+    return services;
+  }
+
+  /** Every segment holds at least a segment's worth (but the open, newest one), and none overlap. */
+  async function expectSegmentsWellCut() {
+    const segs = await s.db.terminalSegment.findMany({ where: { sessionId: SID }, orderBy: { seqFrom: 'asc' } });
+    for (const seg of segs.slice(0, -1)) expect(seg.chars).toBeGreaterThanOrEqual(SEGMENT_CHARS);
+    for (let i = 1; i < segs.length; i++) expect(segs[i]!.seqFrom).toBeGreaterThan(segs[i - 1]!.seqTo);
+    for (const seg of segs) expect(seg.data.length).toBe(seg.chars);
+    return segs;
+  }
+
+  it('writes output straight into segments: every seq once and in order across boundaries, holes and resends', async () => {
     await openWith();
     const batches = flood(1, 120);
-    // A hole: batch 11 arrives before batch 10; folding stops at the stored prefix until it is filled.
+    // A hole: batch 11 arrives before batch 10; its output waits as rows until the hole is filled.
     for (const [i, b] of batches.entries()) {
       if (i === 10) continue;
-      await s.services.events.ingest(s.runner, b);
+      const { acked } = await s.services.events.ingest(s.runner, b);
+      // Never acknowledged past the hole, so the runner keeps what is missing.
+      if (i === 11) expect(acked).toEqual([{ session_id: SID, seq: batches[9]!.at(-1)!.seq }]);
       if (i === 11) await s.services.events.ingest(s.runner, batches[10]!);
     }
-    await s.services.terminalSegments.flush();
-    const segs = await s.db.terminalSegment.findMany({ where: { sessionId: SID }, orderBy: { seqFrom: 'asc' } });
+    const last = batches.at(-1)!.at(-1)!.seq;
+    expect((await s.db.session.findUniqueOrThrow({ where: { id: SID } })).lastSeq).toBe(last);
+    const segs = await expectSegmentsWellCut();
     const sentChars = batches.flat().reduce((n, e) => n + (e.type === 'TERMINAL_CHUNK' ? e.data.length : 0), 0);
     expect(sentChars).toBeGreaterThan(8 * SEGMENT_CHARS);
-    expect(segs.length).toBeGreaterThanOrEqual(Math.floor(sentChars / SEGMENT_CHARS) - 1);
-    for (const seg of segs) expect(seg.chars).toBeGreaterThanOrEqual(SEGMENT_CHARS);
-    for (let i = 1; i < segs.length; i++) expect(segs[i]!.seqFrom).toBeGreaterThan(segs[i - 1]!.seqTo);
-    const rowsLeft = await s.db.sessionEvent.count({ where: { sessionId: SID, type: 'TERMINAL_CHUNK' } });
-    expect(rowsLeft).toBeLessThan(batches.flat().length / 4); // only the unfolded tail stays one row per chunk
+    expect(segs.length).toBe(Math.ceil(segs.reduce((n, x) => n + x.chars, 0) / SEGMENT_CHARS) || 1);
+    // Nothing is stored one row per chunk: output is written once, into segments.
+    expect(await s.db.sessionEvent.count({ where: { sessionId: SID, type: 'TERMINAL_CHUNK' } })).toBe(0);
+    expect(await s.db.sessionEvent.count({ where: { sessionId: SID } })).toBe(batches.flat().filter((e) => e.type !== 'TERMINAL_CHUNK').length);
     expect(await readAll(s.db)).toEqual(sentWire(batches));
 
-    // A resend of folded output (the runner never saw the ack) is stored again as rows: still once.
-    await s.services.events.ingest(s.runner, batches[3]!);
+    // A resend of stored output (the runner never saw the ack) changes nothing, and is acked.
+    const { acked } = await s.services.events.ingest(s.runner, batches[3]!);
+    expect(acked).toEqual([{ session_id: SID, seq: last }]);
     expect(await readAll(s.db)).toEqual(sentWire(batches));
+    expect(await s.db.terminalSegment.count({ where: { sessionId: SID } })).toBe(segs.length);
     // Reading from the middle of a segment starts exactly after the given seq.
     const mid = Math.floor((segs[2]!.seqFrom + segs[2]!.seqTo) / 2);
     expect(await readAll(s.db, mid)).toEqual(sentWire(batches).filter((e) => e.seq > mid));
+  }, 120_000);
 
-    // A restarted control plane (another connection, a fresh store) reads the same and folds on.
+  it('a hole left open across a restart: the resend over it is stored once and acked through', async () => {
+    await openWith();
+    const batches = flood(1, 30);
+    for (const [i, b] of batches.entries()) if (i !== 5) await s.services.events.ingest(s.runner, b);
     const db2 = await connectDb(s.url);
     try {
-      const more = flood(batches.flat().length + 1, 30);
-      for (const b of more) await s.services.events.ingest(s.runner, b);
-      const store2 = createSegmentStore(db2, createWriterQueue());
-      const last = more.at(-1)!.at(-1)!.seq;
-      await store2.foldNow(SID, last, true);
+      const after = restarted(db2);
+      // The runner resends everything unacked, in order, after reconnecting to the new process:
+      // the first batch fills the hole and covers output already kept above it, as rows.
+      const resend = [[...batches[5]!, ...batches[6]!], ...batches.slice(7)];
+      let acked: Array<{ session_id: string; seq: number }> = [];
+      for (const b of resend) ({ acked } = await after.events.ingest(s.runner, b));
+      expect(acked).toEqual([{ session_id: SID, seq: batches.at(-1)!.at(-1)!.seq }]);
       expect(await db2.sessionEvent.count({ where: { sessionId: SID, type: 'TERMINAL_CHUNK' } })).toBe(0);
-      expect(await readAll(db2)).toEqual(sentWire([...batches, ...more]));
+      await expectSegmentsWellCut();
+      expect(await readAll(db2)).toEqual(sentWire(batches));
     } finally {
       await db2.$disconnect();
     }
+  }, 120_000);
+
+  it('output stored one row per chunk by an older version still replays, and is taken into segments as the session goes on', async () => {
+    await openWith();
+    const batches = flood(1, 40);
+    const old = batches.slice(0, 20);
+    // As the control plane before direct segments stored it: an event row per chunk, the prefix on the session.
+    await s.db.sessionEvent.createMany({
+      data: old.flat().map((e) => ({ sessionId: SID, seq: e.seq, type: e.type, ts: BigInt(e.ts), payload: JSON.stringify(e) })),
+    });
+    await s.db.session.update({ where: { id: SID }, data: { lastSeq: old.at(-1)!.at(-1)!.seq } });
+    expect(await readAll(s.db)).toEqual(sentWire(old));
+    for (const b of batches.slice(20)) await s.services.events.ingest(s.runner, b);
+    expect(await s.db.sessionEvent.count({ where: { sessionId: SID, type: 'TERMINAL_CHUNK' } })).toBe(0);
+    await expectSegmentsWellCut();
+    expect(await readAll(s.db)).toEqual(sentWire(batches));
   }, 120_000);
 
   it('retention prunes old segments but keeps the seek snapshot at the cut: seeking there and later stays exact', async () => {
@@ -134,7 +179,7 @@ describe('terminal output stored in ~64 KB segments', () => {
       screens.set(b.at(-1)!.seq, serializer.serialize({ scrollback: SEEK_SCROLLBACK }));
     }
     await s.services.terminalScreens.flush();
-    await s.services.terminalSegments.foldNow(SID, batches.at(-1)!.at(-1)!.seq);
+    await s.services.terminalSegments.pruneNow(SID);
 
     const { outputPrunedThrough: cut } = await s.db.session.findUniqueOrThrow({ where: { id: SID } });
     expect(cut).toBeGreaterThan(0);

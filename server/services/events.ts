@@ -10,7 +10,8 @@ import { foldStateChanges, type RefusedChange, type SessionStateService } from '
 import type { StoredTick, TickOwner } from './usage';
 import type { WriterQueue } from './writer-queue';
 import type { PatrolService } from './patrols';
-import { contiguousPrefix, insertEventsOnce, readSessionRows, type Tx } from './repo/session-events';
+import { contiguousPrefix, insertEventsOnce, maxStoredAbove, type Tx } from './repo/session-events';
+import { dropChunkRows, planSegments, readIngestRows, takeChunkRows, writeSegments, type IngestSessionRow, type OutputChunk, type SegmentPlan } from './repo/terminal-segments';
 import { updateSessionRows, type SessionRowChange } from './repo/session-rows';
 import { insertTicksOnce } from './repo/usage-ticks';
 import { withBusyRetry } from './busy-retry';
@@ -33,6 +34,8 @@ export function runnerToWire(ev: RunnerEvent, seq = ev.seq, ts = ev.ts): WireEve
   if (ev.type === 'TERMINAL_CHUNK') return { seq, type: ev.type, ts, data: ev.data };
   return { seq, type: ev.type, ts, payload: ev as unknown as Record<string, unknown> };
 }
+
+type TerminalChunk = Extract<RunnerEvent, { type: 'TERMINAL_CHUNK' }>;
 
 /** What a batch changes on its sessions' rows besides the state and the stored prefix. */
 type RowData = Omit<SessionRowChange, 'id' | 'lastSeq'>;
@@ -143,24 +146,73 @@ export function createEventService(
   }
 
   /**
-   * One transaction for the whole batch: the events (a resend is ignored by the primary key),
-   * the usage ticks, each session's contiguous stored prefix, and the row changes of the fresh
-   * events, state included — so a crash can never leave the events stored and the row behind
-   * (issue 11 item 14). State changes go through the lifecycle check of session-state.ts.
+   * Sessions whose output rows from before direct segments (or another node's fold) were taken
+   * into segments by this process: checked once per session, after a commit (a rolled-back
+   * transaction checks again).
+   */
+  const rowsChecked = new Set<string>();
+
+  /**
+   * Splits a session's events of the batch (sorted by seq) against its stored prefix: duplicates
+   * are dropped; output continuing the prefix goes straight into segments; everything else —
+   * other event kinds, and anything above a hole — is stored as event rows.
+   */
+  function split(stored: number, events: RunnerEvent[]): { direct: TerminalChunk[]; rows: RunnerEvent[]; runEnd: number } {
+    const direct: TerminalChunk[] = [];
+    const rows: RunnerEvent[] = [];
+    let runEnd = stored;
+    let lastSeen = stored;
+    for (const e of events) {
+      if (e.seq <= lastSeen) continue; // stored already, or twice in this batch
+      lastSeen = e.seq;
+      if (e.seq === runEnd + 1) {
+        runEnd = e.seq;
+        if (e.type === 'TERMINAL_CHUNK') {
+          direct.push(e);
+          continue;
+        }
+      }
+      rows.push(e);
+    }
+    return { direct, rows, runEnd };
+  }
+
+  /**
+   * One transaction for the whole batch: the events (a resend is ignored), the terminal output
+   * into segments, the usage ticks, each session's contiguous stored prefix, and the row changes
+   * of the fresh events, state included — so a crash can never leave the events stored and the
+   * row behind (issue 11 item 14). State changes go through the lifecycle check of session-state.ts.
+   *
+   * Output that continues a session's stored prefix is appended to its segments here (issue 17:
+   * one row per chunk written, read back by a fold and deleted cost most of the control plane's
+   * CPU per MB). Segments only ever hold seqs at or below the stored prefix, so a resend is
+   * recognised by the prefix alone; output above a hole stays event rows until the hole is filled,
+   * and is moved into segments in the transaction that moves the prefix over it.
    */
   async function store(orgId: string, events: RunnerEvent[], ids: string[]) {
     return db.$transaction(
       async (t) => {
         const tx = t as unknown as Tx;
-        const inserted = await insertEventsOnce(tx, events);
+        const rows = new Map((await readIngestRows(tx, ids)).map((r) => [r.id, r]));
+        const eventsOf = groupBy(events, (e) => e);
+        const plans = new Map<string, { row: IngestSessionRow; direct: OutputChunk[]; runEnd: number }>();
+        const asRows: RunnerEvent[] = [];
+        const direct = new Set<RunnerEvent>();
+        for (const id of ids) {
+          const row = rows.get(id)!;
+          const mine = (eventsOf.get(id) ?? []).sort((a, b) => a.seq - b.seq);
+          const part = split(row.lastSeq, mine);
+          asRows.push(...part.rows);
+          for (const e of part.direct) direct.add(e);
+          plans.set(id, { row, direct: part.direct.map((e) => ({ seq: e.seq, ts: e.ts, data: e.data })), runEnd: part.runEnd });
+        }
+        const inserted = asRows.length ? await insertEventsOnce(tx, asRows) : new Set<string>();
         // Usage is keyed by (session, window), not seq: a tick resent under any seq counts once.
         const ticks = events
           .filter((e): e is UsageTick => e.type === 'USAGE_TICK')
           .map((tick) => ({ tick, owner: owners.get(tick.session_id)! }));
         const stored = ticks.length ? await insertTicksOnce(tx, ticks, Date.now()) : [];
-        const fresh = events.filter((e) => inserted.has(`${e.session_id}:${e.seq}`));
-        const rows = new Map((await readSessionRows(tx, ids)).map((r) => [r.id, r]));
-        const seqsOf = groupBy(events, (e) => e.seq);
+        const fresh = events.filter((e) => inserted.has(`${e.session_id}:${e.seq}`) || direct.has(e));
         const freshOf = groupBy(
           fresh.filter((e) => e.type !== 'TERMINAL_CHUNK'),
           (e) => e,
@@ -171,10 +223,30 @@ export function createEventService(
         // Every row change of the batch goes out in one set-based statement; only a lifecycle
         // change (rare: a handful per session's life) is written on its own.
         const rowChanges: SessionRowChange[] = [];
+        const segmentPlans: SegmentPlan[] = [];
         for (const id of ids) {
-          const row = rows.get(id)!;
-          const prefix = await advancePrefix(tx, id, row.lastSeq, (seqsOf.get(id) ?? []).sort((a, b) => a - b));
+          const { row, direct: chunks, runEnd } = plans.get(id)!;
+          let legacy: OutputChunk[] = [];
+          if (!rowsChecked.has(id)) {
+            // First batch of the session on this process: output rows under the prefix from before
+            // direct segments go into segments now, and events kept above a hole (by this node
+            // before a restart, or by another) are known again, so a resend over them drops the copies.
+            legacy = await takeChunkRows(tx, id, row.open?.seqTo ?? 0, row.lastSeq);
+            const above = await maxStoredAbove(tx, id, row.lastSeq);
+            if (above > (storedBeyond.get(id) ?? 0)) storedBeyond.set(id, above);
+          }
+          const beyond = storedBeyond.get(id) ?? 0;
+          const prefix = await advancePrefix(tx, id, runEnd, asRows.filter((e) => e.session_id === id).map((e) => e.seq));
           prefixes.set(id, prefix);
+          // Rows stored above an earlier hole that this batch's output now covers: the segment has them.
+          if (beyond > row.lastSeq && chunks.length) await dropChunkRows(tx, id, row.lastSeq, Math.min(runEnd, beyond));
+          const output = [
+            ...legacy,
+            ...chunks,
+            // Output rows above a hole that this batch filled.
+            ...(await takeChunkRows(tx, id, runEnd, prefix)),
+          ];
+          if (output.length) segmentPlans.push(planSegments(id, row.open, output));
           const mine = freshOf.get(id) ?? [];
           const data = rowFields(mine);
           const { next, refused: no } = foldStateChanges(
@@ -186,6 +258,7 @@ export function createEventService(
           if (next || Object.keys(data).length) changed.add(id);
           if (Object.keys(data).length || prefix !== row.lastSeq) rowChanges.push({ id, lastSeq: prefix, ...data });
         }
+        await writeSegments(tx, segmentPlans);
         await updateSessionRows(tx, rowChanges);
         return { fresh, changed, ticks: stored, prefixes, refused };
       },
@@ -216,6 +289,7 @@ export function createEventService(
         await new Promise<void>((resolve) => setImmediate(resolve));
         // A busy database (a backup, a long report, another node) is waited out, not failed.
         const result = await withBusyRetry(`storing ${events.length} events from runner ${runner.name}`, () => store(runner.orgId, events, ids));
+        for (const id of ids) rowsChecked.add(id);
         usage.stored(result.ticks);
         return result;
       });

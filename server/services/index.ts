@@ -19,7 +19,7 @@ import { createBillingService } from './billing';
 import { createLimitService } from './limits';
 import { createWriterQueue } from './writer-queue';
 import { createTerminalScreens, type TerminalScreensOptions } from './terminal/screens';
-import { createSegmentStore, foldingIngest } from './terminal/segments';
+import { createSegmentStore, pruningIngest } from './terminal/segments';
 import { type PlanId } from '../../protocol';
 import { periodOf } from '../../common/period';
 import { createAlertService } from './alerts';
@@ -76,7 +76,7 @@ export function createServices(
   const secrets = createSecretService(db, opts.secretKey, record as never);
   const plans = createPlanService(db, audit, { defaultPlan: opts.defaultPlan ?? 'free' });
   const writer = createWriterQueue();
-  /** Stored terminal output folded into ~64 KB rows beside ingest (issue 17). */
+  /** Retention of the ~64 KB terminal output segments ingest writes (issue 17). */
   const terminalSegments = createSegmentStore(db, writer, { retainChars: opts.terminal?.retainChars });
   const leases = createLeaseService(db, opts.nodeId ?? defaultNodeId());
   const usage = createUsageService(db, writer);
@@ -159,7 +159,7 @@ export function createServices(
     /** Headless mirrors of session terminals: attach from a screen, snapshots, time-travel seek. */
     terminalScreens: createTerminalScreens(db, writer, opts.terminal),
     terminalSegments,
-    events: redactingIngest(notifyingIngest(foldingIngest(createEventService(
+    events: redactingIngest(notifyingIngest(pruningIngest(createEventService(
       db,
       () => sessions,
       gateway,

@@ -68,3 +68,13 @@ export async function readSessionRows(tx: Tx, ids: string[]): Promise<Array<{ id
   );
   return rows.map((r) => ({ id: r.id, state: r.state, lastSeq: Number(r.lastSeq) }));
 }
+
+/** The highest seq stored as an event row above `seq` (0: none): events kept above a hole, found again after a restart. */
+export async function maxStoredAbove(tx: Tx, sessionId: string, seq: number): Promise<number> {
+  const rows = await tx.$queryRawUnsafe<Array<{ top: number | bigint | null }>>(
+    placeholders(tx, 'SELECT MAX("seq") AS "top" FROM "SessionEvent" WHERE "sessionId" = ? AND "seq" > ?'),
+    sessionId,
+    seq,
+  );
+  return Number(rows[0]?.top ?? 0);
+}

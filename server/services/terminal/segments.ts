@@ -1,20 +1,15 @@
-import { TERMINAL_STATES, type RunnerEvent } from '../../../protocol';
+import type { RunnerEvent } from '../../../protocol';
 import type { Db } from '../../db';
 import type { WriterQueue } from '../writer-queue';
-import type { ChunkIndex } from './stored-output';
+import { SEGMENT_CHARS } from '../repo/terminal-segments';
 
 /**
- * Folds a session's stored TERMINAL_CHUNK rows into ~64 KB `TerminalSegment` rows, beside ingest
- * (issue 17): storing a batch stays one insert per event (UNIQUE(session, seq) keeps resends
- * no-ops and the ack logic unchanged), and once a stretch of the contiguous stored prefix holds a
- * segment's worth of output it becomes one row. Only stored-prefix seqs are folded, so a segment
- * never has a hole a later resend could fill.
+ * Retention of a session's terminal output segments (issue 17). Ingest writes output straight into
+ * ~64 KB `TerminalSegment` rows (repo/terminal-segments.ts, in the batch's transaction); this
+ * drops the oldest ones past the retained output, beside ingest.
  */
 
-/** Output per segment row (characters of terminal text). */
-export const SEGMENT_CHARS = 64 * 1024;
-/** Chunk rows read per query while folding. */
-const FOLD_PAGE = 1_000;
+export { SEGMENT_CHARS };
 
 export interface SegmentOptions {
   /**
@@ -25,59 +20,11 @@ export interface SegmentOptions {
   retainChars?: number;
 }
 
-type ChunkRow = { seq: number; ts: bigint; payload: string };
-
 export function createSegmentStore(db: Db, serialize: WriterQueue, opts: SegmentOptions = {}) {
   const retain = opts.retainChars ?? 0;
-  /** Output stored since the last fold, per session (an estimate: a restart starts at 0 and folds later). */
-  const unfolded = new Map<string, number>();
-  const folding = new Map<string, Promise<void>>();
-
-  /** Folds complete segments of (last segment, throughSeq]; `final` also folds the short rest (the session ended). */
-  async function fold(sessionId: string, throughSeq: number, final: boolean): Promise<number> {
-    const top = await db.terminalSegment.findFirst({ where: { sessionId }, orderBy: { seqTo: 'desc' }, select: { seqTo: true } });
-    const after = top?.seqTo ?? 0;
-    // Resends stored again after their chunk was folded: the segment already has them.
-    if (after > 0) await db.sessionEvent.deleteMany({ where: { sessionId, type: 'TERMINAL_CHUNK', seq: { lte: after } } });
-    let cursor = after;
-    let open: { rows: ChunkRow[]; texts: string[]; chars: number } = { rows: [], texts: [], chars: 0 };
-    let made = 0;
-    const close = async () => {
-      const { rows, texts, chars } = open;
-      open = { rows: [], texts: [], chars: 0 };
-      if (!rows.length) return;
-      const index: ChunkIndex = rows.map((r, i) => [r.seq, Number(r.ts), texts[i]!.length]);
-      const seqFrom = rows[0]!.seq;
-      const seqTo = rows.at(-1)!.seq;
-      await db.$transaction([
-        db.terminalSegment.create({
-          data: { sessionId, seqFrom, seqTo, tsFrom: rows[0]!.ts, tsTo: rows.at(-1)!.ts, chars, chunks: JSON.stringify(index), data: texts.join('') },
-        }),
-        db.sessionEvent.deleteMany({ where: { sessionId, type: 'TERMINAL_CHUNK', seq: { gte: seqFrom, lte: seqTo } } }),
-      ]);
-      made++;
-    };
-    for (;;) {
-      const rows = await db.sessionEvent.findMany({
-        where: { sessionId, type: 'TERMINAL_CHUNK', seq: { gt: cursor, lte: throughSeq } },
-        orderBy: { seq: 'asc' },
-        take: FOLD_PAGE,
-        select: { seq: true, ts: true, payload: true },
-      });
-      for (const r of rows) {
-        const text = (JSON.parse(r.payload) as { data: string }).data;
-        open.rows.push(r);
-        open.texts.push(text);
-        open.chars += text.length;
-        if (open.chars >= SEGMENT_CHARS) await close();
-      }
-      if (rows.length < FOLD_PAGE) break;
-      cursor = rows.at(-1)!.seq;
-    }
-    if (final) await close();
-    if (made && retain > 0) await prune(sessionId);
-    return made;
-  }
+  /** Output stored since the last pruning, per session (an estimate: a restart starts at 0 and prunes later). */
+  const unpruned = new Map<string, number>();
+  const pruning = new Map<string, Promise<void>>();
 
   /** Drops the oldest segments past the retained output, cut at a kept seek snapshot (see SegmentOptions). */
   async function prune(sessionId: string): Promise<void> {
@@ -107,42 +54,39 @@ export function createSegmentStore(db: Db, serialize: WriterQueue, opts: Segment
     ]);
   }
 
-  function schedule(sessionId: string, throughSeq: number, final: boolean): Promise<void> {
-    const run = (folding.get(sessionId) ?? Promise.resolve())
-      .then(() => serialize(() => fold(sessionId, throughSeq, final)))
-      .then(() => undefined)
-      .catch((err) => console.error(`[server] folding terminal output of ${sessionId} failed`, err))
+  function schedule(sessionId: string): Promise<void> {
+    const run = (pruning.get(sessionId) ?? Promise.resolve())
+      .then(() => serialize(() => prune(sessionId)))
+      .catch((err) => console.error(`[server] pruning terminal output of ${sessionId} failed`, err))
       .finally(() => {
-        if (folding.get(sessionId) === run) folding.delete(sessionId);
+        if (pruning.get(sessionId) === run) pruning.delete(sessionId);
       });
-    folding.set(sessionId, run);
+    pruning.set(sessionId, run);
     return run;
   }
 
   return {
-    /**
-     * After a batch is stored: `chars` of fresh output for the session, its contiguous stored
-     * prefix, and whether it ended. Folds once a segment's worth has gathered (not awaited by ingest).
-     */
-    stored(sessionId: string, chars: number, prefix: number, ended: boolean): void {
-      const total = (unfolded.get(sessionId) ?? 0) + chars;
-      if (!ended && total < SEGMENT_CHARS) {
-        unfolded.set(sessionId, total);
+    /** After a batch is stored: `chars` of fresh output for the session. Prunes once a segment's worth has gathered (not awaited by ingest). */
+    stored(sessionId: string, chars: number): void {
+      if (retain <= 0) return;
+      const total = (unpruned.get(sessionId) ?? 0) + chars;
+      if (total < SEGMENT_CHARS) {
+        unpruned.set(sessionId, total);
         return;
       }
-      unfolded.delete(sessionId);
-      void schedule(sessionId, prefix, ended);
+      unpruned.delete(sessionId);
+      void schedule(sessionId);
     },
 
-    /** Fold everything stored through `throughSeq` now, the short rest included (tests, shutdown). */
-    async foldNow(sessionId: string, throughSeq: number, final = false): Promise<void> {
-      unfolded.delete(sessionId);
-      await schedule(sessionId, throughSeq, final);
+    /** Prune now (tests, shutdown). */
+    async pruneNow(sessionId: string): Promise<void> {
+      unpruned.delete(sessionId);
+      if (retain > 0) await schedule(sessionId);
     },
 
-    /** Waits for folds under way. */
+    /** Waits for pruning under way. */
     async flush(): Promise<void> {
-      await Promise.all([...folding.values()]);
+      await Promise.all([...pruning.values()]);
     },
   };
 }
@@ -152,22 +96,15 @@ export type SegmentStore = ReturnType<typeof createSegmentStore>;
 type Ingest = { ingest(runner: { id: string; orgId: string; name: string }, events: RunnerEvent[]): Promise<{ acked: Array<{ session_id: string; seq: number }> }> };
 
 /**
- * Wraps the event service's ingest: once a batch is stored (acked through its prefix), its output
- * counts towards the session's next segment. Ingest itself is unchanged; folding runs beside it.
+ * Wraps the event service's ingest: once a batch is stored, its output counts towards the
+ * session's next pruning. Ingest itself is unchanged; pruning runs beside it.
  */
-export function foldingIngest<E extends Ingest>(events: E, segments: SegmentStore): E {
+export function pruningIngest<E extends Ingest>(events: E, segments: SegmentStore): E {
   const ingest = async (runner: { id: string; orgId: string; name: string }, batch: RunnerEvent[]) => {
     const result = await events.ingest(runner, batch);
-    for (const { session_id, seq } of result.acked) {
-      let chars = 0;
-      let ended = false;
-      for (const e of batch) {
-        if (e.session_id !== session_id) continue;
-        if (e.type === 'TERMINAL_CHUNK') chars += e.data.length;
-        else if (e.type === 'SESSION_STATE_CHANGED' && (TERMINAL_STATES as string[]).includes(e.to)) ended = true;
-      }
-      if (chars || ended) segments.stored(session_id, chars, seq, ended);
-    }
+    const chars = new Map<string, number>();
+    for (const e of batch) if (e.type === 'TERMINAL_CHUNK') chars.set(e.session_id, (chars.get(e.session_id) ?? 0) + e.data.length);
+    for (const [id, n] of chars) segments.stored(id, n);
     return result;
   };
   return { ...events, ingest: ingest as E['ingest'] };
