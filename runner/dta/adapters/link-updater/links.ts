@@ -36,6 +36,14 @@ function remember(kind: string | null, text: string, links: FoundLink[], storeKe
   cache.set(`${kind}\0${text}`, links);
 }
 
+/**
+ * Links known without parsing this text (the verifier's host swap: verifier/host-rewrite.ts). Kept
+ * in this process's cache only, never in the store, which holds only what a parser said.
+ */
+export function rememberDerived(rel: string, text: string, links: FoundLink[]): void {
+  remember(kindOf(rel), text, links, null);
+}
+
 export function extractLinks(rel: string, text: string): FoundLink[] {
   const kind = kindOf(rel);
   const known = remembered(kind, text);
