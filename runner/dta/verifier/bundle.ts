@@ -31,6 +31,8 @@ function manifestName(project: string): string {
 }
 /** This file, with the build's options: part of every bundle's key. */
 const SELF = path.relative(PROJECT, fileURLToPath(import.meta.url));
+/** Readable by every user (what is inside is the project's own code, as readable as its sources). */
+const BUNDLE_DIR_MODE = 0o755;
 /** Older bundles are removed at the next build after this long (a verifier still running from one loaded it long before). */
 export const OLD_BUNDLE_MAX_AGE_MS = 60 * 60_000;
 
@@ -122,6 +124,9 @@ export async function buildVerifierBundle(opts: BundleOptions = {}): Promise<str
       // Built already (another process, the same bytes): keep that one.
       fs.rmSync(tmp, { recursive: true, force: true });
     }
+    // mkdtemp made it 0700: a runner under another uid (or in a user namespace) must be able to
+    // read a bundle that `npm run build` made as root, else it finds none and cannot build one.
+    fs.chmodSync(dir, BUNDLE_DIR_MODE);
     const manifest = manifestName(project);
     const manifestTmp = path.join(cacheDir, `${manifest}.${process.pid}.tmp`);
     fs.writeFileSync(manifestTmp, JSON.stringify({ key, inputs: [...read.keys()].sort() } satisfies Manifest));
