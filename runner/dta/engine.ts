@@ -144,7 +144,7 @@ async function execute(
   setArtifacts(artifacts);
   let proposed: Proposed;
   if (kept) {
-    proposed = { matched: kept.matched, baseline: kept.baseline, units: kept.units, changes: kept.changes, changed: kept.files, notes: kept.notes, patch: kept.patch, sourceHashes: kept.sourceHashes };
+    proposed = kept.proposed;
     params = structuredClone(kept.params);
   } else {
     if (adapter.prepare) params = await adapter.prepare(root, params);
@@ -182,7 +182,7 @@ async function execute(
     artifacts.write('verify.json', { run_id: runId, phase: 'dry-run', verifier: out.verifier });
     out.ok = true;
     // Kept for the apply the gate may allow: it writes these contents and asks this verifier.
-    keepProposal({ key, root, patchSha256: out.patch_sha256, fingerprint: fp0.hash, matched, baseline: out.baseline, proposed: out.proposed_changes, units: proposed.units, files: changed, notes: proposed.notes, patch, changes: proposed.changes, sourceHashes: proposed.sourceHashes, params, verifier });
+    keepProposal({ key, root, patchSha256: out.patch_sha256, fingerprint: fp0.hash, proposed, params, verifier });
     keptVerifier = true;
     onPhase?.('proposed', out, { patch });
     return;

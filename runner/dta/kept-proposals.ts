@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { DtaCounts } from '../../protocol';
 import { realDir, sha256 } from './git-state';
+import type { Proposed } from './propose';
 import type { VerifierProcess } from './verifier/spawn';
 
 /**
@@ -19,16 +19,8 @@ export interface KeptProposal {
   patchSha256: string;
   /** HEAD + status when it was proposed (treeFingerprint().hash). */
   fingerprint: string;
-  matched: string[];
-  baseline: DtaCounts;
-  proposed: DtaCounts;
-  units: number;
-  files: string[];
-  notes: string[];
-  patch: string;
-  changes: Map<string, string>;
-  /** sha256 of each changed file's text when it was proposed. */
-  sourceHashes: Map<string, string>;
+  /** What the dry-run proposed: the apply uses it as it is. */
+  proposed: Proposed;
   /** The params the proposal was made with (after the adapter's prepare). */
   params: Record<string, unknown>;
   verifier: VerifierProcess | null;
@@ -85,7 +77,7 @@ export function takeProposal(key: string, patchSha256: string): KeptProposal | n
 export function stillFits(p: KeptProposal, root: string, fingerprint: string): { ok: true; originals: Map<string, Buffer> } | { ok: false; why: string } {
   if (p.fingerprint !== fingerprint) return { ok: false, why: 'HEAD or the status changed since the dry-run' };
   const originals = new Map<string, Buffer>();
-  for (const rel of p.files) {
+  for (const rel of p.proposed.changed) {
     let bytes: Buffer;
     try {
       bytes = fs.readFileSync(path.join(root, rel));
@@ -93,7 +85,7 @@ export function stillFits(p: KeptProposal, root: string, fingerprint: string): {
       return { ok: false, why: `${rel} cannot be read` };
     }
     // Hashed as the run reads a file (UTF-8 text), so "same hash" means "the same proposal".
-    if (sha256(bytes.toString('utf8')) !== p.sourceHashes.get(rel)) return { ok: false, why: `${rel} changed since the dry-run` };
+    if (sha256(bytes.toString('utf8')) !== p.proposed.sourceHashes.get(rel)) return { ok: false, why: `${rel} changed since the dry-run` };
     originals.set(rel, bytes);
   }
   return { ok: true, originals };

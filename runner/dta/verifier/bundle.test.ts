@@ -50,6 +50,8 @@ describe("the verifier's prebuilt entry", () => {
     const entry = await buildVerifierBundle(opts);
     expect(freshBundle(opts)).toBe(entry);
     expect(entry.startsWith(cacheDir)).toBe(true);
+    // Readable by a runner under another uid (or a user namespace), not 0700 as mkdtemp made it.
+    expect(fs.statSync(path.dirname(entry)).mode & 0o777).toBe(0o755);
 
     // The request's own validation ran inside the bundle (zod and verify.ts bundled, zod resolved).
     const answer = JSON.parse(await ask(entry, JSON.stringify({ mode: 'applied', tool: 'link_updater' }))) as { passed: boolean; failures: string[] };

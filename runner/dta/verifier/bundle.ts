@@ -25,9 +25,14 @@ export const DEFAULT_BUNDLE_CACHE = path.join(PROJECT, 'node_modules', '.cache',
 const ENTRY_POINTS = { main: 'runner/dta/verifier/main.ts', 'parse-worker': 'runner/dta/adapters/link-updater/parse-worker.ts' };
 /** The parsers whose source the memo's version names (memo.ts): hashed into the bundle as a constant. */
 const PARSERS_SOURCE = 'runner/dta/adapters/link-updater/parsers.ts';
-const MANIFEST = 'manifest.json';
+/** One manifest per source tree: two checkouts sharing an install (a symlinked node_modules) do not rebuild each other's. */
+function manifestName(project: string): string {
+  return `manifest-${crypto.createHash('sha256').update(path.resolve(project)).digest('hex').slice(0, 16)}.json`;
+}
 /** This file, with the build's options: part of every bundle's key. */
 const SELF = path.relative(PROJECT, fileURLToPath(import.meta.url));
+/** Readable by every user (what is inside is the project's own code, as readable as its sources). */
+const BUNDLE_DIR_MODE = 0o755;
 /** Older bundles are removed at the next build after this long (a verifier still running from one loaded it long before). */
 export const OLD_BUNDLE_MAX_AGE_MS = 60 * 60_000;
 
@@ -55,7 +60,7 @@ export function freshBundle(opts: BundleOptions = {}): string | null {
   const cacheDir = opts.cacheDir ?? DEFAULT_BUNDLE_CACHE;
   const project = opts.project ?? PROJECT;
   try {
-    const m = JSON.parse(fs.readFileSync(path.join(cacheDir, MANIFEST), 'utf8')) as Manifest;
+    const m = JSON.parse(fs.readFileSync(path.join(cacheDir, manifestName(project)), 'utf8')) as Manifest;
     if (!Array.isArray(m.inputs) || !m.inputs.includes(SELF)) return null;
     if (bundleKey(m.inputs.map((rel) => [rel, fs.readFileSync(path.join(project, rel))])) !== m.key) return null;
     const main = path.join(cacheDir, m.key, 'main.mjs');
@@ -119,9 +124,13 @@ export async function buildVerifierBundle(opts: BundleOptions = {}): Promise<str
       // Built already (another process, the same bytes): keep that one.
       fs.rmSync(tmp, { recursive: true, force: true });
     }
-    const manifestTmp = path.join(cacheDir, `${MANIFEST}.${process.pid}.tmp`);
+    // mkdtemp made it 0700: a runner under another uid (or in a user namespace) must be able to
+    // read a bundle that `npm run build` made as root, else it finds none and cannot build one.
+    fs.chmodSync(dir, BUNDLE_DIR_MODE);
+    const manifest = manifestName(project);
+    const manifestTmp = path.join(cacheDir, `${manifest}.${process.pid}.tmp`);
     fs.writeFileSync(manifestTmp, JSON.stringify({ key, inputs: [...read.keys()].sort() } satisfies Manifest));
-    fs.renameSync(manifestTmp, path.join(cacheDir, MANIFEST));
+    fs.renameSync(manifestTmp, path.join(cacheDir, manifest));
     removeOldBundles(cacheDir, key);
     return path.join(dir, 'main.mjs');
   } catch (err) {
@@ -132,7 +141,7 @@ export async function buildVerifierBundle(opts: BundleOptions = {}): Promise<str
 
 function removeOldBundles(cacheDir: string, keep: string): void {
   for (const name of fs.readdirSync(cacheDir)) {
-    if (name === keep || name === MANIFEST || name.endsWith('.tmp')) continue;
+    if (name === keep || name.startsWith('manifest-')) continue;
     const p = path.join(cacheDir, name);
     try {
       if (Date.now() - fs.statSync(p).mtimeMs > OLD_BUNDLE_MAX_AGE_MS) fs.rmSync(p, { recursive: true, force: true });

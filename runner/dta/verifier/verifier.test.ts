@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { DtaOutput } from '../../../protocol';
 import { runDta } from '../engine';
+import { sha256 } from '../git-state';
 import { DEFAULT_POLICY } from '../policy';
 import { gitIn, makeRepo, SITE_FILES } from '../testing/fixture-repos';
 import { ensureVerifierBundle } from './bundle';
@@ -89,6 +90,24 @@ describe('the independent verifier', () => {
       const r = await runVerifier(request, VERIFY_MS);
       expect(r.passed).toBe(false);
       expect(r.failures.join('\n')).toMatch(/site\/css\/site\.css is not what the apply wrote/);
+    } finally {
+      fs.writeFileSync(file, good);
+    }
+  });
+
+  it('fails new bytes that are not the host swap alone, even when the claimed hashes are theirs', async () => {
+    // A link moved to another host than the one asked: the verifier's own host swap of HEAD differs
+    // from these bytes, so it parses them, and the counts show it.
+    const rel = 'site/docs/guide.md';
+    const file = path.join(dir, rel);
+    const good = fs.readFileSync(file, 'utf8');
+    const forged = good.replace('https://new.example.com/about', 'https://elsewhere.example.com/about');
+    expect(forged).not.toBe(good);
+    fs.writeFileSync(file, forged);
+    try {
+      const r = await runVerifier({ ...request, claim: { ...request.claim, hashes: { ...request.claim.hashes, [rel]: sha256(forged) } } }, VERIFY_MS);
+      expect(r.passed).toBe(false);
+      expect(r.failures.join('\n')).toMatch(/links to the new host grew by 14, expected 15/);
     } finally {
       fs.writeFileSync(file, good);
     }

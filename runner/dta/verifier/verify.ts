@@ -226,6 +226,13 @@ async function measureAndCheck(req: VerifyRequest, m: Awaited<ReturnType<typeof 
   const forged = sameCounts(before, claim.baseline);
   if (forged) failures.push(`baseline does not match the files at HEAD: ${forged}`);
 
+  // A changed file whose new bytes are HEAD's with only the old hosts swapped has its links known
+  // from the parse of HEAD just made (host-rewrite.ts); any other is parsed below.
+  if (req.tool === 'link_updater') {
+    const { seedHostSwaps } = await import('./host-rewrite');
+    seedHostSwaps(changed, readHead, req.mode === 'proposed' ? (rel) => patched.get(rel) : readDisk, req.params, parse ?? (() => true));
+  }
+
   let after: Map<string, string>;
   let readAfter: (rel: string) => string | undefined;
   if (req.mode === 'proposed') {

@@ -176,9 +176,25 @@ function cssLinks(text: string, base: number, declarationsOnly = false): FoundLi
  * search for again in the source (which found it in an image's alt text or a title). Counted as
  * mdast counts: inline links and images, definitions, autolinks, and links inside raw HTML.
  */
+let mdContext: ReturnType<typeof micromarkParse> | null = null;
+
+/**
+ * One micromark parse context for every Markdown file of the process: making one combines the
+ * construct tables (micromark-util-combine-extensions), ~7 % of a bench Markdown file's parse. Its
+ * only per-document state is `defined` (the reference definitions) and `lazy` (the lazy lines),
+ * both fields of micromark's ParseContext type, read through the context when used: reset before
+ * each document, so nothing of one file reaches the next (parsers.test.ts).
+ */
+function markdownContext(): ReturnType<typeof micromarkParse> {
+  mdContext ??= micromarkParse();
+  mdContext.defined = [];
+  mdContext.lazy = {};
+  return mdContext;
+}
+
 function markdownLinks(text: string): FoundLink[] {
   const out: FoundLink[] = [];
-  const events = postprocess(micromarkParse().document().write(preprocess()(text, undefined, true)));
+  const events = postprocess(markdownContext().document().write(preprocess()(text, undefined, true)));
   for (const [kind, token] of events) {
     if (kind !== 'enter') continue;
     const start = token.start.offset;

@@ -1,0 +1,77 @@
+import { extractLinks, rememberDerived } from '../adapters/link-updater/links';
+import { targetedHost } from '../adapters/link-updater/measure';
+import type { FoundLink } from '../adapters/link-updater/parsers';
+
+/**
+ * The verifier's cheaper "after" for link_updater: when a changed file's new bytes are exactly its
+ * HEAD bytes with the host prefix of each targeted link (found by the verifier's own parse of HEAD)
+ * swapped for the new host, its links after are known without a second parse: the same links, the
+ * same places shifted by the swaps, the swapped URLs with the new host.
+ *
+ * Why a parse would say the same: both the text taken out and the text put in are
+ * `scheme://host[:port]` — letters, digits, `.`, `-`, `:`, `/` — and sit inside a URL the parser
+ * found. None of those characters ends or starts anything in the three grammars there: not an
+ * HTML attribute value (quotes, `>`, whitespace, `&` do), a srcset candidate (`,`, whitespace), a
+ * Markdown destination, autolink or raw-HTML tag (whitespace, `()<>"'`, `\`, `&`), nor a CSS url()
+ * or string (quotes, `)`, whitespace, `\`, `/*` needs a `*`); no newline, so no line's block
+ * structure moves. Anything else — another byte changed, a swap of other text, a host with other
+ * characters, links that overlap — answers null, and the verifier parses the file as before.
+ * This only ever replaces a parse the verifier would have made itself from the same bytes; it
+ * takes nothing from the adapter but the bytes it compares.
+ */
+
+/** What may be swapped: scheme://host[:port] and nothing else (see above). */
+const INERT_HOST = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[A-Za-z0-9.:-]*$/;
+
+export function linksAfterHostSwap(before: string, links: readonly FoundLink[], fromHosts: readonly string[], toHost: string, after: string): FoundLink[] | null {
+  const to = toHost.replace(/\/+$/, '');
+  if (!INERT_HOST.test(to)) return null;
+  const hosts = [...fromHosts];
+  const out: FoundLink[] = [];
+  const parts: string[] = [];
+  let copied = 0; // before's offset up to which parts hold the expected text
+  let shift = 0; // how far after's offsets are from before's at this point
+  let lastEnd = -1;
+  for (const link of links) {
+    if (link.start < lastEnd) return null; // overlapping links: leave it to the parser
+    lastEnd = link.end;
+    const host = link.rewritable ? targetedHost(link.url, hosts) : null;
+    if (host === null) {
+      out.push({ ...link, start: link.start + shift, end: link.end + shift });
+      continue;
+    }
+    const taken = before.slice(link.start, link.start + host.length);
+    if (!INERT_HOST.test(taken) || taken !== link.url.slice(0, host.length)) return null;
+    parts.push(before.slice(copied, link.start), to);
+    copied = link.start + host.length;
+    const start = link.start + shift;
+    shift += to.length - host.length;
+    out.push({ start, end: link.end + shift, url: to + link.url.slice(host.length), rewritable: link.rewritable });
+  }
+  parts.push(before.slice(copied));
+  return parts.join('') === after ? out : null;
+}
+
+/**
+ * For each changed file the verifier parses: when its new text is its HEAD text with only the host
+ * swaps, its links after are put into this process's parse cache, so the after-measure counts them
+ * without a parse. HEAD's links come from the verifier's own before-measure (cached by then).
+ * Returns how many files were answered so.
+ */
+export function seedHostSwaps(changed: readonly string[], readBefore: (rel: string) => string | undefined, readAfter: (rel: string) => string | undefined, params: Record<string, unknown>, parsed: (rel: string) => boolean): number {
+  const fromHosts = Array.isArray(params.from_hosts) ? params.from_hosts.map(String) : [];
+  const toHost = String(params.to_host ?? '');
+  let seeded = 0;
+  for (const rel of changed) {
+    if (!parsed(rel)) continue;
+    const before = readBefore(rel);
+    const after = readAfter(rel);
+    if (before === undefined || after === undefined) continue;
+    const links = linksAfterHostSwap(before, extractLinks(rel, before), fromHosts, toHost, after);
+    if (links) {
+      rememberDerived(rel, after, links);
+      seeded++;
+    }
+  }
+  return seeded;
+}
