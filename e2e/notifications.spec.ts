@@ -34,8 +34,13 @@ async function spawnMergingAgent(page: Page, title: string): Promise<string> {
   await page.getByRole('button', { name: STRINGS.spawnButton }).click();
   // A loaded machine can take a while to place the session and list it.
   await expect.poll(async () => (await ids()).find((id) => id && !before.includes(id)), { timeout: 45_000 }).toBeTruthy();
-  return (await ids()).find((id) => id && !before.includes(id))!;
+  const id = (await ids()).find((id) => id && !before.includes(id))!;
+  spawned.push(id);
+  return id;
 }
+
+/** Every session this spec spawned: stopped at its end, pass or fail, so a failed try leaves no agent working in src/core for the next spec. */
+const spawned: string[] = [];
 
 /** A loopback receiver standing in for Slack: keeps every delivery's headers and exact body. */
 async function receiver(): Promise<{ url: string; got: { headers: IncomingHttpHeaders; body: string }[]; server: Server }> {
@@ -61,6 +66,10 @@ test('[NOTIFY]: a pending approval rings the bell and reaches the org webhook si
   const rx = await receiver();
   try {
     await logIn(page);
+    // A failed earlier try may have left its webhook: start from none, as the first try did.
+    for (const hook of (await (await page.request.get('/api/org-webhooks')).json()).data as Array<{ id: string }>) {
+      expect((await page.request.delete(`/api/org-webhooks/${hook.id}`)).ok()).toBe(true);
+    }
     // The admin adds the org's outgoing webhook in Settings; its signing secret is shown once.
     await page.goto('/settings');
     const hooks = page.getByRole('region', { name: 'Outgoing webhooks' });
@@ -152,5 +161,6 @@ test('[NOTIFY]: a pending approval rings the bell and reaches the org webhook si
     expect((await (await page.request.put('/api/policy', { data: before })).json()).ok).toBe(true);
   } finally {
     rx.server.close();
+    for (const id of spawned.splice(0)) await page.request.post(`/api/sessions/${id}/stop`).catch(() => undefined);
   }
 });
