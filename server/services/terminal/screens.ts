@@ -8,10 +8,13 @@ import { TerminalMirror } from './mirror';
 import { seqAtTime, storedEvents, storedPage, storedSpan } from './stored-output';
 
 /**
- * A snapshot is stored after this much output: seeking then parses at most this much past the
- * nearest one (tens of ms on a slow core), and 64 MB of output costs 64 rows.
+ * A reattach snapshot (the screen and the whole scrollback) is stored after this much output. It
+ * is only read by a restarted control plane (the live mirror answers attaches) and by seeks in
+ * sessions from before seek snapshots, so it is taken rarely: serialising 10,000 lines costs
+ * ~100 ms on a slow core, which every 1 MB was a quarter of the control plane's CPU per MB of
+ * output (issue 17); every 4 MB, a restart replays at most 4 MB (~250 ms of parsing).
  */
-export const DEFAULT_SNAPSHOT_EVERY_CHARS = 1024 * 1024;
+export const DEFAULT_SNAPSHOT_EVERY_CHARS = 4 * 1024 * 1024;
 /**
  * A seek snapshot (screen + SEEK_SCROLLBACK lines) is stored after this much output, so a seek
  * parses a small screen and at most about this much output after it (issue 17: ≤300 ms in 64 MB).
