@@ -1,6 +1,6 @@
 import type { RunnerEvent, SessionState, UsageTick, WireEvent } from '../../protocol';
 import { TERMINAL_STATES } from '../../protocol';
-import type { Db } from '../db';
+import { withDriverTransaction, type Db } from '../db';
 import { runnerActor } from './audit';
 import { forbidden } from './errors';
 import type { Broadcaster, RunnerGateway } from './ports';
@@ -190,7 +190,7 @@ export function createEventService(
    * and is moved into segments in the transaction that moves the prefix over it.
    */
   async function store(orgId: string, events: RunnerEvent[], ids: string[]) {
-    return db.$transaction(
+    return withDriverTransaction((driver) => db.$transaction(
       async (t) => {
         const tx = t as unknown as Tx;
         const rows = new Map((await readIngestRows(tx, ids)).map((r) => [r.id, r]));
@@ -258,12 +258,12 @@ export function createEventService(
           if (next || Object.keys(data).length) changed.add(id);
           if (Object.keys(data).length || prefix !== row.lastSeq) rowChanges.push({ id, lastSeq: prefix, ...data });
         }
-        await writeSegments(tx, segmentPlans);
+        await writeSegments(tx, segmentPlans, driver.tx);
         await updateSessionRows(tx, rowChanges);
         return { fresh, changed, ticks: stored, prefixes, refused };
       },
       { timeout: INGEST_TX_TIMEOUT_MS, maxWait: INGEST_TX_MAX_WAIT_MS },
-    );
+    ));
   }
 
   return {
