@@ -3,7 +3,7 @@ import { DEFAULT_TERMINAL_SCROLLBACK, TERMINAL_STATES } from '../../../protocol'
 import type { Db } from '../../db';
 import { toWire } from '../events';
 import type { WriterQueue } from '../writer-queue';
-import { insertOnce } from '../repo/dialect';
+import { insertScreenOnce } from '../repo/terminal-screens';
 import { TerminalMirror } from './mirror';
 import { seqAtTime, storedEvents, storedPage, storedSpan } from './stored-output';
 
@@ -151,10 +151,8 @@ export function createTerminalScreens(db: Db, serialize: WriterQueue, opts: Term
     const s = await mirror.snapshot();
     if (s.seq === 0) return;
     await serialize(async () => {
-      // The session may be gone (deleted with its events): nothing to keep then.
-      if (!(await db.session.findUnique({ where: { id: sessionId }, select: { id: true } }))) return;
-      const row = { sessionId, seq: s.seq, ts: BigInt(Math.floor(s.ts)), cols: s.cols, rows: s.rows, data: s.data };
-      await insertOnce(() => db.terminalSnapshot.create({ data: row }));
+      // Not stored when the session is gone (deleted with its events): nothing to keep then.
+      await insertScreenOnce(db, 'TerminalSnapshot', { sessionId, ...s });
       if (keep > 0) {
         const old = await db.terminalSnapshot.findMany({ where: { sessionId }, orderBy: { seq: 'desc' }, skip: keep, select: { seq: true } });
         if (old.length) await db.terminalSnapshot.deleteMany({ where: { sessionId, seq: { in: old.map((o) => o.seq) } } });
@@ -171,11 +169,7 @@ export function createTerminalScreens(db: Db, serialize: WriterQueue, opts: Term
       .then(async () => {
         const p = await taken;
         if (p.seq === 0) return;
-        await serialize(async () => {
-          if (!(await db.session.findUnique({ where: { id: sessionId }, select: { id: true } }))) return;
-          const row = { sessionId, seq: p.seq, ts: BigInt(Math.floor(p.ts)), cols: p.cols, rows: p.rows, data: p.data };
-          await insertOnce(() => db.terminalSeekPoint.create({ data: row }));
-        });
+        await serialize(() => insertScreenOnce(db, 'TerminalSeekPoint', { sessionId, ...p }));
       })
       .catch((err) => console.error(`[server] saving a seek snapshot of ${sessionId} failed`, err))
       .finally(() => {
