@@ -41,8 +41,8 @@ const EnvSchema = z.object({
   AGENT_VILLAGE_ALLOW_PRIVATE_WEBHOOKS: bool.default(false),
   /** Lines of scrollback a terminal keeps (snapshots, reattach and replay show this many). */
   AGENT_VILLAGE_TERMINAL_SCROLLBACK: z.coerce.number().int().min(0).max(1_000_000).default(10_000),
-  /** A terminal snapshot is stored after this many KB of output (seek parses at most this much). */
-  AGENT_VILLAGE_TERMINAL_SNAPSHOT_KB: z.coerce.number().int().min(16).max(1_048_576).default(1024),
+  /** A reattach snapshot is stored after this many KB of output (a restarted control plane replays at most this much). */
+  AGENT_VILLAGE_TERMINAL_SNAPSHOT_KB: z.coerce.number().int().min(16).max(1_048_576).default(4096),
   /** Snapshots kept per session, newest first; 0 keeps them all (replay can seek anywhere). */
   AGENT_VILLAGE_TERMINAL_SNAPSHOTS_KEPT: z.coerce.number().int().min(0).default(0),
   /** Terminal output kept per session in MB, newest first; 0 keeps it all (older output is pruned by segment). */

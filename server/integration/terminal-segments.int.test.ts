@@ -8,6 +8,7 @@ import { runnerToWire } from '../services/events';
 import { SEEK_SCROLLBACK, type TerminalScreensOptions } from '../services/terminal/screens';
 import { SEGMENT_CHARS } from '../services/terminal/segments';
 import { storedEvents } from '../services/terminal/stored-output';
+import { insertScreenOnce } from '../services/repo/terminal-screens';
 import { createServices } from '../services';
 import { openServiceDb, type ServiceDb } from './service-db';
 
@@ -160,6 +161,19 @@ describe('terminal output stored in ~64 KB segments', () => {
     await expectSegmentsWellCut();
     expect(await readAll(s.db)).toEqual(sentWire(batches));
   }, 120_000);
+
+  it('a serialised screen is stored once, and not at all for a session that is gone', async () => {
+    await openWith();
+    const screen = { sessionId: SID, seq: 7, ts: 1_700_000_000_123, cols: 120, rows: 32, data: '\x1b[31mred\x1b[0m é 🙂' };
+    for (const table of ['TerminalSnapshot', 'TerminalSeekPoint'] as const) {
+      await insertScreenOnce(s.db, table, screen);
+      await insertScreenOnce(s.db, table, { ...screen, data: 'a second save of the same seq' });
+      await insertScreenOnce(s.db, table, { ...screen, sessionId: 'sess_gone0001' });
+    }
+    for (const rows of [await s.db.terminalSnapshot.findMany(), await s.db.terminalSeekPoint.findMany()]) {
+      expect(rows.map((r) => ({ ...r, ts: Number(r.ts) }))).toEqual([screen]);
+    }
+  });
 
   it('retention prunes old segments but keeps the seek snapshot at the cut: seeking there and later stays exact', async () => {
     const retain = 4 * SEGMENT_CHARS;

@@ -1,3 +1,4 @@
+import type { DriverSlot } from '../../db';
 import { isPostgres, placeholders } from './dialect';
 import type { Tx } from './session-events';
 
@@ -73,34 +74,37 @@ export function planSegments(sessionId: string, open: OpenSegment | null, chunks
 const indexEntries = (chunks: OutputChunk[]) => chunks.map((c) => `[${c.seq},${c.ts},${c.data.length}]`).join(',');
 const charsOf = (chunks: OutputChunk[]) => chunks.reduce((n, c) => n + c.data.length, 0);
 
-/** Writes the plans: every append in one set-based UPDATE, every new segment in one INSERT. Returns the segments created. */
-export async function writeSegments(tx: Tx, plans: SegmentPlan[]): Promise<number> {
+/**
+ * Writes the plans: every append in one set-based UPDATE, every new segment in one INSERT. Returns
+ * the segments created. With `driver` (SQLite: the driver's transaction under `tx`, db.ts) the
+ * output's text goes to the database without Prisma's per-parameter JSON and wasm round trip.
+ */
+export async function writeSegments(tx: Tx, plans: SegmentPlan[], driver: DriverSlot['tx'] = null): Promise<number> {
+  const run = async (sql: string, params: Array<string | number>) => {
+    if (driver) await driver.execute({ sql, args: params });
+    else await tx.$executeRawUnsafe(placeholders(tx, sql), ...params);
+  };
   const appends = plans.flatMap((p) => (p.append ? [{ sessionId: p.sessionId, ...p.append }] : []));
   for (let i = 0; i < appends.length; i += APPENDS_PER_STATEMENT) {
     const slice = appends.slice(i, i + APPENDS_PER_STATEMENT);
     // The index is JSON kept as text: its closing bracket is cut and the new entries appended
     // (`substr`/`length`/`||` are the same on both databases; the index is ASCII).
-    const sql = placeholders(
-      tx,
+    const sql =
       'WITH v("sessionId","seqFrom","seqTo","tsTo","chars","chunks","data") AS (VALUES ' +
         slice.map(() => '(CAST(? AS TEXT),CAST(? AS INTEGER),CAST(? AS INTEGER),CAST(? AS BIGINT),CAST(? AS INTEGER),CAST(? AS TEXT),CAST(? AS TEXT))').join(',') +
         ') UPDATE "TerminalSegment" SET "seqTo" = v."seqTo", "tsTo" = v."tsTo", "chars" = "TerminalSegment"."chars" + v."chars", ' +
         '"chunks" = substr("TerminalSegment"."chunks", 1, length("TerminalSegment"."chunks") - 1) || v."chunks", "data" = "TerminalSegment"."data" || v."data" ' +
-        'FROM v WHERE "TerminalSegment"."sessionId" = v."sessionId" AND "TerminalSegment"."seqFrom" = v."seqFrom"',
-    );
+        'FROM v WHERE "TerminalSegment"."sessionId" = v."sessionId" AND "TerminalSegment"."seqFrom" = v."seqFrom"';
     const params = slice.flatMap((a) => {
       const last = a.chunks.at(-1)!;
       return [a.sessionId, a.seqFrom, last.seq, last.ts, charsOf(a.chunks), `,${indexEntries(a.chunks)}]`, a.chunks.map((c) => c.data).join('')];
     });
-    await tx.$executeRawUnsafe(sql, ...params);
+    await run(sql, params);
   }
   const fresh = plans.flatMap((p) => p.fresh.map((chunks) => ({ sessionId: p.sessionId, chunks })));
   for (let i = 0; i < fresh.length; i += SEGMENTS_PER_STATEMENT) {
     const slice = fresh.slice(i, i + SEGMENTS_PER_STATEMENT);
-    const sql = placeholders(
-      tx,
-      'INSERT INTO "TerminalSegment" ("sessionId","seqFrom","seqTo","tsFrom","tsTo","chars","chunks","data") VALUES ' + slice.map(() => '(?,?,?,?,?,?,?,?)').join(','),
-    );
+    const sql = 'INSERT INTO "TerminalSegment" ("sessionId","seqFrom","seqTo","tsFrom","tsTo","chars","chunks","data") VALUES ' + slice.map(() => '(?,?,?,?,?,?,?,?)').join(',');
     const params = slice.flatMap(({ sessionId, chunks }) => [
       sessionId,
       chunks[0]!.seq,
@@ -111,7 +115,7 @@ export async function writeSegments(tx: Tx, plans: SegmentPlan[]): Promise<numbe
       `[${indexEntries(chunks)}]`,
       chunks.map((c) => c.data).join(''),
     ]);
-    await tx.$executeRawUnsafe(sql, ...params);
+    await run(sql, params);
   }
   return fresh.length;
 }

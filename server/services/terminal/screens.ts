@@ -3,15 +3,18 @@ import { DEFAULT_TERMINAL_SCROLLBACK, TERMINAL_STATES } from '../../../protocol'
 import type { Db } from '../../db';
 import { toWire } from '../events';
 import type { WriterQueue } from '../writer-queue';
-import { insertOnce } from '../repo/dialect';
+import { insertScreenOnce } from '../repo/terminal-screens';
 import { TerminalMirror } from './mirror';
 import { seqAtTime, storedEvents, storedPage, storedSpan } from './stored-output';
 
 /**
- * A snapshot is stored after this much output: seeking then parses at most this much past the
- * nearest one (tens of ms on a slow core), and 64 MB of output costs 64 rows.
+ * A reattach snapshot (the screen and the whole scrollback) is stored after this much output. It
+ * is only read by a restarted control plane (the live mirror answers attaches) and by seeks in
+ * sessions from before seek snapshots, so it is taken rarely: serialising 10,000 lines costs
+ * ~100 ms on a slow core, which every 1 MB was a quarter of the control plane's CPU per MB of
+ * output (issue 17); every 4 MB, a restart replays at most 4 MB (~250 ms of parsing).
  */
-export const DEFAULT_SNAPSHOT_EVERY_CHARS = 1024 * 1024;
+export const DEFAULT_SNAPSHOT_EVERY_CHARS = 4 * 1024 * 1024;
 /**
  * A seek snapshot (screen + SEEK_SCROLLBACK lines) is stored after this much output, so a seek
  * parses a small screen and at most about this much output after it (issue 17: ≤300 ms in 64 MB).
@@ -148,10 +151,8 @@ export function createTerminalScreens(db: Db, serialize: WriterQueue, opts: Term
     const s = await mirror.snapshot();
     if (s.seq === 0) return;
     await serialize(async () => {
-      // The session may be gone (deleted with its events): nothing to keep then.
-      if (!(await db.session.findUnique({ where: { id: sessionId }, select: { id: true } }))) return;
-      const row = { sessionId, seq: s.seq, ts: BigInt(Math.floor(s.ts)), cols: s.cols, rows: s.rows, data: s.data };
-      await insertOnce(() => db.terminalSnapshot.create({ data: row }));
+      // Not stored when the session is gone (deleted with its events): nothing to keep then.
+      await insertScreenOnce(db, 'TerminalSnapshot', { sessionId, ...s });
       if (keep > 0) {
         const old = await db.terminalSnapshot.findMany({ where: { sessionId }, orderBy: { seq: 'desc' }, skip: keep, select: { seq: true } });
         if (old.length) await db.terminalSnapshot.deleteMany({ where: { sessionId, seq: { in: old.map((o) => o.seq) } } });
@@ -168,11 +169,7 @@ export function createTerminalScreens(db: Db, serialize: WriterQueue, opts: Term
       .then(async () => {
         const p = await taken;
         if (p.seq === 0) return;
-        await serialize(async () => {
-          if (!(await db.session.findUnique({ where: { id: sessionId }, select: { id: true } }))) return;
-          const row = { sessionId, seq: p.seq, ts: BigInt(Math.floor(p.ts)), cols: p.cols, rows: p.rows, data: p.data };
-          await insertOnce(() => db.terminalSeekPoint.create({ data: row }));
-        });
+        await serialize(() => insertScreenOnce(db, 'TerminalSeekPoint', { sessionId, ...p }));
       })
       .catch((err) => console.error(`[server] saving a seek snapshot of ${sessionId} failed`, err))
       .finally(() => {
