@@ -70,20 +70,26 @@ describe('strict tools: the session’s own av-dta run', () => {
   let dir = '';
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-  // dta-strict.spec failed in CI: the agent ran av-dta from its room (site/), the run reported
-  // site/index.html (relative to the top level), the reviewer took it as site/site/index.html, and
-  // the watcher's batch, arriving after the (fast) run, reverted the DTA's own apply as a hand edit.
-  it('accepts the files of a run started from a room below the top level, even when the watcher reports them after the run', async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strict-room-'));
-    fs.mkdirSync(path.join(dir, 'site'));
-    const index = path.join(dir, 'site/index.html');
-    fs.writeFileSync(index, OLD);
+  /** A real git repo with `rel` committed as OLD, and a StrictWatch over it collecting its events. */
+  function watchedRepo(rel: string) {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strict-dta-'));
+    const file = path.join(dir, rel);
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, OLD);
     const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], { cwd: dir, encoding: 'utf8' });
     git('init', '-q', '-b', 'main');
     git('add', '-A');
     git('commit', '-qm', 'site');
     const events: RunnerEventBody[] = [];
     const watch = new StrictWatch({ worktree: dir, baseSha: git('rev-parse', 'HEAD').trim(), emit: (e) => events.push(e), log: silentLogger });
+    return { file, events, watch };
+  }
+
+  // dta-strict.spec failed in CI: the agent ran av-dta from its room (site/), the run reported
+  // site/index.html (relative to the top level), the reviewer took it as site/site/index.html, and
+  // the watcher's batch, arriving after the (fast) run, reverted the DTA's own apply as a hand edit.
+  it('accepts the files of a run started from a room below the top level, even when the watcher reports them after the run', async () => {
+    const { file: index, events, watch } = watchedRepo('site/index.html');
 
     const out = await watch.runningDta(path.join(dir, 'site'), async () => {
       fs.writeFileSync(index, NEW);
@@ -103,15 +109,7 @@ describe('strict tools: the session’s own av-dta run', () => {
   });
 
   it('never puts back the base over a DTA apply that lands while a hand edit is being reviewed', async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'strict-race-'));
-    const index = path.join(dir, 'index.html');
-    fs.writeFileSync(index, OLD);
-    const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', ...args], { cwd: dir, encoding: 'utf8' });
-    git('init', '-q', '-b', 'main');
-    git('add', '-A');
-    git('commit', '-qm', 'site');
-    const events: RunnerEventBody[] = [];
-    const watch = new StrictWatch({ worktree: dir, baseSha: git('rev-parse', 'HEAD').trim(), emit: (e) => events.push(e), log: silentLogger });
+    const { file: index, events, watch } = watchedRepo('index.html');
 
     // A hand edit of a link; its review starts and waits for the base text from git…
     fs.writeFileSync(index, OLD.replace('http://old.example.com', 'http://elsewhere.example.com'));
