@@ -146,6 +146,29 @@ describe('terminal output stored in ~64 KB segments', () => {
     }
   }, 120_000);
 
+  it('a runner back from another node that stored above a hole: the resend over its rows is stored once', async () => {
+    await openWith();
+    const batches = flood(1, 12);
+    for (const b of batches.slice(0, 5)) await s.services.events.ingest(s.runner, b);
+    // The runner leaves this node (its disconnect handler) and reaches another one, which stores
+    // batch 6 above the hole of a lost batch 5 as rows, and acks only through 4.
+    s.services.events.forgetRunner(s.runner.id);
+    const db2 = await connectDb(s.url);
+    try {
+      const other = restarted(db2);
+      expect((await other.events.ingest(s.runner, batches[6]!)).acked).toEqual([{ session_id: SID, seq: batches[4]!.at(-1)!.seq }]);
+    } finally {
+      await db2.$disconnect();
+    }
+    // Back here, it resends everything unacked, in order.
+    let acked: Array<{ session_id: string; seq: number }> = [];
+    for (const b of [[...batches[5]!, ...batches[6]!], ...batches.slice(7)]) ({ acked } = await s.services.events.ingest(s.runner, b));
+    expect(acked).toEqual([{ session_id: SID, seq: batches.at(-1)!.at(-1)!.seq }]);
+    expect(await s.db.sessionEvent.count({ where: { sessionId: SID, type: 'TERMINAL_CHUNK' } })).toBe(0);
+    await expectSegmentsWellCut();
+    expect(await readAll(s.db)).toEqual(sentWire(batches));
+  }, 120_000);
+
   it('output stored one row per chunk by an older version still replays, and is taken into segments as the session goes on', async () => {
     await openWith();
     const batches = flood(1, 40);

@@ -244,6 +244,7 @@ export function attachRunnerNamespace(io: Server, services: Services, opts: { cl
         const orgId = socket.data.identity!.orgId;
         track('dropping blueprints', services.blueprints.dropRunner(id, orgId));
         cluster.announce({ runnerId: id, online: false, active: 0, lag: null, rss: null });
+        services.events.forgetRunner(id);
         track('runner offline', services.runners.disconnected(id, socket.data.lease));
       }
     });

@@ -219,6 +219,11 @@ export function createBatchStore(db: Db, owners: ReadonlyMap<string, SessionOwne
     committed(ids: string[]): void {
       for (const id of ids) rowsChecked.add(id);
     },
+    /** What this process learnt of a session is learnt again from the database on its next batch. */
+    forget(id: string): void {
+      rowsChecked.delete(id);
+      storedBeyond.delete(id);
+    },
   };
 }
 

@@ -62,6 +62,11 @@ export function createEventService(
     }
   }
 
+  function forget(sessionId: string) {
+    owners.delete(sessionId);
+    batches.forget(sessionId);
+  }
+
   function liveFanOut(ids: string[], events: RunnerEvent[]) {
     for (const id of ids) {
       const wire = events.filter((e) => e.session_id === id).sort((a, b) => a.seq - b.seq).map((e) => runnerToWire(e));
@@ -109,10 +114,23 @@ export function createEventService(
       // A failing result must not make the runner resend the batch (it is stored): log it instead.
       if (patrolEvents.length) await patrols().onEvents(runner.orgId, patrolEvents).catch((err) => console.error('[server] applying patrol results failed', err));
 
+      // An ended session sends nothing new (a resend at most, which reads it back): the per-session
+      // caches stay as big as the live sessions, not every session this process ever saw.
+      for (const e of fresh) if (e.type === 'SESSION_STATE_CHANGED' && (TERMINAL_STATES as string[]).includes(e.to)) forget(e.session_id);
+
       const acked = ids.map((id) => ({ session_id: id, seq: prefixes.get(id) ?? 0 }));
       // Nobody is watching: stored output counts as consumed, so the PTY never stalls headless.
       for (const a of acked) if (!broadcast().hasViewers(a.session_id)) gateway().notify(runner.id, 'terminal:ack', a);
       return { acked };
+    },
+
+    /**
+     * A runner left this node. Until it is back, another node may store its sessions' events (above
+     * a hole this node does not know of): what was learnt about them is read again on their next
+     * batch here, or a resend over another node's rows would be stored a second time.
+     */
+    forgetRunner(runnerId: string): void {
+      for (const [id, owner] of owners) if (owner.runnerId === runnerId) forget(id);
     },
 
     /** Stored events after `afterSeq`, in order, page by page (output segments and event rows merged). */
