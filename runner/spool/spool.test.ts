@@ -192,12 +192,14 @@ describe('EventSender', () => {
     const r = recorder();
     sender.attach(r.transport);
     await tick();
-    expect(r.batches.length).toBe(2);
-    expect(r.batches[0].batch.length).toBe(MAX_BATCH_EVENTS);
+    // B's one event is a quiet session's: it goes first, alone; A's backlog goes in regular batches.
+    expect(r.batches.map((b) => b.batch.length)).toEqual([1, MAX_BATCH_EVENTS, 300 - MAX_BATCH_EVENTS]);
+    expect(r.batches[0].batch[0].session_id).toBe(B.session_id);
     const seqA = r.batches.flatMap((b) => b.batch).filter((e) => e.session_id === A.session_id).map((e) => e.seq);
     expect(seqA).toEqual(Array.from({ length: 300 }, (_, i) => i + 1));
     r.answer(0);
     r.answer(1);
+    r.answer(2);
     expect(spool.pendingCount()).toBe(0);
     sender.dispose();
     spool.close();
@@ -297,6 +299,22 @@ describe('EventSender', () => {
     await tick();
     expect(sentA().length).toBeGreaterThan(before);
     expect(sentA()).toEqual(Array.from({ length: sentA().length }, (_, i) => i + 1));
+    sender.dispose();
+    spool.close();
+  });
+
+  it("a quiet session's event never rides in a regular batch behind a flood's, even with the pipeline free", async () => {
+    const spool = await Spool.open(dir, { log });
+    const big = 'x'.repeat(EXPRESS_BATCH_CHARS * 2);
+    for (let i = 0; i < 3; i++) spool.append(A, chunk(big));
+    // Small chunks of a busy session are not express: its backlog as a whole is big.
+    spool.append(A, chunk('a'));
+    spool.append(B, chunk('k'));
+    const sender = new EventSender(spool, log);
+    const r = recorder();
+    sender.attach(r.transport);
+    await tick();
+    expect(r.batches.map((b) => b.batch.map((e) => `${e.session_id === A.session_id ? 'A' : 'B'}${e.seq}`))).toEqual([['B1'], ['A1', 'A2', 'A3', 'A4']]);
     sender.dispose();
     spool.close();
   });
