@@ -115,23 +115,26 @@ export class EventSender {
   }
 
   private pump(): void {
+    // Quiet sessions first, in batches of their own: riding in a regular batch behind a flood's
+    // 900 KB, a keystroke's echo waited for all of it to be sent, parsed and redacted on the
+    // server (issue 17: echo p99 ~270 ms beside two floods), whether or not the pipeline was full.
+    while (this.transport && !this.backoffTimer && this.expressInFlight < MAX_IN_FLIGHT_EXPRESS) {
+      const batch = this.nextBatch(EXPRESS_BATCH_CHARS);
+      if (batch.length === 0) break;
+      this.sendBatch(this.transport, batch, true);
+    }
     while (this.transport && !this.backoffTimer && this.inFlight < MAX_IN_FLIGHT_BATCHES) {
       const batch = this.nextBatch();
       if (batch.length === 0) return;
       this.sendBatch(this.transport, batch, false);
     }
-    // The regular pipeline is full: small events (no more than EXPRESS_BATCH_CHARS) still go.
-    while (this.transport && !this.backoffTimer && this.expressInFlight < MAX_IN_FLIGHT_EXPRESS) {
-      const batch = this.nextBatch(EXPRESS_BATCH_CHARS);
-      if (batch.length === 0) return;
-      this.sendBatch(this.transport, batch, true);
-    }
   }
 
   /**
-   * The next events to send, rotating over sessions. With `expressChars`, only what fits in that
-   * many characters, taking from a session only while its next event fits (a session whose next
-   * event is big waits for the regular pipeline, so its order is kept).
+   * The next events to send, rotating over sessions. With `expressChars`, only sessions whose
+   * whole backlog fits in what is left of that many characters (a busy session, even one whose
+   * next event is small, waits for the regular pipeline, so its order is kept and a flood of
+   * small chunks does not turn into a stream of tiny batches).
    */
   private nextBatch(expressChars?: number): RunnerEvent[] {
     const ids = this.spool.sessionIds();
@@ -143,6 +146,7 @@ export class EventSender {
       const sid = ids[(this.rotate + i) % ids.length];
       const cursor = Math.max(this.cursors.get(sid) ?? 0, this.spool.ackedSeq(sid));
       const pending = this.spool.pendingAfter(sid, cursor);
+      if (expressChars !== undefined && pending.reduce((n, p) => n + p.size, chars) > expressChars) continue;
       let taken = cursor;
       for (const p of pending) {
         if (batch.length >= MAX_BATCH_EVENTS) break;

@@ -32,7 +32,7 @@ describe('Spool', () => {
   let dir: string;
   let clock: number;
   const log = captureLogger();
-  const open = () => Spool.open(dir, { log, now: () => clock });
+  const open = (truncateBytes?: number) => Spool.open(dir, { log, now: () => clock, truncateBytes });
 
   beforeEach(async () => {
     dir = await makeTempDir('spool');
@@ -53,7 +53,7 @@ describe('Spool', () => {
   });
 
   it('drops acked events, ignores stale acks, and truncates the JSONL once everything is acked', async () => {
-    const spool = await open();
+    const spool = await open(0);
     for (let i = 0; i < 5; i++) spool.append(A, chunk(`c${i}`));
     spool.ack(A.session_id, 3);
     expect(spool.pendingAfter(A.session_id, 0).map((p) => p.event.seq)).toEqual([4, 5]);
@@ -121,8 +121,26 @@ describe('Spool', () => {
     third.close();
   });
 
-  it('continues the seq after a restart even when the JSONL was truncated', async () => {
+  it('a small fully acked JSONL is not truncated on the ack (no file work in the loop); a restart still resends nothing acked', async () => {
     const first = await open();
+    for (let i = 0; i < 3; i++) first.append(A, chunk(`c${i}`));
+    const jsonl = path.join(dir, `${A.session_id}.jsonl`);
+    const ackFile = path.join(dir, `${A.session_id}.ack`);
+    first.ack(A.session_id, 3);
+    expect(first.pendingCount()).toBe(0);
+    expect(readLines(jsonl)).toHaveLength(3);
+    expect(fs.existsSync(ackFile)).toBe(false); // persisted later, throttled
+    first.close();
+    expect(JSON.parse(fs.readFileSync(ackFile, 'utf8'))).toMatchObject({ acked_seq: 3, last_seq: 3 });
+    const second = await open();
+    const seqs = second.pendingAfter(A.session_id, 0).map((p) => p.event.seq);
+    expect(seqs.length).toBeGreaterThan(0);
+    expect(Math.min(...seqs)).toBe(4);
+    second.close();
+  });
+
+  it('continues the seq after a restart even when the JSONL was truncated', async () => {
+    const first = await open(0);
     first.append(A, { type: 'SESSION_STATE_CHANGED', from: 'CREATED', to: 'PREPARING_WORKSPACE', reason: 'r' });
     first.append(A, chunk('a'));
     first.ack(A.session_id, 2);
@@ -192,12 +210,14 @@ describe('EventSender', () => {
     const r = recorder();
     sender.attach(r.transport);
     await tick();
-    expect(r.batches.length).toBe(2);
-    expect(r.batches[0].batch.length).toBe(MAX_BATCH_EVENTS);
+    // B's one event is a quiet session's: it goes first, alone; A's backlog goes in regular batches.
+    expect(r.batches.map((b) => b.batch.length)).toEqual([1, MAX_BATCH_EVENTS, 300 - MAX_BATCH_EVENTS]);
+    expect(r.batches[0].batch[0].session_id).toBe(B.session_id);
     const seqA = r.batches.flatMap((b) => b.batch).filter((e) => e.session_id === A.session_id).map((e) => e.seq);
     expect(seqA).toEqual(Array.from({ length: 300 }, (_, i) => i + 1));
     r.answer(0);
     r.answer(1);
+    r.answer(2);
     expect(spool.pendingCount()).toBe(0);
     sender.dispose();
     spool.close();
@@ -297,6 +317,22 @@ describe('EventSender', () => {
     await tick();
     expect(sentA().length).toBeGreaterThan(before);
     expect(sentA()).toEqual(Array.from({ length: sentA().length }, (_, i) => i + 1));
+    sender.dispose();
+    spool.close();
+  });
+
+  it("a quiet session's event never rides in a regular batch behind a flood's, even with the pipeline free", async () => {
+    const spool = await Spool.open(dir, { log });
+    const big = 'x'.repeat(EXPRESS_BATCH_CHARS * 2);
+    for (let i = 0; i < 3; i++) spool.append(A, chunk(big));
+    // Small chunks of a busy session are not express: its backlog as a whole is big.
+    spool.append(A, chunk('a'));
+    spool.append(B, chunk('k'));
+    const sender = new EventSender(spool, log);
+    const r = recorder();
+    sender.attach(r.transport);
+    await tick();
+    expect(r.batches.map((b) => b.batch.map((e) => `${e.session_id === A.session_id ? 'A' : 'B'}${e.seq}`))).toEqual([['B1'], ['A1', 'A2', 'A3', 'A4']]);
     sender.dispose();
     spool.close();
   });

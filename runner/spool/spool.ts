@@ -17,7 +17,8 @@ import { errorMessage, type Logger } from '../log';
  * Layout under `<data-dir>/spool/`:
  * - `<sid>.jsonl` — events appended synchronously before they are sent, one JSON object a line.
  *   It may still hold acked events; they are skipped on load. Truncated when the session is
- *   fully acked, compacted when it grows large with an acked prefix.
+ *   fully acked and the file has grown past SPOOL_TRUNCATE_BYTES, compacted when it grows large
+ *   with an acked prefix.
  * - `<sid>.ack` — small JSON: the acked seq plus what is needed to continue after the JSONL was
  *   truncated (last seq/ts/state and the session's base fields). Written throttled: a stale ack
  *   only means a few events are resent, and the server treats duplicates as no-ops.
@@ -28,6 +29,13 @@ import { errorMessage, type Logger } from '../log';
 export const ACK_PERSIST_DELAY_MS = 500;
 /** Rewrite a JSONL whose acked prefix is this big, so a session that is never idle stays small. */
 export const SPOOL_COMPACT_BYTES = 8 * 1024 * 1024;
+/**
+ * A fully acked JSONL is truncated only once it holds this much; below, the ack is persisted
+ * throttled like any other. Truncating costs three synchronous file operations (ack file, rename,
+ * ftruncate) in the loop that also carries every keystroke's echo, and a flood under flow
+ * control empties its backlog on most acks (issue 17: a quarter of the runner's busy time).
+ */
+export const SPOOL_TRUNCATE_BYTES = 1024 * 1024;
 
 export interface SessionBase {
   session_id: string;
@@ -76,15 +84,19 @@ export class Spool {
     private readonly now: () => number,
     /** Events to record for a session that died with the last runner, before its gap (e.g. approvals it left pending). */
     private readonly restartEvents: Map<string, RunnerEventBody[]> = new Map(),
+    private readonly truncateBytes = SPOOL_TRUNCATE_BYTES,
   ) {}
 
   /**
    * Loads what a previous runner left behind. A session that had not reached COMPLETED/FAILED
    * lost its process with that runner, so it gets an OUTPUT_GAP and a FAILED state change.
    */
-  static async open(dir: string, opts: { log: Logger; now?: () => number; restartEvents?: Map<string, RunnerEventBody[]> }): Promise<Spool> {
+  static async open(
+    dir: string,
+    opts: { log: Logger; now?: () => number; restartEvents?: Map<string, RunnerEventBody[]>; /** tests: SPOOL_TRUNCATE_BYTES */ truncateBytes?: number },
+  ): Promise<Spool> {
     await fs.promises.mkdir(dir, { recursive: true });
-    const spool = new Spool(dir, opts.log, opts.now ?? Date.now, opts.restartEvents);
+    const spool = new Spool(dir, opts.log, opts.now ?? Date.now, opts.restartEvents, opts.truncateBytes ?? SPOOL_TRUNCATE_BYTES);
     spool.load();
     return spool;
   }
@@ -195,9 +207,10 @@ export class Spool {
     while (drop < s.pending.length && s.pending[drop].event.seq <= s.ackedSeq) drop++;
     if (drop > 0) s.pending.splice(0, drop);
     s.ackDirty = true;
-    if (s.pending.length === 0) {
-      if (s.ended) this.forget(sessionId, s);
-      else this.truncate(sessionId, s);
+    if (s.pending.length === 0 && s.ended) {
+      this.forget(sessionId, s);
+    } else if (s.pending.length === 0 && s.fileBytes >= this.truncateBytes) {
+      this.truncate(sessionId, s);
     } else if (s.fileBytes > SPOOL_COMPACT_BYTES) {
       this.compact(sessionId, s);
     } else {

@@ -60,6 +60,44 @@ describe('terminal flow control (browser acks → server → runner pauses the P
     await watcher.waitText('after-yes-7');
   });
 
+  it('a viewer who attaches while the PTY is paused for a viewer that stopped acking gets live output', async () => {
+    watcher.autoAck = false;
+    const before = watcher.text().length;
+    await watcher.type('yes\r');
+    // Past the high watermark with nothing acked, the runner has paused; once the output stops
+    // growing, everything it sent before the pause has arrived (nothing in flight to ack later).
+    await waitFor(() => watcher.text().length - before > FLOW_CONTROL.HIGH_WATERMARK_CHARS, 'output past the watermark', 60_000);
+    let last = -1;
+    await waitFor(
+      async () => {
+        const now = watcher.text().length;
+        const still = now === last;
+        last = now;
+        if (!still) await new Promise((r) => setTimeout(r, PAUSE_SETTLE_MS));
+        return still;
+      },
+      'output to stop growing (PTY paused)',
+      60_000,
+    );
+    // A second tab opens the terminal; the first (frozen, hidden) still acks nothing.
+    const late = new TerminalWatcher(await uiSocket(stack.url, api.cookie), session.id);
+    // It acks as the page does: output it has parsed, never a state change or a usage tick.
+    late.autoAck = false;
+    late.socket.on('session:events', (b) => {
+      const chunks = b.events.filter((e) => e.type === 'TERMINAL_CHUNK');
+      if (b.session_id === session.id && !b.replay && chunks.length) late.socket.emit('terminal:ack', { session_id: session.id, seq: chunks.at(-1)!.seq });
+    });
+    await late.attach(watcher.events.at(-1)!.seq);
+    const live = () => late.events.filter((e) => e.seq > late.replayedThrough && e.type === 'TERMINAL_CHUNK').reduce((n, e) => n + (e.data?.length ?? 0), 0);
+    await waitFor(() => live() > FLOW_CONTROL.HIGH_WATERMARK_CHARS, 'live output for the second viewer', 60_000);
+    await late.type('\x03');
+    await late.type('echo after-late-$((4+5))\r');
+    await late.waitText('after-late-9');
+    late.socket.close();
+    watcher.autoAck = true;
+    watcher.socket.emit('terminal:ack', { session_id: session.id, seq: watcher.events.at(-1)!.seq });
+  }, 180_000);
+
   it('a 50 MB cat arrives complete (checksum), in order, without duplicates', async () => {
     // Not in the control plane's DATA_DIR nor /tmp: a session sees neither (its sandbox has a
     // private /tmp; README, "Threat model"). test-results/ is ignored by git.

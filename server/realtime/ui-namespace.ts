@@ -102,6 +102,14 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
     }
   });
 
+  /** The fastest viewer drives the PTY; a slower one catches up from the stream it is sent. */
+  function forwardAck(sessionId: string, viewer: Viewer, seq: number) {
+    viewer.ackSeq = Math.min(Math.max(viewer.ackSeq, seq), viewer.lastSeq);
+    if (viewer.ackSeq <= (forwardedAck.get(sessionId) ?? 0)) return;
+    forwardedAck.set(sessionId, viewer.ackSeq);
+    void services.sessions.terminalAck(viewer.runnerId, sessionId, viewer.ackSeq);
+  }
+
   function removeViewer(sessionId: string, socketId: string) {
     const set = viewers.get(sessionId);
     const v = set?.get(socketId);
@@ -214,6 +222,10 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
 
     /** Live events that came during the replay, then the switch to live. */
     function finishReplay(sessionId: string, viewer: Viewer) {
+      // What the attach painted counts as parsed by this viewer: it never acks those seqs itself
+      // (acks during a replay are not flow control), so a PTY paused for a viewer that stopped
+      // acking (a frozen or hidden tab) stayed paused for every viewer who came after it.
+      forwardAck(sessionId, viewer, viewer.lastSeq);
       const rest = viewer.buffer.filter((e) => e.seq > viewer.lastSeq);
       viewer.buffer = [];
       viewer.replaying = false;
@@ -292,12 +304,7 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
       handle('terminal:ack', UiTerminalAckSchema, ({ session_id, seq }) => {
         const viewer = viewers.get(session_id)?.get(socket.id);
         if (!viewer || viewer.replaying) return null; // acks during replay are not flow control
-        viewer.ackSeq = Math.min(Math.max(viewer.ackSeq, seq), viewer.lastSeq);
-        // The fastest viewer drives the PTY; a slower one catches up from the stream it is sent.
-        if (viewer.ackSeq > (forwardedAck.get(session_id) ?? 0)) {
-          forwardedAck.set(session_id, viewer.ackSeq);
-          void services.sessions.terminalAck(viewer.runnerId, session_id, viewer.ackSeq);
-        }
+        forwardAck(session_id, viewer, seq);
         return null;
       }),
     );
