@@ -111,6 +111,8 @@ export function applyAtomic(root: string, journalDir: string, runId: string, cha
   writeDurable(path.join(dir, `${JOURNAL_FILE}.tmp`), JSON.stringify(journal));
   fs.renameSync(path.join(dir, `${JOURNAL_FILE}.tmp`), path.join(dir, JOURNAL_FILE));
   let renamed = 0;
+  // Read once per apply (it is the process's, and only this call's files are made under it).
+  const umask = process.umask();
   try {
     const copied: JournalEntry[] = [];
     for (const e of entries) {
@@ -118,7 +120,8 @@ export function applyAtomic(root: string, journalDir: string, runId: string, cha
       const mode = fs.statSync(target).mode & 0o7777;
       if (keepOriginal(target, e.backup) === 'copied') copied.push(e);
       fs.writeFileSync(e.tmp, changes.get(e.rel)!, { mode });
-      fs.chmodSync(e.tmp, mode);
+      // The create mode passes through the umask: a chmod only where it took bits away.
+      if (mode & umask) fs.chmodSync(e.tmp, mode);
     }
     flushAll(root, [...copied.map((e) => `${e.backup}.tmp`), ...entries.map((e) => e.tmp)]);
     // A copied backup exists under its name only complete (written, flushed, renamed): rollback

@@ -45,6 +45,19 @@ describe('DTA runs: tree safety', () => {
     expect(fs.readFileSync(path.join(dir, 'site/index.html'), 'utf8')).toBe(SITE_FILES['site/index.html']);
   });
 
+  it('an apply keeps every file mode, a group-writable one too (the umask must not narrow it)', async () => {
+    const dir = repo();
+    // git ignores these bits (only 644/755 are tracked), so the tree stays clean for the run.
+    fs.chmodSync(path.join(dir, 'site/index.html'), 0o664);
+    fs.chmodSync(path.join(dir, 'site/css/site.css'), 0o600);
+    const out = await runDta(inv(dir));
+    expect(out.ok).toBe(true);
+    expect(out.files).toEqual(expect.arrayContaining(['site/index.html', 'site/css/site.css']));
+    expect(fs.statSync(path.join(dir, 'site/index.html')).mode & 0o7777).toBe(0o664);
+    expect(fs.statSync(path.join(dir, 'site/css/site.css')).mode & 0o7777).toBe(0o600);
+    expect(fs.statSync(path.join(dir, 'site/docs/guide.md')).mode & 0o7777).toBe(0o644);
+  });
+
   it('a failure half-way through apply leaves the tree byte-identical', async () => {
     const dir = repo();
     const before = snapshot(dir);

@@ -1,0 +1,23 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { readBlobs } from './git-state';
+import { gitIn, makeRepo } from './testing/fixture-repos';
+
+const repos: string[] = [];
+afterAll(() => repos.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
+
+describe('readBlobs', () => {
+  it("reads each path's bytes at the given commit, not the file on disk, and leaves out paths it lacks", async () => {
+    const dir = makeRepo({ 'a.txt': 'one\n', 'd/b.md': '# b\n', 'd/e/c.html': '<p>c</p>\n' });
+    repos.push(dir);
+    const first = gitIn(dir, 'rev-parse', 'HEAD').trim();
+    fs.writeFileSync(path.join(dir, 'd/b.md'), '# b, second\n');
+    gitIn(dir, 'commit', '-q', '-am', 'second');
+    fs.writeFileSync(path.join(dir, 'd/b.md'), 'not committed\n');
+    const head = await readBlobs(dir, 'HEAD', ['a.txt', 'd/b.md', 'd/e/c.html', 'gone.txt']);
+    expect(Object.fromEntries(head)).toEqual({ 'a.txt': 'one\n', 'd/b.md': '# b, second\n', 'd/e/c.html': '<p>c</p>\n' });
+    const old = await readBlobs(dir, first, ['d/b.md']);
+    expect(old.get('d/b.md')).toBe('# b\n');
+  });
+});
