@@ -135,6 +135,8 @@ export async function createControlPlane({
       void runnerEngine.io.close();
       // io.close() ran every runner's disconnect handler; their writes finish before the database closes.
       await runnerEngine.gateway.settle();
+      // Retention pruning runs beside ingest, not awaited by it: done before the database closes.
+      await services.terminalSegments.flush();
       await cluster?.close();
       await loginThrottle.close();
       await uiLimits.close();
