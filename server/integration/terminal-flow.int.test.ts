@@ -8,6 +8,22 @@ import { Api, ROOT, startStack, TerminalWatcher, uiSocket, waitFor, type Stack }
 /** Output that did not grow over this long counts as stopped (a paused PTY sends nothing at all). */
 const PAUSE_SETTLE_MS = 500;
 
+/** Waits until the watcher's text stops growing: the runner has paused the PTY for want of acks. */
+async function outputStopsGrowing(watcher: TerminalWatcher) {
+  let last = -1;
+  await waitFor(
+    async () => {
+      const now = watcher.text().length;
+      const still = now === last;
+      last = now;
+      if (!still) await new Promise((r) => setTimeout(r, PAUSE_SETTLE_MS));
+      return still;
+    },
+    'output to stop growing (PTY paused)',
+    60_000,
+  );
+}
+
 describe('terminal flow control (browser acks → server → runner pauses the PTY)', () => {
   let stack: Stack;
   let api: Api;
@@ -34,18 +50,7 @@ describe('terminal flow control (browser acks → server → runner pauses the P
     // Wait on conditions, not a clock (a loaded machine is slow): output reaches the watermark,
     // then stops growing once the runner has paused the PTY.
     await waitFor(() => watcher.text().length - before > FLOW_CONTROL.HIGH_WATERMARK_CHARS / 2, 'output up to the watermark', 60_000);
-    let last = -1;
-    await waitFor(
-      async () => {
-        const now = watcher.text().length;
-        const still = now === last;
-        last = now;
-        if (!still) await new Promise((r) => setTimeout(r, PAUSE_SETTLE_MS));
-        return still;
-      },
-      'output to stop growing (PTY paused)',
-      60_000,
-    );
+    await outputStopsGrowing(watcher);
     const held = watcher.text().length - before;
     expect(held).toBeGreaterThan(FLOW_CONTROL.HIGH_WATERMARK_CHARS / 2);
     expect(held).toBeLessThan(FLOW_CONTROL.HIGH_WATERMARK_CHARS * 4);
@@ -67,18 +72,7 @@ describe('terminal flow control (browser acks → server → runner pauses the P
     // Past the high watermark with nothing acked, the runner has paused; once the output stops
     // growing, everything it sent before the pause has arrived (nothing in flight to ack later).
     await waitFor(() => watcher.text().length - before > FLOW_CONTROL.HIGH_WATERMARK_CHARS, 'output past the watermark', 60_000);
-    let last = -1;
-    await waitFor(
-      async () => {
-        const now = watcher.text().length;
-        const still = now === last;
-        last = now;
-        if (!still) await new Promise((r) => setTimeout(r, PAUSE_SETTLE_MS));
-        return still;
-      },
-      'output to stop growing (PTY paused)',
-      60_000,
-    );
+    await outputStopsGrowing(watcher);
     // A second tab opens the terminal; the first (frozen, hidden) still acks nothing.
     const late = new TerminalWatcher(await uiSocket(stack.url, api.cookie), session.id);
     // It acks as the page does: output it has parsed, never a state change or a usage tick.
