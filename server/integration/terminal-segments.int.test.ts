@@ -93,6 +93,13 @@ describe('terminal output stored in ~64 KB segments', () => {
     return segs;
   }
 
+  /** Every batch's output is in segments, once and in order, and none is left as a chunk row. */
+  async function expectStoredOnce(db: ServiceDb['db'], batches: RunnerEvent[][]) {
+    expect(await db.sessionEvent.count({ where: { sessionId: SID, type: 'TERMINAL_CHUNK' } })).toBe(0);
+    await expectSegmentsWellCut();
+    expect(await readAll(db)).toEqual(sentWire(batches));
+  }
+
   it('writes output straight into segments: every seq once and in order across boundaries, holes and resends', async () => {
     await openWith();
     const batches = flood(1, 120);
@@ -138,9 +145,7 @@ describe('terminal output stored in ~64 KB segments', () => {
       let acked: Array<{ session_id: string; seq: number }> = [];
       for (const b of resend) ({ acked } = await after.events.ingest(s.runner, b));
       expect(acked).toEqual([{ session_id: SID, seq: batches.at(-1)!.at(-1)!.seq }]);
-      expect(await db2.sessionEvent.count({ where: { sessionId: SID, type: 'TERMINAL_CHUNK' } })).toBe(0);
-      await expectSegmentsWellCut();
-      expect(await readAll(db2)).toEqual(sentWire(batches));
+      await expectStoredOnce(db2, batches);
     } finally {
       await db2.$disconnect();
     }
@@ -164,9 +169,7 @@ describe('terminal output stored in ~64 KB segments', () => {
     let acked: Array<{ session_id: string; seq: number }> = [];
     for (const b of [[...batches[5]!, ...batches[6]!], ...batches.slice(7)]) ({ acked } = await s.services.events.ingest(s.runner, b));
     expect(acked).toEqual([{ session_id: SID, seq: batches.at(-1)!.at(-1)!.seq }]);
-    expect(await s.db.sessionEvent.count({ where: { sessionId: SID, type: 'TERMINAL_CHUNK' } })).toBe(0);
-    await expectSegmentsWellCut();
-    expect(await readAll(s.db)).toEqual(sentWire(batches));
+    await expectStoredOnce(s.db, batches);
   }, 120_000);
 
   it('output stored one row per chunk by an older version still replays, and is taken into segments as the session goes on', async () => {
@@ -180,9 +183,7 @@ describe('terminal output stored in ~64 KB segments', () => {
     await s.db.session.update({ where: { id: SID }, data: { lastSeq: old.at(-1)!.at(-1)!.seq } });
     expect(await readAll(s.db)).toEqual(sentWire(old));
     for (const b of batches.slice(20)) await s.services.events.ingest(s.runner, b);
-    expect(await s.db.sessionEvent.count({ where: { sessionId: SID, type: 'TERMINAL_CHUNK' } })).toBe(0);
-    await expectSegmentsWellCut();
-    expect(await readAll(s.db)).toEqual(sentWire(batches));
+    await expectStoredOnce(s.db, batches);
   }, 120_000);
 
   it('a serialised screen is stored once, and not at all for a session that is gone', async () => {
