@@ -58,6 +58,38 @@ export interface Rule {
   /** A match cannot start right after one of these (word boundary); null: anywhere. */
   notAfter: CharSet | null;
   match(s: string, i: number, final: boolean, f: Found): Answer;
+  /**
+   * Prefilter (optional; a rule without one is asked wherever `first` and `notAfter` allow, as
+   * before). With `prefixes` the rule answers NO at i unless s[i..] starts with one of them (lower
+   * case and read case-insensitively with `prefixCi`), so the scan asks it only where the first two
+   * characters fit. With `anchors` every answer other than NO, except near the end of the text
+   * (`Anchor.reach`), has an anchor string after its start, and the scan asks the rule only in the
+   * windows before the anchors it finds at native speed (String indexOf).
+   */
+  prefixes?: readonly string[];
+  prefixCi?: boolean;
+  anchors?: readonly Anchor[];
+}
+
+/**
+ * A literal every match of a rule contains a little after its start (`://` of a URL, the `=` of an
+ * assignment). The rule may start in a window ending at the anchor: back over `gap` characters (at
+ * most gapMax), then back over `over` characters (at most `back`). With `self` it starts at the
+ * anchor itself.
+ */
+export interface Anchor {
+  text: string;
+  over?: CharSet;
+  back?: number;
+  gap?: CharSet;
+  gapMax?: number;
+  self?: boolean;
+  /**
+   * How far from its start the rule may read before the anchor is complete: within this many
+   * characters of the end of a text that may still grow the rule can answer MORE with no anchor
+   * yet, so there it is asked at every position `first` and `notAfter` allow.
+   */
+  reach: number;
 }
 
 /** The characters of a `chars()` spec, for example generators. */
@@ -107,6 +139,7 @@ export function tokenRule(spec: TokenSpec): Rule {
     source: spec.source,
     maxLength: spec.max,
     first: [...new Set(spec.prefixes.map((p) => p[0]))].join(''),
+    prefixes: spec.prefixes,
     notAfter: spec.notAfter === undefined ? ALNUM : spec.notAfter,
     example:
       spec.example ??

@@ -95,10 +95,32 @@ export function namedSecrets(secrets: SecretInput | undefined): Array<{ name: st
   });
 }
 
-/** Forms by their first char code, longest first (the longest match wins the receipt's name). */
+/**
+ * An org's secrets are compiled again for every session, every one-shot redact() and every test
+ * stream: the forms of the last few sets are kept (by content, never by object: a caller may
+ * change its object). Sets whose names and values are longer than FORMS_CACHE_KEY_MAX are not kept.
+ */
+const FORMS_CACHE_SIZE = 32;
+const FORMS_CACHE_KEY_MAX = 64 * 1024;
+const formsCache = new Map<string, Map<number, NamedForm[]>>();
+
+/** Forms by their first char code, longest first (the longest match wins the receipt's name). Shared: never change it. */
 export function compileForms(secrets: SecretInput | undefined): Map<number, NamedForm[]> {
+  const named = namedSecrets(secrets);
+  const key = JSON.stringify(named);
+  const cached = formsCache.get(key);
+  if (cached) return cached;
+  const out = formsOf(named);
+  if (key.length <= FORMS_CACHE_KEY_MAX) {
+    formsCache.set(key, out);
+    if (formsCache.size > FORMS_CACHE_SIZE) formsCache.delete(formsCache.keys().next().value!);
+  }
+  return out;
+}
+
+function formsOf(named: Array<{ name: string; value: string }>): Map<number, NamedForm[]> {
   const out = new Map<number, NamedForm[]>();
-  for (const { name, value } of namedSecrets(secrets)) {
+  for (const { name, value } of named) {
     for (const form of secretForms(value)) {
       const c = form.charCodeAt(0);
       const list = out.get(c) ?? [];

@@ -22,6 +22,10 @@ const ASSIGNMENT_KEYS = [
 const QUOTED_EXACT_KEYS = ['auth'];
 /** The shortest key: `auth` (Docker's config.json). */
 const MIN_KEY = 4;
+/** What stands between a key and its `=` / `:`: a closing quote and spaces (the prefilter walks back over them). */
+const KEY_GAP = chars(' \t"\'');
+/** A quote and up to 9 spaces (the matcher reads at most 9). */
+const KEY_GAP_MAX = 10;
 /** What may follow a key: a closing quote, spaces, `=` or `:`. */
 const AFTER_KEY = chars(' \t"\'=:');
 /** Values that say "not set" rather than being a secret (`secret: false`, `token=null`). */
@@ -49,6 +53,13 @@ export const assignmentRule: Rule = {
   maxLength: ASSIGNMENT_VALUE_MAX,
   first: `${LETTERS}_-`,
   notAfter: IDENT,
+  // `key=` / `key: ` / `"key" : ` (a quote and up to 9 spaces before the separator), or a flag
+  // (`--password value`, starting at its `-`). Until the separator is there it reads 64 + 1 + 9 + 1.
+  anchors: [
+    { text: '=', gap: KEY_GAP, gapMax: KEY_GAP_MAX, over: IDENT, back: ASSIGNMENT_KEY_MAX, reach: ASSIGNMENT_KEY_MAX + KEY_GAP_MAX + 1 },
+    { text: ':', gap: KEY_GAP, gapMax: KEY_GAP_MAX, over: IDENT, back: ASSIGNMENT_KEY_MAX, reach: ASSIGNMENT_KEY_MAX + KEY_GAP_MAX + 1 },
+    { text: '-', self: true, reach: 1 },
+  ],
   example(r) {
     const secret = fakePassword(r, 12 + r.int(20));
     const key = r.pick(['password', 'DB_PASSWORD', 'api_key', 'client_secret', 'GITHUB_TOKEN', 'aws_secret_access_key', 'SECRET_KEY', 'PGPASSWORD']);

@@ -16,6 +16,7 @@ export const netrcRule: Rule = {
   maxLength: 512,
   first: 'p',
   notAfter: IDENT,
+  prefixes: ['password'],
   example(r) {
     const secret = fakePassword(r);
     const host = r.pick(['api.heroku.com', 'github.com', 'ftp.example.org']);
@@ -47,6 +48,8 @@ export const pgpassRule: Rule = {
   maxLength: 512,
   first: `${LETTERS}0123456789.*_-`,
   notAfter: NOT_NEWLINE,
+  // The host (at most 254 characters) runs up to the first `:`; until that is there it reads 254 + 1.
+  anchors: [{ text: ':', over: HOST, back: 254, reach: 255 }],
   example(r) {
     const secret = fakePassword(r);
     return { text: `${r.pick(['localhost', 'db.internal', '*', '10.0.0.5'])}:5432:${r.pick(['app', '*'])}:${r.pick(['postgres', 'app'])}:${secret}\n`, secret };
@@ -89,6 +92,7 @@ export const cliPasswordRule: Rule = {
   maxLength: 512,
   first: '-',
   notAfter: chars(' \t', true),
+  prefixes: ['-u ', '--user ', '-p'],
   example(r) {
     const secret = fakePassword(r);
     return {

@@ -15,6 +15,7 @@ export const jwtRule: Rule = {
   maxLength: 3 * JWT_MAX,
   first: 'e',
   notAfter: B64URL,
+  prefixes: ['eyJ'],
   example(r) {
     const header = b64url('{"alg":"HS256","typ":"JWT"}');
     const payload = b64url(`{"sub":"${r.chars('0-9', 10)}","name":"${r.chars('a-z', 8)}","iat":${1_700_000_000 + r.int(1e8)}}`);
@@ -53,6 +54,8 @@ export const pemRule: Rule = {
   maxLength: PEM_MAX_CHARS,
   first: '-',
   notAfter: null,
+  prefixes: ['-----begin '],
+  prefixCi: true,
   example(r) {
     const label = r.pick(['RSA PRIVATE KEY', 'OPENSSH PRIVATE KEY', 'EC PRIVATE KEY', 'PRIVATE KEY', 'PGP PRIVATE KEY BLOCK']);
     const nl = r.pick(['\n', '\r\n']);

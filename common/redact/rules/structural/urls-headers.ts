@@ -16,6 +16,8 @@ export const urlCredentialsRule: Rule = {
   maxLength: URL_PASSWORD_MAX,
   first: LETTERS,
   notAfter: SCHEME,
+  // The scheme (at most 32 characters) runs up to `://`; until that is there it reads 33 + 3.
+  anchors: [{ text: '://', over: SCHEME, back: 32, reach: 36 }],
   example(r) {
     const secret = fakePassword(r);
     const scheme = r.pick(['postgres', 'postgresql', 'mysql', 'mongodb+srv', 'redis', 'rediss', 'amqp', 'amqps', 'https']);
@@ -55,6 +57,8 @@ export const authorizationRule: Rule = {
   maxLength: AUTH_CREDENTIAL_MAX,
   first: 'Aa',
   notAfter: LETTER,
+  prefixes: ['authorization'],
+  prefixCi: true,
   example(r) {
     const secret = r.pick([btoa(`${r.chars('a-z', 6)}:${fakePassword(r)}`), r.chars('A-Za-z0-9', 40)]);
     return { text: `${r.pick(['Authorization', 'authorization'])}: ${secret.endsWith('=') || secret.length < 40 ? 'Basic' : 'Bearer'} ${secret}`, secret: secret.replace(/=+$/, '') };
@@ -97,6 +101,8 @@ export const bearerRule: Rule = {
   maxLength: AUTH_CREDENTIAL_MAX,
   first: 'Bb',
   notAfter: LETTER,
+  prefixes: ['bearer'],
+  prefixCi: true,
   example(r) {
     const secret = `${r.chars('A-Za-z', 4)}${r.int(10)}${r.chars('A-Za-z0-9._-', 36)}`;
     return { text: `-H 'Bearer ${secret}'`, secret };

@@ -1,6 +1,6 @@
 /** Vendor formats without a distinctive prefix: Discord, Telegram, Azure (client secret, SAS), Sentry DSN. */
 import * as C from '../../chars';
-import type { Rule } from '../../rule';
+import { alphabet, type Rule } from '../../rule';
 import * as S from './shared';
 // Bound once: under a CommonJS transform (tsx) every use of an imported name is a getter call,
 // which in these per-character loops cost more than the matching itself.
@@ -16,6 +16,8 @@ export const discordBotRule: Rule = {
   maxLength: 38,
   first: 'MNO',
   notAfter: B64URL,
+  // Its first segment is at least 24 base64url characters: the first two are one of these pairs.
+  prefixes: [...'MNO'].flatMap((a) => [...alphabet(B64URL_SPEC)].map((b) => a + b)),
   example(r) {
     const secret = r.chars(B64URL_SPEC, 38);
     return { text: `${r.pick(['M', 'N', 'O'])}${r.chars('A-Za-z0-9', 25)}.${r.chars(B64URL_SPEC, 6)}.${secret}`, secret };
@@ -49,6 +51,8 @@ export const telegramRule: Rule = {
   maxLength: 35,
   first: '0123456789',
   notAfter: ALNUM,
+  // 8–10 digits up to the `:`; until that is there it reads 11 + 1.
+  anchors: [{ text: ':', over: DIGIT, back: 10, reach: 12 }],
   example(r) {
     const secret = `AA${r.chars(B64URL_SPEC, 33)}`;
     return { text: `${1 + r.int(9)}${r.chars('0-9', 9)}:${secret}`, secret };
@@ -76,6 +80,8 @@ export const azureClientSecretRule: Rule = {
   maxLength: 34,
   first: `${LETTERS}0123456789_~.-`,
   notAfter: AZURE_SECRET,
+  // Three characters and a digit before `Q~`; until that is there it reads 4 + 2.
+  anchors: [{ text: 'Q~', over: AZURE_SECRET, back: 4, reach: 6 }],
   example(r) {
     const secret = r.chars('A-Za-z0-9_~.-', 34);
     return { text: `${r.chars('A-Za-z0-9', 3)}${r.int(10)}Q~${secret}`, secret };
@@ -106,6 +112,7 @@ export const azureSasRule: Rule = {
   maxLength: 256,
   first: 's',
   notAfter: chars('?&', true),
+  prefixes: ['sig='],
   example(r) {
     const secret = encodeURIComponent(btoa(r.chars('A-Za-z0-9', 32)));
     return { text: `https://acct.blob.core.windows.net/c/f.txt?sv=2022-11-02&ss=b&sp=r&se=2030-01-01&sig=${secret}`, secret };
@@ -129,6 +136,7 @@ export const sentryDsnRule: Rule = {
   maxLength: 32,
   first: 'h',
   notAfter: ALNUM,
+  prefixes: ['https://', 'http://'],
   example(r) {
     const secret = r.chars(HEX, 32);
     return { text: `SENTRY_DSN https://${secret}@o${r.chars('0-9', 6)}.ingest.sentry.io/${r.chars('0-9', 7)}`, secret };
