@@ -26,7 +26,10 @@ describe('a session masks secrets before anything leaves it', () => {
     await waitFor(() => /[#$] /.test(outputOf(h.events, sid)), 'prompt');
     const type = (line: string) => h.manager.input({ session_id: sid, data: line, mode: 'line' });
     // The value printed whole, in base64, and in two writes (one program, two syscalls).
-    type('echo "one:$API_TOKEN:"; printf %s "$API_TOKEN" | base64; A=$API_TOKEN; printf two:%s "${A%%-value-2026}"; printf %s:\\\\n "${A#sup3r-S3cret}"');
+    type('echo "one:$API_TOKEN:"; printf %s "$API_TOKEN" | base64; A=$API_TOKEN; printf two:%s "${A%%-value-2026}"; printf %s:\\\\n "${A#sup3r-S3cret}"; echo STEP-ONE');
+    // The next line is typed once this one has run: its echo (the kernel's, at once) must not land
+    // between the two writes, which would make them two texts rather than one value in two pieces.
+    await waitFor(() => (outputOf(h.events, sid).match(/STEP-ONE/g) ?? []).length >= 2, 'the first line ran');
     // A well-known token format the org never saved, typed by a person (the echo shows it too).
     type(`echo "tok:${GITHUB_TOKEN}:"`);
     // A denylisted command carrying the secret: the POLICY_BLOCKED event's command is masked.
