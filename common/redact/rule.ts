@@ -85,6 +85,14 @@ export interface Anchor {
   gapMax?: number;
   self?: boolean;
   /**
+   * Necessary conditions the scan checks before asking (lower case, read case-insensitively): the
+   * run of `over` characters ending at the window's end (with `self`: starting at the anchor) ends
+   * with one of `suffixes` (an assignment's key ends with `password`, `token` …); the character
+   * right after the anchor is one of `next`.
+   */
+  suffixes?: readonly string[];
+  next?: CharSet;
+  /**
    * How far from its start the rule may read before the anchor is complete: within this many
    * characters of the end of a text that may still grow the rule can answer MORE with no anchor
    * yet, so there it is asked at every position `first` and `notAfter` allow.

@@ -364,15 +364,24 @@ function scanAnchored(s: string, from: number, final: boolean, ar: AnchoredRule,
     for (let h = s.indexOf(a.text, from); h >= 0; h = s.indexOf(a.text, h + 1)) {
       let lo: number;
       let hi: number;
+      if (a.next !== undefined && h + a.text.length < n && !a.next.has(s.charCodeAt(h + a.text.length))) continue;
       if (a.self) {
         lo = h;
         hi = h + 1;
+        if (a.suffixes !== undefined) {
+          // The run from the anchor must end with a suffix (unknown when it reaches the end).
+          let e = h;
+          const stop = Math.min(n, h + a.back! + 1);
+          while (e < stop && a.over!.has(s.charCodeAt(e))) e++;
+          if (e < n && (e - h > a.back! || !endsWithAny(s, h, e, a.suffixes))) continue;
+        }
       } else {
         hi = h;
         if (a.gap) {
           const stop = Math.max(from, h - a.gapMax!);
           while (hi > stop && a.gap.has(s.charCodeAt(hi - 1))) hi--;
         }
+        if (a.suffixes !== undefined && !endsWithAny(s, Math.max(from, hi - a.back!), hi, a.suffixes)) continue;
         lo = hi;
         const stop = Math.max(from, hi - a.back!);
         while (lo > stop && a.over!.has(s.charCodeAt(lo - 1))) lo--;
@@ -405,6 +414,24 @@ function scanAnchored(s: string, from: number, final: boolean, ar: AnchoredRule,
     last = i;
   }
   return { hold, undecided };
+}
+
+/** Whether s[from, to) ends with one of the lower-case `suffixes`, ASCII letters read in either case. */
+function endsWithAny(s: string, from: number, to: number, suffixes: readonly string[]): boolean {
+  if (to <= from) return false;
+  const last = s.charCodeAt(to - 1) | 32;
+  for (const x of suffixes) {
+    const len = x.length;
+    if (x.charCodeAt(len - 1) !== last || to - from < len) continue;
+    let k = 2;
+    for (; k <= len; k++) {
+      let c = s.charCodeAt(to - k);
+      if (c >= 65 && c <= 90) c |= 32;
+      if (c !== x.charCodeAt(len - k)) break;
+    }
+    if (k > len) return true;
+  }
+  return false;
 }
 
 /**

@@ -33,6 +33,8 @@ const NOT_SECRET_VALUES = new Set(['true', 'false', 'null', 'none', 'nil', 'unde
 /** An unquoted value starting so is a reference or shell syntax, not a secret (`TOKEN=$GH_TOKEN`, `--token <file`). */
 const NOT_A_VALUE_START = new Set([36, 45, 60, 62, 124, 40, 123, 91, 42]); // $ - < > | ( { [ *
 
+/** Every key ends with one of these (keyKind): the prefilter checks it before asking. */
+const KEY_SUFFIXES = [...ASSIGNMENT_KEYS, ...QUOTED_EXACT_KEYS];
 /** The last letters of the keys above: most words end otherwise and are turned away at once. */
 const KEY_ENDINGS = new Set([...ASSIGNMENT_KEYS, ...QUOTED_EXACT_KEYS].map((k) => k.charCodeAt(k.length - 1)));
 
@@ -56,9 +58,9 @@ export const assignmentRule: Rule = {
   // `key=` / `key: ` / `"key" : ` (a quote and up to 9 spaces before the separator), or a flag
   // (`--password value`, starting at its `-`). Until the separator is there it reads 64 + 1 + 9 + 1.
   anchors: [
-    { text: '=', gap: KEY_GAP, gapMax: KEY_GAP_MAX, over: IDENT, back: ASSIGNMENT_KEY_MAX, reach: ASSIGNMENT_KEY_MAX + KEY_GAP_MAX + 1 },
-    { text: ':', gap: KEY_GAP, gapMax: KEY_GAP_MAX, over: IDENT, back: ASSIGNMENT_KEY_MAX, reach: ASSIGNMENT_KEY_MAX + KEY_GAP_MAX + 1 },
-    { text: '-', self: true, reach: 1 },
+    { text: '=', gap: KEY_GAP, gapMax: KEY_GAP_MAX, over: IDENT, back: ASSIGNMENT_KEY_MAX, suffixes: KEY_SUFFIXES, reach: ASSIGNMENT_KEY_MAX + KEY_GAP_MAX + 1 },
+    { text: ':', gap: KEY_GAP, gapMax: KEY_GAP_MAX, over: IDENT, back: ASSIGNMENT_KEY_MAX, suffixes: KEY_SUFFIXES, reach: ASSIGNMENT_KEY_MAX + KEY_GAP_MAX + 1 },
+    { text: '-', self: true, over: IDENT, back: ASSIGNMENT_KEY_MAX, suffixes: KEY_SUFFIXES, reach: ASSIGNMENT_KEY_MAX + 1 },
   ],
   example(r) {
     const secret = fakePassword(r, 12 + r.int(20));

@@ -39,6 +39,9 @@ export const netrcRule: Rule = {
   },
 };
 
+/** A .pgpass port: digits or `*`. */
+const PORT = chars('0-9*');
+
 /** `.pgpass`: `hostname:port:database:username:password` at the start of a line. */
 export const pgpassRule: Rule = {
   name: 'pgpass-password',
@@ -49,7 +52,7 @@ export const pgpassRule: Rule = {
   first: `${LETTERS}0123456789.*_-`,
   notAfter: NOT_NEWLINE,
   // The host (at most 254 characters) runs up to the first `:`; until that is there it reads 254 + 1.
-  anchors: [{ text: ':', over: HOST, back: 254, reach: 255 }],
+  anchors: [{ text: ':', over: HOST, back: 254, next: PORT, reach: 255 }],
   example(r) {
     const secret = fakePassword(r);
     return { text: `${r.pick(['localhost', 'db.internal', '*', '10.0.0.5'])}:5432:${r.pick(['app', '*'])}:${r.pick(['postgres', 'app'])}:${secret}\n`, secret };
@@ -61,7 +64,7 @@ export const pgpassRule: Rule = {
     let j = lit(s, he, ':', final);
     if (j === NEED) return more(f, s.length);
     if (j === FAIL) return NO;
-    const pe = run(s, j, chars('0-9*'), 6, final);
+    const pe = run(s, j, PORT, 6, final);
     if (pe === NEED) return more(f, s.length);
     if (pe === j) return NO;
     j = pe;

@@ -52,7 +52,7 @@ export const telegramRule: Rule = {
   first: '0123456789',
   notAfter: ALNUM,
   // 8–10 digits up to the `:`; until that is there it reads 11 + 1.
-  anchors: [{ text: ':', over: DIGIT, back: 10, reach: 12 }],
+  anchors: [{ text: ':', over: DIGIT, back: 10, next: B64URL, reach: 12 }],
   example(r) {
     const secret = `AA${r.chars(B64URL_SPEC, 33)}`;
     return { text: `${1 + r.int(9)}${r.chars('0-9', 9)}:${secret}`, secret };
