@@ -24,6 +24,8 @@ export interface RawSql {
 
 /** How long BEGIN IMMEDIATE keeps trying for the write lock before it reports SQLITE_BUSY to the caller. */
 export const WRITER_LOCK_WAIT_MS = 5_000;
+/** A wait for the write lock longer than this is logged (a backup, a long report, another process writing). */
+const LOCK_WAIT_LOG_MS = 1_000;
 /** First pause between tries for the write lock; doubled each time up to the cap. */
 const LOCK_RETRY_FIRST_MS = 1;
 const LOCK_RETRY_MAX_MS = 50;
@@ -81,6 +83,8 @@ export class SqliteWriter implements RawSql {
     for (;;) {
       try {
         this.conn.exec('BEGIN IMMEDIATE');
+        const waited = Date.now() - started;
+        if (waited > LOCK_WAIT_LOG_MS) console.warn(`[server] database busy (another writer held the lock): the ingest writer waited ${waited} ms for it`);
         return;
       } catch (err) {
         if (!isBusy(err) || Date.now() - started + pause > WRITER_LOCK_WAIT_MS) throw err;
