@@ -1,5 +1,5 @@
 import type { RunnerEvent, SessionState, UsageTick } from '../../protocol';
-import { ingestWriter, withDriverTransaction, type Db, type DriverSlot } from '../db';
+import { ingestWriter, type Db } from '../db';
 import { foldStateChanges, type RefusedChange } from './session-state';
 import type { TickOwner } from './usage';
 import { contiguousPrefix, insertEventsOnce, maxStoredAbove, type Tx } from './repo/session-events';
@@ -138,19 +138,17 @@ export function createBatchStore(db: Db, owners: ReadonlyMap<string, SessionOwne
    */
   async function store(orgId: string, events: RunnerEvent[], ids: string[]) {
     // SQLite: the kept connection with its statements prepared once (db-writer.ts); PostgreSQL:
-    // Prisma's interactive transaction (no driver slot there, so segments go through Prisma too).
+    // Prisma's interactive transaction.
     const writer = ingestWriter(db);
-    if (writer) return writer.transaction((tx) => storeIn(tx, orgId, events, ids, null));
-    return withDriverTransaction((driver) =>
-      db.$transaction((t) => storeIn(t as unknown as Tx, orgId, events, ids, driver.tx), {
-        timeout: INGEST_TX_TIMEOUT_MS,
-        maxWait: INGEST_TX_MAX_WAIT_MS,
-      }),
-    );
+    if (writer) return writer.transaction((tx) => storeIn(tx, orgId, events, ids));
+    return db.$transaction((t) => storeIn(t as unknown as Tx, orgId, events, ids), {
+      timeout: INGEST_TX_TIMEOUT_MS,
+      maxWait: INGEST_TX_MAX_WAIT_MS,
+    });
   }
 
   /** The batch's writes inside the caller's transaction (see store). */
-  async function storeIn(tx: Tx, orgId: string, events: RunnerEvent[], ids: string[], driverTx: DriverSlot['tx']) {
+  async function storeIn(tx: Tx, orgId: string, events: RunnerEvent[], ids: string[]) {
     const rows = new Map((await readIngestRows(tx, ids)).map((r) => [r.id, r]));
     const eventsOf = groupBy(events, (e) => e);
     const plans = new Map<string, { row: IngestSessionRow; direct: OutputChunk[]; runEnd: number }>();
@@ -216,7 +214,7 @@ export function createBatchStore(db: Db, owners: ReadonlyMap<string, SessionOwne
       if (next || Object.keys(data).length) changed.add(id);
       if (Object.keys(data).length || prefix !== row.lastSeq) rowChanges.push({ id, lastSeq: prefix, ...data });
     }
-    await writeSegments(tx, segmentPlans, driverTx);
+    await writeSegments(tx, segmentPlans);
     await updateSessionRows(tx, rowChanges);
     return { fresh, changed, ticks: stored, prefixes, refused };
   }
