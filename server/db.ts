@@ -7,6 +7,7 @@ import type { Client, Config, Transaction, TransactionMode } from '@libsql/clien
 import { PrismaClient } from './generated/prisma/client';
 import { PROJECT_ROOT } from './env';
 import { connectPostgres, migratePostgres } from './db-postgres';
+import { SqliteWriter } from './db-writer';
 
 export type Db = PrismaClient;
 
@@ -82,6 +83,17 @@ class LibSQLWithPragmas extends PrismaLibSQL {
   }
 }
 
+/** The SQLite ingest writer of each client connectDb opened (none on PostgreSQL). */
+const writers = new WeakMap<Db, SqliteWriter>();
+
+/**
+ * The kept connection a runner batch's transaction runs on (db-writer.ts), or null on PostgreSQL,
+ * which keeps Prisma's transaction. It lives and closes with the client (`$disconnect`).
+ */
+export function ingestWriter(db: Db): SqliteWriter | null {
+  return writers.get(db) ?? null;
+}
+
 /** SQLite tuned for one writer queue and concurrent readers; or PostgreSQL through the pg adapter. */
 export async function connectDb(databaseUrl: string): Promise<Db> {
   if (isPostgresUrl(databaseUrl)) return connectPostgres(databaseUrl);
@@ -89,6 +101,15 @@ export async function connectDb(databaseUrl: string): Promise<Db> {
   // WAL lets pages read while the event writer commits; the busy timeout absorbs brief lock waits.
   await db.$queryRawUnsafe('PRAGMA journal_mode=WAL');
   for (const pragma of CONNECTION_PRAGMAS) await db.$queryRawUnsafe(pragma);
+  const writer = new SqliteWriter(resolveDbFile(databaseUrl), CONNECTION_PRAGMAS);
+  writers.set(db, writer);
+  const disconnect = db.$disconnect.bind(db);
+  db.$disconnect = async () => {
+    // Waits for a transaction under way (committed or rolled back) before the connection closes.
+    await writer.idle();
+    writer.close();
+    await disconnect();
+  };
   return db;
 }
 

@@ -1,10 +1,10 @@
 import type { RunnerEvent, SessionState, UsageTick } from '../../protocol';
-import { withDriverTransaction, type Db } from '../db';
+import { ingestWriter, type Db } from '../db';
 import { foldStateChanges, type RefusedChange } from './session-state';
 import type { TickOwner } from './usage';
 import { contiguousPrefix, insertEventsOnce, maxStoredAbove, type Tx } from './repo/session-events';
 import { dropChunkRows, planSegments, readIngestRows, takeChunkRows, writeSegments, type IngestSessionRow, type OutputChunk, type SegmentPlan } from './repo/terminal-segments';
-import { updateSessionRows, type SessionRowChange } from './repo/session-rows';
+import { updateSessionRows, updateSessionState, type SessionRowChange } from './repo/session-rows';
 import { insertTicksOnce } from './repo/usage-ticks';
 
 /**
@@ -137,80 +137,86 @@ export function createBatchStore(db: Db, owners: ReadonlyMap<string, SessionOwne
    * and is moved into segments in the transaction that moves the prefix over it.
    */
   async function store(orgId: string, events: RunnerEvent[], ids: string[]) {
-    return withDriverTransaction((driver) => db.$transaction(
-      async (t) => {
-        const tx = t as unknown as Tx;
-        const rows = new Map((await readIngestRows(tx, ids)).map((r) => [r.id, r]));
-        const eventsOf = groupBy(events, (e) => e);
-        const plans = new Map<string, { row: IngestSessionRow; direct: OutputChunk[]; runEnd: number }>();
-        const asRows: RunnerEvent[] = [];
-        const direct = new Set<RunnerEvent>();
-        for (const id of ids) {
-          const row = rows.get(id)!;
-          const mine = (eventsOf.get(id) ?? []).sort((a, b) => a.seq - b.seq);
-          const part = split(row.lastSeq, mine);
-          asRows.push(...part.rows);
-          for (const e of part.direct) direct.add(e);
-          plans.set(id, { row, direct: part.direct.map((e) => ({ seq: e.seq, ts: e.ts, data: e.data })), runEnd: part.runEnd });
-        }
-        const inserted = asRows.length ? await insertEventsOnce(tx, asRows) : new Set<string>();
-        // Usage is keyed by (session, window), not seq: a tick resent under any seq counts once.
-        const ticks = events
-          .filter((e): e is UsageTick => e.type === 'USAGE_TICK')
-          .map((tick) => ({ tick, owner: owners.get(tick.session_id)! }));
-        const stored = ticks.length ? await insertTicksOnce(tx, ticks, Date.now()) : [];
-        const fresh = events.filter((e) => inserted.has(`${e.session_id}:${e.seq}`) || direct.has(e));
-        const freshOf = groupBy(
-          fresh.filter((e) => e.type !== 'TERMINAL_CHUNK'),
-          (e) => e,
-        );
-        const prefixes = new Map<string, number>();
-        const changed = new Set<string>();
-        const refused: RefusedChange[] = [];
-        // Every row change of the batch goes out in one set-based statement; only a lifecycle
-        // change (rare: a handful per session's life) is written on its own.
-        const rowChanges: SessionRowChange[] = [];
-        const segmentPlans: SegmentPlan[] = [];
-        for (const id of ids) {
-          const { row, direct: chunks, runEnd } = plans.get(id)!;
-          let legacy: OutputChunk[] = [];
-          if (!rowsChecked.has(id)) {
-            // First batch of the session on this process: output rows under the prefix from before
-            // direct segments go into segments now, and events kept above a hole (by this node
-            // before a restart, or by another) are known again, so a resend over them drops the copies.
-            legacy = await takeChunkRows(tx, id, row.open?.seqTo ?? 0, row.lastSeq);
-            const above = await maxStoredAbove(tx, id, row.lastSeq);
-            if (above > (storedBeyond.get(id) ?? 0)) storedBeyond.set(id, above);
-          }
-          const beyond = storedBeyond.get(id) ?? 0;
-          const prefix = await advancePrefix(tx, id, runEnd, asRows.filter((e) => e.session_id === id).map((e) => e.seq));
-          prefixes.set(id, prefix);
-          // Rows stored above an earlier hole that this batch's output now covers: the segment has them.
-          if (beyond > row.lastSeq && chunks.length) await dropChunkRows(tx, id, row.lastSeq, Math.min(runEnd, beyond));
-          const output = [
-            ...legacy,
-            ...chunks,
-            // Output rows above a hole that this batch filled.
-            ...(await takeChunkRows(tx, id, runEnd, prefix)),
-          ];
-          if (output.length) segmentPlans.push(planSegments(id, row.open, output));
-          const mine = freshOf.get(id) ?? [];
-          const data = rowFields(mine);
-          const { next, refused: no } = foldStateChanges(
-            row.state as SessionState,
-            mine.flatMap((e) => (e.type === 'SESSION_STATE_CHANGED' ? [{ to: e.to, reason: e.reason, at: e.ts }] : [])),
-          );
-          for (const r of no) refused.push({ orgId, sessionId: id, ...r });
-          if (next) await tx.session.updateMany({ where: { id }, data: next });
-          if (next || Object.keys(data).length) changed.add(id);
-          if (Object.keys(data).length || prefix !== row.lastSeq) rowChanges.push({ id, lastSeq: prefix, ...data });
-        }
-        await writeSegments(tx, segmentPlans, driver.tx);
-        await updateSessionRows(tx, rowChanges);
-        return { fresh, changed, ticks: stored, prefixes, refused };
-      },
-      { timeout: INGEST_TX_TIMEOUT_MS, maxWait: INGEST_TX_MAX_WAIT_MS },
-    ));
+    // SQLite: the kept connection with its statements prepared once (db-writer.ts); PostgreSQL:
+    // Prisma's interactive transaction.
+    const writer = ingestWriter(db);
+    if (writer) return writer.transaction((tx) => storeIn(tx, orgId, events, ids));
+    return db.$transaction((t) => storeIn(t as unknown as Tx, orgId, events, ids), {
+      timeout: INGEST_TX_TIMEOUT_MS,
+      maxWait: INGEST_TX_MAX_WAIT_MS,
+    });
+  }
+
+  /** The batch's writes inside the caller's transaction (see store). */
+  async function storeIn(tx: Tx, orgId: string, events: RunnerEvent[], ids: string[]) {
+    const rows = new Map((await readIngestRows(tx, ids)).map((r) => [r.id, r]));
+    const eventsOf = groupBy(events, (e) => e);
+    const plans = new Map<string, { row: IngestSessionRow; direct: OutputChunk[]; runEnd: number }>();
+    const asRows: RunnerEvent[] = [];
+    const direct = new Set<RunnerEvent>();
+    for (const id of ids) {
+      const row = rows.get(id)!;
+      const mine = (eventsOf.get(id) ?? []).sort((a, b) => a.seq - b.seq);
+      const part = split(row.lastSeq, mine);
+      asRows.push(...part.rows);
+      for (const e of part.direct) direct.add(e);
+      plans.set(id, { row, direct: part.direct.map((e) => ({ seq: e.seq, ts: e.ts, data: e.data })), runEnd: part.runEnd });
+    }
+    const inserted = asRows.length ? await insertEventsOnce(tx, asRows) : new Set<string>();
+    // Usage is keyed by (session, window), not seq: a tick resent under any seq counts once.
+    const ticks = events
+      .filter((e): e is UsageTick => e.type === 'USAGE_TICK')
+      .map((tick) => ({ tick, owner: owners.get(tick.session_id)! }));
+    const stored = ticks.length ? await insertTicksOnce(tx, ticks, Date.now()) : [];
+    const fresh = events.filter((e) => inserted.has(`${e.session_id}:${e.seq}`) || direct.has(e));
+    const freshOf = groupBy(
+      fresh.filter((e) => e.type !== 'TERMINAL_CHUNK'),
+      (e) => e,
+    );
+    const prefixes = new Map<string, number>();
+    const changed = new Set<string>();
+    const refused: RefusedChange[] = [];
+    // Every row change of the batch goes out in one set-based statement; only a lifecycle
+    // change (rare: a handful per session's life) is written on its own.
+    const rowChanges: SessionRowChange[] = [];
+    const segmentPlans: SegmentPlan[] = [];
+    for (const id of ids) {
+      const { row, direct: chunks, runEnd } = plans.get(id)!;
+      let legacy: OutputChunk[] = [];
+      if (!rowsChecked.has(id)) {
+        // First batch of the session on this process: output rows under the prefix from before
+        // direct segments go into segments now, and events kept above a hole (by this node
+        // before a restart, or by another) are known again, so a resend over them drops the copies.
+        legacy = await takeChunkRows(tx, id, row.open?.seqTo ?? 0, row.lastSeq);
+        const above = await maxStoredAbove(tx, id, row.lastSeq);
+        if (above > (storedBeyond.get(id) ?? 0)) storedBeyond.set(id, above);
+      }
+      const beyond = storedBeyond.get(id) ?? 0;
+      const prefix = await advancePrefix(tx, id, runEnd, asRows.filter((e) => e.session_id === id).map((e) => e.seq));
+      prefixes.set(id, prefix);
+      // Rows stored above an earlier hole that this batch's output now covers: the segment has them.
+      if (beyond > row.lastSeq && chunks.length) await dropChunkRows(tx, id, row.lastSeq, Math.min(runEnd, beyond));
+      const output = [
+        ...legacy,
+        ...chunks,
+        // Output rows above a hole that this batch filled.
+        ...(await takeChunkRows(tx, id, runEnd, prefix)),
+      ];
+      if (output.length) segmentPlans.push(planSegments(id, row.open, output));
+      const mine = freshOf.get(id) ?? [];
+      const data = rowFields(mine);
+      const { next, refused: no } = foldStateChanges(
+        row.state as SessionState,
+        mine.flatMap((e) => (e.type === 'SESSION_STATE_CHANGED' ? [{ to: e.to, reason: e.reason, at: e.ts }] : [])),
+      );
+      for (const r of no) refused.push({ orgId, sessionId: id, ...r });
+      if (next) await updateSessionState(tx, id, next);
+      if (next || Object.keys(data).length) changed.add(id);
+      if (Object.keys(data).length || prefix !== row.lastSeq) rowChanges.push({ id, lastSeq: prefix, ...data });
+    }
+    await writeSegments(tx, segmentPlans);
+    await updateSessionRows(tx, rowChanges);
+    return { fresh, changed, ticks: stored, prefixes, refused };
   }
 
   return {

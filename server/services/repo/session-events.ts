@@ -1,5 +1,4 @@
 import type { RunnerEvent } from '../../../protocol';
-import type { Db } from '../../db';
 import { placeholders } from './dialect';
 
 /**
@@ -8,8 +7,14 @@ import { placeholders } from './dialect';
  * are rewritten per database (dialect.ts).
  */
 
-/** A client or an interactive transaction: repository functions run inside either. */
-export type Tx = Pick<Db, '$queryRawUnsafe' | '$executeRawUnsafe' | 'session' | 'sessionEvent' | 'usageTick'>;
+/**
+ * A client, an interactive transaction, or SQLite's ingest writer (db-writer.ts): repository
+ * functions run inside any of them, in raw SQL only.
+ */
+export interface Tx {
+  $queryRawUnsafe<T = unknown>(sql: string, ...params: unknown[]): Promise<T>;
+  $executeRawUnsafe(sql: string, ...params: unknown[]): Promise<number>;
+}
 
 /**
  * Rows per INSERT statement: a whole runner batch (≤ 1,000 events) in at most two statements;
@@ -45,15 +50,15 @@ export async function insertEventsOnce(tx: Tx, events: RunnerEvent[]): Promise<S
 export async function contiguousPrefix(tx: Tx, sessionId: string, known: number): Promise<number> {
   let prefix = known;
   for (;;) {
-    const rows = await tx.sessionEvent.findMany({
-      where: { sessionId, seq: { gt: prefix } },
-      select: { seq: true },
-      orderBy: { seq: 'asc' },
-      take: PREFIX_PAGE,
-    });
+    const rows = await tx.$queryRawUnsafe<Array<{ seq: number | bigint }>>(
+      placeholders(tx, 'SELECT "seq" FROM "SessionEvent" WHERE "sessionId" = ? AND "seq" > ? ORDER BY "seq" LIMIT ?'),
+      sessionId,
+      prefix,
+      PREFIX_PAGE,
+    );
     for (const r of rows) {
-      if (r.seq !== prefix + 1) return prefix;
-      prefix = r.seq;
+      if (Number(r.seq) !== prefix + 1) return prefix;
+      prefix = Number(r.seq);
     }
     if (rows.length < PREFIX_PAGE) return prefix;
   }

@@ -1,4 +1,5 @@
-import { placeholders } from './dialect';
+import type { Db } from '../../db';
+import { isPostgres, placeholders } from './dialect';
 import type { Tx } from './session-events';
 
 /**
@@ -62,4 +63,32 @@ export async function updateSessionRows(tx: Tx, changes: SessionRowChange[]): Pr
     ]);
     await tx.$executeRawUnsafe(sql, ...params);
   }
+}
+
+/** A lifecycle change (session-state.ts): rare, so one statement per session. */
+export interface SessionStateChange {
+  state: string;
+  reason: string;
+  endedAt?: Date;
+}
+
+/**
+ * Writes a session's new state. On SQLite it is raw SQL (the ingest writer's connection has no
+ * ORM), with DateTime stored as Prisma's libsql adapter stores it (ISO 8601, `+00:00`) and
+ * `updatedAt` set as `@updatedAt` would; PostgreSQL keeps the ORM's update (its Prisma transaction).
+ */
+export async function updateSessionState(tx: Tx, id: string, next: SessionStateChange): Promise<void> {
+  if (isPostgres(tx)) {
+    await (tx as unknown as Pick<Db, 'session'>).session.updateMany({ where: { id }, data: next });
+    return;
+  }
+  const stamp = (d: Date) => d.toISOString().replace('Z', '+00:00');
+  await tx.$executeRawUnsafe(
+    'UPDATE "Session" SET "state" = ?, "reason" = ?, "endedAt" = COALESCE(?, "endedAt"), "updatedAt" = ? WHERE "id" = ?',
+    next.state,
+    next.reason,
+    next.endedAt ? stamp(next.endedAt) : null,
+    stamp(new Date()),
+    id,
+  );
 }

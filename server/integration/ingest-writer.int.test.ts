@@ -1,0 +1,106 @@
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+import Database from 'libsql';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { RunnerEvent, RunnerEventBody } from '../../protocol';
+import { resolveDbFile } from '../db';
+import { openServiceDb, type ServiceDb } from './service-db';
+
+/**
+ * SQLite's ingest writer (server/db-writer.ts): a runner batch runs on one kept connection, not
+ * Prisma's transaction. All or nothing per batch, another writer's lock waited out, and a process
+ * killed mid-transaction leaves nothing stored. SQLite only: PostgreSQL keeps Prisma's transaction.
+ */
+
+const A = 'sess_writer0001';
+const B = 'sess_writer0002';
+const onPostgres = !!process.env.AV_TEST_POSTGRES_URL;
+
+describe.skipIf(onPostgres)('ingest writer: one kept SQLite connection per process', () => {
+  let s: ServiceDb;
+  const seqs = new Map<string, number>();
+  const ev = (sessionId: string, body: RunnerEventBody): RunnerEvent => {
+    const seq = (seqs.get(sessionId) ?? 0) + 1;
+    seqs.set(sessionId, seq);
+    return { ...body, session_id: sessionId, org_id: s.orgId, repo_id: 'repo_test01', repo_ref: { provider: 'local', owner: '', name: 'demo' }, ts: 1_700_000_000_000 + seq, seq } as RunnerEvent;
+  };
+  const chunk = (data: string): RunnerEventBody => ({ type: 'TERMINAL_CHUNK', data });
+  const touched = (room: string): RunnerEventBody => ({ type: 'FILE_TOUCHED', path: `${room}/f.js`, room_path: room, reason: 'write' });
+  const stored = async () => ({
+    events: await s.db.sessionEvent.count(),
+    segments: (await s.db.terminalSegment.findMany({ orderBy: [{ sessionId: 'asc' }, { seqFrom: 'asc' }] })).map((x) => [x.sessionId, x.seqFrom, x.seqTo, x.data]),
+    rows: (await s.db.session.findMany({ where: { id: { in: [A, B] } }, orderBy: { id: 'asc' }, select: { lastSeq: true, currentRoom: true } })),
+  });
+
+  beforeEach(async () => {
+    seqs.clear();
+    s = await openServiceDb({ defaultPlan: 'enterprise' });
+    await s.db.session.createMany({
+      data: [A, B].map((id) => ({ id, orgId: s.orgId, repoId: 'repo_test01', runnerId: s.runner.id, createdById: 'user_admin1', provider: 'shell', roomPath: 'src', title: id, state: 'RUNNING', reason: 'started' })),
+    });
+  });
+  afterEach(() => s.close());
+
+  it('a batch failing part-way stores nothing of it, the service stays up, and the resend is stored once', async () => {
+    // The database refuses B's first segment: the batch's event rows and A's output came before it in the transaction.
+    await s.db.$executeRawUnsafe(`CREATE TRIGGER refuse_b BEFORE INSERT ON "TerminalSegment" WHEN NEW."sessionId" = '${B}' BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`);
+    const batch = [ev(A, touched('src/a')), ev(A, chunk('a1\r\n')), ev(B, touched('src/b')), ev(B, chunk('b1\r\n'))];
+    await expect(s.services.events.ingest(s.runner, batch)).rejects.toThrow(/refused by the test/);
+    expect(await stored()).toEqual({ events: 0, segments: [], rows: [{ lastSeq: 0, currentRoom: null }, { lastSeq: 0, currentRoom: null }] });
+
+    await s.db.$executeRawUnsafe('DROP TRIGGER refuse_b');
+    const { acked } = await s.services.events.ingest(s.runner, batch);
+    expect(acked).toEqual(expect.arrayContaining([{ session_id: A, seq: 2 }, { session_id: B, seq: 2 }]));
+    // And once more (a lost ack): nothing doubles.
+    await s.services.events.ingest(s.runner, batch);
+    expect(await stored()).toEqual({
+      events: 2,
+      segments: [[A, 2, 2, 'a1\r\n'], [B, 2, 2, 'b1\r\n']],
+      rows: [{ lastSeq: 2, currentRoom: 'src/a' }, { lastSeq: 2, currentRoom: 'src/b' }],
+    });
+  });
+
+  it('waits for another connection holding the write lock, reads go on meanwhile, and the batch is stored once after', async () => {
+    const other = new Database(resolveDbFile(s.url));
+    try {
+      other.exec('BEGIN IMMEDIATE');
+      let settled = false;
+      const ingest = s.services.events.ingest(s.runner, [ev(A, chunk('x\r\n')), ev(A, touched('src/x'))]).finally(() => (settled = true));
+      // Prisma's reads answer while the batch waits (WAL), so the loop was not blocked in the driver.
+      expect((await s.db.session.findUniqueOrThrow({ where: { id: A } })).lastSeq).toBe(0);
+      expect(settled).toBe(false);
+      other.exec('COMMIT');
+      expect((await ingest).acked).toEqual([{ session_id: A, seq: 2 }]);
+    } finally {
+      if (other.inTransaction) other.exec('ROLLBACK');
+      other.close();
+    }
+    expect(await stored()).toMatchObject({ events: 1, segments: [[A, 1, 1, 'x\r\n']] });
+  });
+
+  it('a process killed inside the ingest transaction leaves nothing stored and the lock free', async () => {
+    // A second process writes through its own writer and is killed before COMMIT (as a crash would).
+    const script = `
+      import { SqliteWriter } from ${JSON.stringify(resolve('server/db-writer.ts'))};
+      const w = new SqliteWriter(process.argv[1], []);
+      await w.transaction(async (tx) => {
+        await tx.$executeRawUnsafe('UPDATE "Session" SET "lastSeq" = 99 WHERE "id" = ?', ${JSON.stringify(A)});
+        await tx.$executeRawUnsafe('INSERT INTO "SessionEvent" ("sessionId","seq","type","ts","payload") VALUES (?,1,?,0,?)', ${JSON.stringify(A)}, 'FILE_TOUCHED', '{}');
+        console.log('written');
+        await new Promise(() => {});
+      });`;
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script, resolveDbFile(s.url)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      await new Promise<void>((done, fail) => {
+        child.stdout.on('data', (b: Buffer) => b.toString().includes('written') && done());
+        child.on('exit', (code) => fail(new Error(`writer child exited early (${code})`)));
+      });
+    } finally {
+      child.kill('SIGKILL');
+    }
+    await new Promise((r) => child.once('exit', r));
+    expect(await stored()).toMatchObject({ events: 0, rows: [{ lastSeq: 0 }, { lastSeq: 0 }] });
+    const { acked } = await s.services.events.ingest(s.runner, [ev(A, touched('src/k'))]);
+    expect(acked).toEqual([{ session_id: A, seq: 1 }]);
+  });
+});
