@@ -9,7 +9,7 @@
  * event loop live traffic runs on (the mirror's terminals live in a thread of their own); "longest"
  * is the worst event-loop delay seen (on a loaded machine it includes waiting for a core).
  * Asserts nothing.
- * Usage: npm run bench:mirror   (BENCH_MB per workload, BENCH_ROUNDS)
+ * Usage: npm run bench:mirror   (BENCH_MB per workload, BENCH_ROUNDS, BENCH_WORKLOAD: a name's part)
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -174,7 +174,7 @@ async function main() {
     ['TerminalMirror, no seek points', (_t, e) => mirror(e, false)],
     ['TerminalMirror as screens.ts runs it', (_t, e) => mirror(e)],
   ];
-  for (const w of WORKLOADS) {
+  for (const w of WORKLOADS.filter((x) => x.name.includes(process.env.BENCH_WORKLOAD ?? ''))) {
     const text = w.text(MB * 1024 * 1024);
     const events = eventsOf(text);
     console.log(`\n${w.name} (${(text.length / 1048576).toFixed(1)} M chars)`);

@@ -27,6 +27,13 @@ export interface PacedTerminalSize {
   scrollback: number;
 }
 
+/** How much is parsed between two turns of the event loop. */
+export interface Pacing {
+  sliceChars: number;
+  stepMs: number;
+}
+const DEFAULT_PACING: Pacing = { sliceChars: PACED_SLICE_CHARS, stepMs: PACED_STEP_MS };
+
 /**
  * A headless xterm fed in bounded slices across macrotasks, with steps (serialise, resize) queued
  * in the same order as the output: whatever a step reads is the screen after exactly the text
@@ -44,7 +51,10 @@ export class PacedTerminal {
   /** When the slices of the current macrotask began to be parsed (0: none yet). */
   private stepStart = 0;
 
-  constructor(size: PacedTerminalSize) {
+  constructor(
+    size: PacedTerminalSize,
+    private readonly pacing: Pacing = DEFAULT_PACING,
+  ) {
     this.term = new Terminal({ cols: size.cols, rows: size.rows, scrollback: size.scrollback, allowProposedApi: true });
     this.serializer = new SerializeAddon();
     this.term.loadAddon(this.serializer as never);
@@ -104,7 +114,7 @@ export class PacedTerminal {
         if (this.overBudget()) return this.yieldLoop();
         continue;
       }
-      let end = Math.min(op.text.length, op.at + PACED_SLICE_CHARS);
+      let end = Math.min(op.text.length, op.at + this.pacing.sliceChars);
       // Never split a surrogate pair between two writes.
       if (end < op.text.length && isHighSurrogate(op.text.charCodeAt(end - 1))) end--;
       const slice = op.at === 0 && end === op.text.length ? op.text : op.text.slice(op.at, end);
@@ -129,7 +139,7 @@ export class PacedTerminal {
     const now = performance.now();
     // The first slice of a step started parsing some time before its callback: count from there.
     if (!this.stepStart) this.stepStart = now;
-    return now - this.stepStart >= PACED_STEP_MS;
+    return now - this.stepStart >= this.pacing.stepMs;
   }
 
   private yieldLoop(): void {
