@@ -10,6 +10,8 @@ interface Thread {
   pending: Map<number, { resolve: (s: { cols: number; rows: number; data: string }) => void; reject: (err: Error) => void }>;
   /** Set once the thread died: its terminals are gone with it. */
   dead: Error | null;
+  /** Marks the thread dead and fails the reads still out. */
+  fail(err: Error): void;
 }
 
 let current: Thread | null = null;
@@ -17,15 +19,14 @@ let nextId = 1;
 let nextReq = 1;
 
 function start(): Thread {
-  const t: Thread = { worker: new Worker(WORKER, { execArgv: [] }), pending: new Map(), dead: null };
   const fail = (err: Error) => {
     if (t.dead) return;
     t.dead = err;
-    console.error('[server] the terminal mirror thread stopped', err);
     for (const p of t.pending.values()) p.reject(err);
     t.pending.clear();
     if (current === t) current = null;
   };
+  const t: Thread = { worker: new Worker(WORKER, { execArgv: [] }), pending: new Map(), dead: null, fail };
   t.worker.on('message', (r: MirrorReply) => {
     const p = t.pending.get(r.req);
     if (!p) return;
@@ -34,7 +35,10 @@ function start(): Thread {
     if ('error' in r) p.reject(new Error(r.error));
     else p.resolve(r);
   });
-  t.worker.on('error', fail);
+  t.worker.on('error', (err) => {
+    console.error('[server] the terminal mirror thread failed', err);
+    fail(err);
+  });
   t.worker.on('exit', (code) => fail(new Error(`the terminal mirror thread exited (${code})`)));
   // An idle thread never keeps a process alive; one with a read out is ref'd until the answer.
   t.worker.unref();
@@ -46,7 +50,7 @@ export async function stopMirrorThread(): Promise<void> {
   const t = current;
   current = null;
   if (t) {
-    t.dead = new Error('the terminal mirror thread was stopped');
+    t.fail(new Error('the terminal mirror thread was stopped'));
     await t.worker.terminate();
   }
 }

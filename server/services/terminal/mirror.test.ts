@@ -123,9 +123,12 @@ describe('TerminalMirror in its thread', () => {
     const old = new TerminalMirror(SIZE);
     old.feed([chunk(1, 'before\r\n')]);
     await old.snapshot();
+    old.feed(output(20_000).map((c, i) => chunk(i + 2, c)));
+    const outstanding = expect(old.snapshot()).rejects.toThrow(/stopped/);
     await stopMirrorThread();
+    await outstanding;
     expect(old.broken).toBe(true);
-    old.feed([chunk(2, 'after\r\n')]);
+    old.feed([chunk(20_002, 'after\r\n')]);
     await expect(old.snapshot()).rejects.toThrow(/stopped/);
     const fresh = new TerminalMirror(SIZE);
     fresh.feed([chunk(1, 'again\r\n')]);
