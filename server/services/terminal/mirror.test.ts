@@ -97,6 +97,17 @@ describe('TerminalMirror in its thread', () => {
     mirror.dispose();
   });
 
+  it('wide characters, emoji and a surrogate pair cut between two events paint as in a viewer', async () => {
+    const emoji = '\u{1F600}';
+    const chunks = ['日本語 wide\r\n', `smile ${emoji} é\r\n`, `cut ${emoji[0]}`, `${emoji[1]} joined\r\n`, 'ok'];
+    const mirror = new TerminalMirror(SIZE);
+    mirror.feed(chunks.map((c, i) => chunk(i + 1, c)));
+    const snap = await mirror.snapshot();
+    expect(snap.data).toBe(await liveScreen(chunks));
+    expect(snap.data).toContain(`cut ${emoji} joined`);
+    mirror.dispose();
+  });
+
   it('a resize takes effect after the output fed before it, as on the PTY', async () => {
     const before = output(100);
     const after = output(100, 100);
