@@ -4,17 +4,8 @@ import serializeAddon from '@xterm/addon-serialize';
 const { Terminal } = xtermHeadless;
 const { SerializeAddon } = serializeAddon;
 
-/**
- * Output is handed to xterm at most this much at a time: xterm parses one write in one go, and a
- * 64 KB chunk of short lines is ~6 ms of parsing on a slow core (bench:mirror), which a keystroke's
- * echo in another session would wait behind.
- */
-export const PACED_SLICE_CHARS = 8 * 1024;
-/**
- * Slices are parsed back to back until this long has passed, then the event loop gets a turn
- * (socket reads, other sessions' echoes) before the next one. xterm's own limit is 12 ms.
- */
-export const PACED_STEP_MS = 2;
+/** Parsed ops are dropped from the front of the queue once this many have piled up: a flood may never drain it, and each holds up to 64 KB. */
+const COMPACT_OPS = 64;
 
 type Xterm = InstanceType<typeof Terminal>;
 /** Text to parse, or a step to run once everything before it is parsed. */
@@ -27,12 +18,15 @@ export interface PacedTerminalSize {
   scrollback: number;
 }
 
-/** How much is parsed between two turns of the event loop. */
+/**
+ * How much is parsed between two turns of the event loop: xterm parses one write in one go (a
+ * 64 KB chunk of short lines is ~6 ms on a slow core, bench:mirror), so output is handed over at
+ * most `sliceChars` at a time, back to back until `stepMs` have passed.
+ */
 export interface Pacing {
   sliceChars: number;
   stepMs: number;
 }
-const DEFAULT_PACING: Pacing = { sliceChars: PACED_SLICE_CHARS, stepMs: PACED_STEP_MS };
 
 /**
  * A headless xterm fed in bounded slices across macrotasks, with steps (serialise, resize) queued
@@ -43,7 +37,7 @@ export class PacedTerminal {
   private readonly term: Xterm;
   private readonly serializer: InstanceType<typeof SerializeAddon>;
   private readonly ops: Op[] = [];
-  /** Index of the next op (the array is compacted when drained, not shifted per op). */
+  /** Index of the next op (the queue is compacted now and then, not shifted per op). */
   private head = 0;
   /** A slice is with xterm, or the next step is scheduled. */
   private busy = false;
@@ -53,7 +47,7 @@ export class PacedTerminal {
 
   constructor(
     size: PacedTerminalSize,
-    private readonly pacing: Pacing = DEFAULT_PACING,
+    private readonly pacing: Pacing,
   ) {
     this.term = new Terminal({ cols: size.cols, rows: size.rows, scrollback: size.scrollback, allowProposedApi: true });
     this.serializer = new SerializeAddon();
@@ -108,6 +102,11 @@ export class PacedTerminal {
   private next(): void {
     while (!this.disposed && this.head < this.ops.length) {
       const op = this.ops[this.head]!;
+      if (this.head >= COMPACT_OPS) {
+        this.ops.splice(0, this.head);
+        this.head = 0;
+        continue;
+      }
       if ('run' in op) {
         this.head++;
         op.run(this.term);
