@@ -8,6 +8,8 @@ const { Terminal } = xtermHeadless;
 const { SerializeAddon } = serializeAddon;
 /** Small, so a short stream scrolls, wraps and trims the scrollback. */
 const SIZE = { cols: 20, rows: 6, scrollback: 30 };
+/** One run parses a few hundred characters: far below this unless something hangs. */
+const RUN_TIMEOUT_MS = 5_000;
 
 type Step = { write: string } | { resize: [number, number] } | { read: number };
 
@@ -66,7 +68,10 @@ describe('PacedTerminal', () => {
           else reads.push(t.after((term, serialize) => `${term.cols}x${term.rows} ${serialize(st.read)}`));
         }
         reads.push(t.after((_term, serialize) => serialize(SIZE.scrollback)));
-        const got = await Promise.all(reads);
+        // A read that never comes back is a failure with a counterexample, not a test timeout.
+        let timer: NodeJS.Timeout | undefined;
+        const hung = new Promise<never>((_r, reject) => (timer = setTimeout(() => reject(new Error('a read never came back')), RUN_TIMEOUT_MS)));
+        const got = await Promise.race([Promise.all(reads), hung]).finally(() => clearTimeout(timer));
         t.dispose();
         expect(got).toEqual(await reference(steps));
       }),

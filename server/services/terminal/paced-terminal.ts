@@ -114,8 +114,8 @@ export class PacedTerminal {
         continue;
       }
       let end = Math.min(op.text.length, op.at + this.pacing.sliceChars);
-      // Never split a surrogate pair between two writes.
-      if (end < op.text.length && isHighSurrogate(op.text.charCodeAt(end - 1))) end--;
+      // Never split a surrogate pair between two writes (a slice of one holds the whole pair).
+      if (end < op.text.length && isHighSurrogate(op.text.charCodeAt(end - 1))) end += end - 1 > op.at ? -1 : 1;
       const slice = op.at === 0 && end === op.text.length ? op.text : op.text.slice(op.at, end);
       op.at = end;
       if (end === op.text.length) this.head++;
