@@ -43,8 +43,11 @@ class SnapshotViewer {
   screen: Screen | null = null;
   lastSeq = 0;
   painted = false;
+  /** Every screen an attach was answered with, as sent. */
+  readonly snapshots: TerminalScreen[] = [];
   private readonly onSnap = (b: { session_id: string; screen: TerminalScreen }) => {
     if (b.session_id !== this.sessionId) return;
+    this.snapshots.push(b.screen);
     this.screen = new Screen(b.screen, b.screen.data);
     this.lastSeq = b.screen.seq;
   };
@@ -154,6 +157,10 @@ describe('terminal screens: attach from a snapshot, restart, seek', () => {
     const live = await liveScreen(watcher).serialize();
     expect(live).toContain('400000');
     expect(await viewer.screen!.serialize()).toBe(live);
+    // Each attach mid-flood was answered with exactly the screen of the seq it reported: the
+    // mirror parses in its own thread, behind the live path, and must neither lag nor reorder.
+    expect(viewer.snapshots.length).toBeGreaterThan(1);
+    for (const snap of viewer.snapshots) expect(snap.data).toBe(await liveScreen(watcher, snap.seq).serialize());
     viewer.detach();
   }, 300_000);
 

@@ -1,8 +1,9 @@
 import xtermHeadless from '@xterm/headless';
 import serializeAddon from '@xterm/addon-serialize';
 import { describe, expect, it } from 'vitest';
-import type { WireEvent } from '../../../protocol';
+import type { TerminalScreen, WireEvent } from '../../../protocol';
 import { TerminalMirror } from './mirror';
+import { stopMirrorThread } from './mirror-thread';
 
 const { Terminal } = xtermHeadless;
 const { SerializeAddon } = serializeAddon;
@@ -75,3 +76,87 @@ describe('TerminalMirror', () => {
     expect((await mirror.snapshot()).data).toContain('[session finished: exit 0]');
   });
 });
+
+describe('TerminalMirror in its thread', () => {
+  it('a snapshot asked for mid-flood is exactly the screen of the seq it reports (no lag, no reordering)', async () => {
+    // Chunks of 64 KB, as a flood arrives, fed a batch at a time with snapshots asked in between.
+    const text = output(40_000).join('');
+    const chunks: string[] = [];
+    for (let at = 0; at < text.length; at += 64 * 1024) chunks.push(text.slice(at, at + 64 * 1024));
+    const mirror = new TerminalMirror(SIZE);
+    const asked: { lines: number; screen: Promise<TerminalScreen> }[] = [];
+    for (let i = 0; i < chunks.length; i += 3) {
+      mirror.feed(chunks.slice(i, i + 3).map((c, j) => chunk(i + j + 1, c)));
+      asked.push({ lines: SIZE.scrollback, screen: mirror.snapshot() }, { lines: 10, screen: mirror.seekPoint(10) });
+    }
+    expect(asked.length).toBeGreaterThan(10);
+    for (const a of asked) {
+      const s = await a.screen;
+      expect(s.data).toBe(await liveScreenLines(chunks.slice(0, s.seq), a.lines));
+    }
+    mirror.dispose();
+  });
+
+  it('wide characters, emoji and a surrogate pair cut between two events paint as in a viewer', async () => {
+    const emoji = '\u{1F600}';
+    const chunks = ['日本語 wide\r\n', `smile ${emoji} é\r\n`, `cut ${emoji[0]}`, `${emoji[1]} joined\r\n`, 'ok'];
+    const mirror = new TerminalMirror(SIZE);
+    mirror.feed(chunks.map((c, i) => chunk(i + 1, c)));
+    const snap = await mirror.snapshot();
+    expect(snap.data).toBe(await liveScreen(chunks));
+    expect(snap.data).toContain(`cut ${emoji} joined`);
+    mirror.dispose();
+  });
+
+  it('a resize takes effect after the output fed before it, as on the PTY', async () => {
+    const before = output(100);
+    const after = output(100, 100);
+    const mirror = new TerminalMirror(SIZE);
+    mirror.feed(before.map((c, i) => chunk(i + 1, c)));
+    mirror.resize(50, 10);
+    mirror.feed(after.map((c, i) => chunk(before.length + i + 1, c)));
+    const snap = await mirror.snapshot();
+    const term = new Terminal({ ...SIZE, allowProposedApi: true });
+    const s = new SerializeAddon();
+    term.loadAddon(s as never);
+    for (const c of before) term.write(c);
+    await new Promise<void>((r) => term.write('', () => r()));
+    term.resize(50, 10);
+    for (const c of after) term.write(c);
+    await new Promise<void>((r) => term.write('', r));
+    expect({ cols: snap.cols, rows: snap.rows }).toEqual({ cols: 50, rows: 10 });
+    expect(snap.data).toBe(s.serialize({ scrollback: SIZE.scrollback }));
+    term.dispose();
+    mirror.dispose();
+  });
+
+  it('a stopped mirror thread fails the reads out, marks its mirrors broken, and the next mirror starts a new one', async () => {
+    const old = new TerminalMirror(SIZE);
+    old.feed([chunk(1, 'before\r\n')]);
+    await old.snapshot();
+    old.feed(output(20_000).map((c, i) => chunk(i + 2, c)));
+    const outstanding = expect(old.snapshot()).rejects.toThrow(/stopped/);
+    await stopMirrorThread();
+    await outstanding;
+    expect(old.broken).toBe(true);
+    old.feed([chunk(20_002, 'after\r\n')]);
+    await expect(old.snapshot()).rejects.toThrow(/stopped/);
+    const fresh = new TerminalMirror(SIZE);
+    fresh.feed([chunk(1, 'again\r\n')]);
+    expect(fresh.broken).toBe(false);
+    expect((await fresh.snapshot()).data).toBe(await liveScreen(['again\r\n']));
+    fresh.dispose();
+  });
+});
+
+/** A viewer's terminal serialised with only `lines` of scrollback (a seek point). */
+async function liveScreenLines(chunks: string[], lines: number): Promise<string> {
+  const term = new Terminal({ ...SIZE, allowProposedApi: true });
+  const s = new SerializeAddon();
+  term.loadAddon(s as never);
+  for (const c of chunks) term.write(c);
+  await new Promise<void>((r) => term.write('', r));
+  const out = s.serialize({ scrollback: lines });
+  term.dispose();
+  return out;
+}

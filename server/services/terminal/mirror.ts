@@ -1,10 +1,6 @@
-import xtermHeadless from '@xterm/headless';
-import serializeAddon from '@xterm/addon-serialize';
 import type { TerminalScreen, WireEvent } from '../../../protocol';
 import { terminalText } from '../../../common/terminal-notes';
-
-const { Terminal } = xtermHeadless;
-const { SerializeAddon } = serializeAddon;
+import { ThreadTerminal } from './mirror-thread';
 
 /**
  * Events that arrived ahead of a hole are held this many deep, waiting for the resend that fills
@@ -21,17 +17,21 @@ export interface MirrorSize {
 /**
  * A headless xterm fed one session's events in seq order (VS Code's pty host does the same): its
  * serialised screen is what a live viewer shows, so attach and seek paint from it instead of
- * replaying every byte since seq 1.
+ * replaying every byte since seq 1. The terminal itself lives in the mirror thread
+ * (mirror-thread.ts), so parsing a flood and serialising 10,000 lines never hold the event loop;
+ * snapshots queue behind the output fed before them, so each is the screen of the seq it reports.
  */
 export class TerminalMirror {
-  private readonly term: InstanceType<typeof Terminal>;
-  private readonly serializer: InstanceType<typeof SerializeAddon>;
+  private readonly term: ThreadTerminal;
+  /** Resizes asked for so far: a cached screen from before one is stale. */
+  private resizes = 0;
   private readonly held = new Map<number, WireEvent>();
   /** The last event applied (every event kind takes a seq, so they are contiguous). */
   seq: number;
   ts: number;
   /** The last screen serialised, reused while nothing has changed. */
   private last: TerminalScreen | null = null;
+  private lastResizes = 0;
   /** Output characters applied since the last snapshot was taken (the persistence cadence). */
   charsSinceSnapshot = 0;
   /** Output characters applied since the last seek snapshot (a seek parses at most about this much). */
@@ -46,20 +46,9 @@ export class TerminalMirror {
     readonly size: MirrorSize,
     from?: TerminalScreen,
   ) {
-    this.term = new Terminal({ cols: from?.cols ?? size.cols, rows: from?.rows ?? size.rows, scrollback: size.scrollback, allowProposedApi: true });
-    this.serializer = new SerializeAddon();
-    this.term.loadAddon(this.serializer as never);
+    this.term = new ThreadTerminal({ cols: from?.cols ?? size.cols, rows: from?.rows ?? size.rows, scrollback: size.scrollback }, from?.data);
     this.seq = from?.seq ?? 0;
     this.ts = from?.ts ?? 0;
-    if (from?.data) this.term.write(from.data);
-  }
-
-  get cols(): number {
-    return this.term.cols;
-  }
-
-  get rows(): number {
-    return this.term.rows;
   }
 
   /** Applies the events that follow what it has; older ones (resends) are ignored. */
@@ -97,27 +86,32 @@ export class TerminalMirror {
     if (sp && this.charsSinceSeekPoint >= sp.every) sp.taken(this.seekPoint(sp.lines));
   }
 
+  /** Takes effect after the output fed so far, as on the PTY. */
   resize(cols: number, rows: number): void {
-    if (cols !== this.term.cols || rows !== this.term.rows) this.term.resize(cols, rows);
+    this.resizes++;
+    this.term.resize(cols, rows);
+  }
+
+  /** The mirror thread died: this screen is lost (screens.ts restores it from the store). */
+  get broken(): boolean {
+    return this.term.broken;
   }
 
   /**
-   * The screen through the last event fed so far. Taken in a write callback: xterm parses writes
-   * in order, so at that point everything before is parsed and nothing after is.
+   * The screen through the last event fed so far: taken once everything before is parsed and
+   * nothing after is.
    */
-  snapshot(): Promise<TerminalScreen> {
+  async snapshot(): Promise<TerminalScreen> {
     const seq = this.seq;
     const ts = this.ts;
+    const resizes = this.resizes;
     this.charsSinceSnapshot = 0;
-    return new Promise((resolve) =>
-      this.term.write('', () => {
-        // Serialising 10,000 lines is the costly part of an attach: nothing changed, nothing to redo.
-        const last = this.last;
-        if (last && last.seq === seq && last.cols === this.term.cols && last.rows === this.term.rows) return resolve(last);
-        this.last = { seq, ts, cols: this.term.cols, rows: this.term.rows, data: this.serializer.serialize({ scrollback: this.size.scrollback }) };
-        resolve(this.last);
-      }),
-    );
+    // Serialising 10,000 lines is the costly part of an attach: nothing changed, nothing to redo.
+    if (this.last?.seq === seq && this.lastResizes === resizes) return this.last;
+    const screen = { seq, ts, ...(await this.term.read(this.size.scrollback)) };
+    this.last = screen;
+    this.lastResizes = resizes;
+    return screen;
   }
 
   /**
@@ -129,9 +123,7 @@ export class TerminalMirror {
     const seq = this.seq;
     const ts = this.ts;
     this.charsSinceSeekPoint = 0;
-    return new Promise((resolve) =>
-      this.term.write('', () => resolve({ seq, ts, cols: this.term.cols, rows: this.term.rows, data: this.serializer.serialize({ scrollback: lines }) })),
-    );
+    return this.term.read(lines).then((s) => ({ seq, ts, ...s }));
   }
 
   dispose(): void {

@@ -128,6 +128,11 @@ export function createTerminalScreens(db: Db, serialize: WriterQueue, opts: Term
 
   function entry(sessionId: string): Entry {
     let e = entries.get(sessionId);
+    // A mirror whose thread died lost its screen: the next one is restored from the store.
+    if (e?.mirror?.broken) {
+      entries.delete(sessionId);
+      e = undefined;
+    }
     if (e) return e;
     const created: Entry = { mirror: null, pending: [], saving: null, savingFull: null, ready: null as never };
     created.ready = restore(sessionId).then((mirror) => {
@@ -227,7 +232,7 @@ export function createTerminalScreens(db: Db, serialize: WriterQueue, opts: Term
     /** The screen now, for an attaching viewer: live events after its seq follow. */
     async current(sessionId: string): Promise<TerminalScreen> {
       const live = entries.get(sessionId);
-      if (live) return (await live.ready).snapshot();
+      if (live && !live.mirror?.broken) return (await live.ready).snapshot();
       // Not live on this node (ended, or no output since a restart): the stored screen plus its tail.
       const m = await restore(sessionId);
       try {

@@ -1,0 +1,191 @@
+/**
+ * The control plane's headless terminal mirror, in process: CPU per MB and the longest time it
+ * holds the event loop, for the kinds of output users flood (numbered lines, coloured build logs,
+ * `cat` of source files, a full-screen TUI redrawing), fed as the live path feeds it (events of up
+ * to 64 KB, several per runner batch, seek snapshots every 256 KB, a reattach snapshot every
+ * 4 MB). Printed beside the bare floor in the same invocation: a headless Terminal fed the same
+ * bytes in one write, nothing else. Further rows split the difference (many writes, Uint8Array
+ * input, no seek points). "CPU" counts every thread of the process; "main loop busy" only the
+ * event loop live traffic runs on (the mirror's terminals live in a thread of their own); "longest"
+ * is the worst event-loop delay seen (on a loaded machine it includes waiting for a core).
+ * Asserts nothing.
+ * Usage: npm run bench:mirror   (BENCH_MB per workload, BENCH_ROUNDS, BENCH_WORKLOAD: a name's part)
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { setImmediate as yieldLoop } from 'node:timers/promises';
+import xtermHeadless from '@xterm/headless';
+import { DEFAULT_TERMINAL_SCROLLBACK, type WireEvent } from '../protocol';
+import { TerminalMirror } from '../server/services/terminal/mirror';
+import { DEFAULT_SEEK_EVERY_CHARS, DEFAULT_SNAPSHOT_EVERY_CHARS, SEEK_SCROLLBACK } from '../server/services/terminal/screens';
+
+const { Terminal } = xtermHeadless;
+const MB = Number(process.env.BENCH_MB ?? 4);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+/** The runner's batcher flushes at 64 KB under a flood (runner/pty/output-batcher.ts). */
+const EVENT_CHARS = 64 * 1024;
+/** Events per runner batch in a flood: ~900 KB arrive in one call, as seen in the live profile. */
+const EVENTS_PER_BATCH = 14;
+const COLS = 120;
+const ROWS = 32;
+const ROOT = join(import.meta.dirname, '..');
+
+const load = () => loadavg().map((l) => l.toFixed(1)).join(' ');
+
+/** Repeats `line(i)` until `chars` characters. */
+function fill(chars: number, line: (i: number) => string): string {
+  const parts: string[] = [];
+  let n = 0;
+  for (let i = 0; n < chars; i++) {
+    const l = line(i);
+    parts.push(l);
+    n += l.length;
+  }
+  return parts.join('');
+}
+
+const COLOURS = ['\x1b[32m', '\x1b[33m', '\x1b[36m', '\x1b[1;31m', '\x1b[2m'];
+function buildLog(i: number): string {
+  const width = 80 + ((i * 37) % 41);
+  const head = `${COLOURS[i % COLOURS.length]}[${String(i % 60).padStart(2, '0')}:${String(i % 97).padStart(2, '0')}] ${i % 9 ? 'INFO' : 'WARN'}\x1b[0m `;
+  const body = `compiling src/module${i % 300}/file${i % 17}.ts → dist/${'x'.repeat(width)}`.slice(0, width - 16);
+  return `${head}\x1b[1m${body.slice(0, 20)}\x1b[22m${body.slice(20)}\r\n`;
+}
+
+/** The project's own sources, as a pty hands `cat` output on (LF → CRLF). */
+function sources(): string {
+  const dir = join(ROOT, 'server/services');
+  const text = readdirSync(dir)
+    .filter((f) => f.endsWith('.ts'))
+    .map((f) => readFileSync(join(dir, f), 'utf8'))
+    .join('\n');
+  return text.replace(/\n/g, '\r\n');
+}
+
+/** A top-like program on the alternate screen: cursor moves and coloured cells, redrawn whole. */
+function tuiFrame(i: number): string {
+  let out = '\x1b[H';
+  for (let r = 1; r <= ROWS; r++) {
+    out += `\x1b[${r};1H\x1b[${r % 2 ? 7 : 0}m${String(i + r).padStart(6)} \x1b[0m\x1b[3${r % 8}m${'█'.repeat((i + r) % 40)}\x1b[0m\x1b[K`;
+  }
+  return out;
+}
+
+const WORKLOADS: { name: string; text: (chars: number) => string }[] = [
+  { name: 'seq (numbered lines)', text: (c) => fill(c, (i) => `${i}\r\n`) },
+  { name: 'build log, SGR, 80–120 cols', text: (c) => fill(c, buildLog) },
+  { name: 'cat of source files', text: (c) => { const s = sources(); return fill(c, () => s); } },
+  { name: 'TUI redraws (alt screen)', text: (c) => `\x1b[?1049h${fill(c, tuiFrame)}\x1b[?1049l` },
+];
+
+interface Figures {
+  /** The whole process, every thread (the mirror thread included). */
+  cpuMsPerMb: number;
+  /** The main thread's event loop busy (what live traffic waits behind). */
+  loopMsPerMb: number;
+  wallMsPerMb: number;
+  /** The longest the event loop was held (monitorEventLoopDelay's max, ms). */
+  longestMs: number;
+}
+
+/** CPU, wall time and the longest event-loop stall of `run`. */
+async function measure(chars: number, run: () => Promise<void>): Promise<Figures> {
+  const h = monitorEventLoopDelay({ resolution: 1 });
+  await yieldLoop();
+  const cpu0 = process.cpuUsage();
+  const elu0 = performance.eventLoopUtilization();
+  const t0 = performance.now();
+  h.enable();
+  await run();
+  h.disable();
+  const wall = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  const elu = performance.eventLoopUtilization(elu0);
+  const mb = chars / (1024 * 1024);
+  return { cpuMsPerMb: (cpu.user + cpu.system) / 1000 / mb, loopMsPerMb: elu.active / mb, wallMsPerMb: wall / mb, longestMs: h.max / 1e6 };
+}
+
+const newTerm = (scrollback = DEFAULT_TERMINAL_SCROLLBACK) => new Terminal({ cols: COLS, rows: ROWS, scrollback, allowProposedApi: true });
+const parsed = (t: InstanceType<typeof Terminal>) => new Promise<void>((r) => t.write('', r));
+
+/** The floor: a bare headless Terminal, every byte in one write. */
+async function floor(text: string, asBytes = false): Promise<void> {
+  const t = newTerm();
+  t.write(asBytes ? new TextEncoder().encode(text) : text);
+  await parsed(t);
+  t.dispose();
+}
+
+/** A bare Terminal fed the live path's 64 KB events, one write each, a batch per macrotask. */
+async function manyWrites(events: WireEvent[]): Promise<void> {
+  const t = newTerm();
+  for (let i = 0; i < events.length; i += EVENTS_PER_BATCH) {
+    for (const e of events.slice(i, i + EVENTS_PER_BATCH)) t.write(e.data!);
+    await yieldLoop();
+  }
+  await parsed(t);
+  t.dispose();
+}
+
+/** The mirror as screens.ts runs it: seek points inside, a reattach snapshot every 4 MB. */
+async function mirror(events: WireEvent[], seekPoints = true): Promise<void> {
+  const m = new TerminalMirror({ cols: COLS, rows: ROWS, scrollback: DEFAULT_TERMINAL_SCROLLBACK });
+  const pending: Promise<unknown>[] = [];
+  if (seekPoints) m.seekPoints = { every: DEFAULT_SEEK_EVERY_CHARS, lines: SEEK_SCROLLBACK, taken: (p) => pending.push(p) };
+  for (let i = 0; i < events.length; i += EVENTS_PER_BATCH) {
+    m.feed(events.slice(i, i + EVENTS_PER_BATCH));
+    if (m.charsSinceSnapshot >= DEFAULT_SNAPSHOT_EVERY_CHARS) pending.push(m.snapshot());
+    await yieldLoop();
+  }
+  // Parsed through the end (a screen-only serialisation: the full one is timed on its own).
+  pending.push(m.seekPoint(0));
+  await Promise.all(pending);
+  m.dispose();
+}
+
+/** One reattach snapshot (screen + the whole scrollback) of a mirror fed everything: ms from asking to answer. */
+async function fullSnapshotMs(events: WireEvent[]): Promise<number> {
+  const m = new TerminalMirror({ cols: COLS, rows: ROWS, scrollback: DEFAULT_TERMINAL_SCROLLBACK });
+  m.feed(events);
+  await m.seekPoint(0);
+  const t0 = performance.now();
+  await m.snapshot();
+  const ms = performance.now() - t0;
+  m.dispose();
+  return ms;
+}
+
+function eventsOf(text: string): WireEvent[] {
+  const out: WireEvent[] = [];
+  for (let at = 0; at < text.length; at += EVENT_CHARS) out.push({ seq: out.length + 1, ts: out.length, type: 'TERMINAL_CHUNK', data: text.slice(at, at + EVENT_CHARS) });
+  return out;
+}
+
+const cell = (f: Figures) => `${f.cpuMsPerMb.toFixed(0).padStart(5)} ms CPU/MB · main loop busy ${f.loopMsPerMb.toFixed(0).padStart(5)} ms/MB · ${f.wallMsPerMb.toFixed(0).padStart(5)} ms wall/MB · longest ${f.longestMs.toFixed(1).padStart(6)} ms`;
+
+async function main() {
+  console.log(`bench:mirror — ${MB} MB per workload, ${COLS}×${ROWS}, scrollback ${DEFAULT_TERMINAL_SCROLLBACK}, ${ROUNDS} rounds; ${cpus().length}× ${cpus()[0]?.model ?? '?'}; load ${load()}`);
+  const rows: [string, (text: string, events: WireEvent[]) => Promise<void>][] = [
+    ['floor: bare Terminal, one write', (t) => floor(t)],
+    ['bare Terminal, one write of UTF-8 bytes', (t) => floor(t, true)],
+    ['bare Terminal, 64 KB writes', (_t, e) => manyWrites(e)],
+    ['TerminalMirror, no seek points', (_t, e) => mirror(e, false)],
+    ['TerminalMirror as screens.ts runs it', (_t, e) => mirror(e)],
+  ];
+  for (const w of WORKLOADS.filter((x) => x.name.includes(process.env.BENCH_WORKLOAD ?? ''))) {
+    const text = w.text(MB * 1024 * 1024);
+    const events = eventsOf(text);
+    console.log(`\n${w.name} (${(text.length / 1048576).toFixed(1)} M chars)`);
+    for (const [label, run] of rows) {
+      for (let r = 1; r <= ROUNDS; r++) console.log(`  ${label.padEnd(42)} #${r} ${cell(await measure(text.length, () => run(text, events)))}`);
+    }
+    const full: string[] = [];
+    for (let r = 1; r <= ROUNDS; r++) full.push(`${(await fullSnapshotMs(events)).toFixed(1)} ms`);
+    console.log(`  ${'reattach snapshot (10,000 lines), ms'.padEnd(42)}    ${full.join(' · ')}`);
+  }
+  console.log(`\nload after: ${load()}`);
+}
+
+void main();

@@ -1,0 +1,103 @@
+import { Worker } from 'node:worker_threads';
+import type { MirrorReply, MirrorRequest } from './mirror-worker';
+import type { PacedTerminalSize } from './paced-terminal';
+
+/** A JavaScript entry that loads tsx, then the TypeScript worker (so it runs under any host: tsx, vitest). */
+const WORKER = new URL('./mirror-worker-boot.mjs', import.meta.url);
+
+interface Thread {
+  worker: Worker;
+  pending: Map<number, { resolve: (s: { cols: number; rows: number; data: string }) => void; reject: (err: Error) => void }>;
+  /** Set once the thread died: its terminals are gone with it. */
+  dead: Error | null;
+  /** Marks the thread dead and fails the reads still out. */
+  fail(err: Error): void;
+}
+
+let current: Thread | null = null;
+let nextId = 1;
+let nextReq = 1;
+
+function start(): Thread {
+  const fail = (err: Error) => {
+    if (t.dead) return;
+    t.dead = err;
+    for (const p of t.pending.values()) p.reject(err);
+    t.pending.clear();
+    if (current === t) current = null;
+  };
+  const t: Thread = { worker: new Worker(WORKER, { execArgv: [] }), pending: new Map(), dead: null, fail };
+  t.worker.on('message', (r: MirrorReply) => {
+    const p = t.pending.get(r.req);
+    if (!p) return;
+    t.pending.delete(r.req);
+    if (t.pending.size === 0) t.worker.unref();
+    if ('error' in r) p.reject(new Error(r.error));
+    else p.resolve(r);
+  });
+  t.worker.on('error', (err) => {
+    console.error('[server] the terminal mirror thread failed', err);
+    fail(err);
+  });
+  t.worker.on('exit', (code) => fail(new Error(`the terminal mirror thread exited (${code})`)));
+  // An idle thread never keeps a process alive; one with a read out is ref'd until the answer.
+  t.worker.unref();
+  return t;
+}
+
+/** Stops the mirror thread (tests, shutdown); the next terminal starts a new one. */
+export async function stopMirrorThread(): Promise<void> {
+  const t = current;
+  current = null;
+  if (t) {
+    t.fail(new Error('the terminal mirror thread was stopped'));
+    await t.worker.terminate();
+  }
+}
+
+/**
+ * A headless terminal in the mirror thread: writes, resizes and reads go there in call order, and
+ * a read answers the screen after exactly the writes made before it.
+ */
+export class ThreadTerminal {
+  private readonly thread: Thread;
+  private readonly id = nextId++;
+
+  constructor(size: PacedTerminalSize, data?: string) {
+    this.thread = current ??= start();
+    this.send({ kind: 'open', id: this.id, ...size, data });
+  }
+
+  /** The thread this terminal lived in died (its screen is lost; restore it from the store). */
+  get broken(): boolean {
+    return this.thread.dead !== null;
+  }
+
+  write(text: string): void {
+    if (text) this.send({ kind: 'write', id: this.id, text });
+  }
+
+  resize(cols: number, rows: number): void {
+    this.send({ kind: 'resize', id: this.id, cols, rows });
+  }
+
+  /** The screen (and `scrollback` lines above it) after everything written so far. */
+  read(scrollback: number): Promise<{ cols: number; rows: number; data: string }> {
+    const t = this.thread;
+    if (t.dead) return Promise.reject(t.dead);
+    return new Promise((resolve, reject) => {
+      const req = nextReq++;
+      t.pending.set(req, { resolve, reject });
+      t.worker.ref();
+      this.send({ kind: 'read', id: this.id, req, scrollback });
+    });
+  }
+
+  dispose(): void {
+    this.send({ kind: 'close', id: this.id });
+  }
+
+  private send(m: MirrorRequest): void {
+    if (!this.thread.dead) this.thread.worker.postMessage(m);
+  }
+}
