@@ -21,6 +21,7 @@ import type { RunManager } from './runs/run-manager';
 import { failureFrom } from './errors';
 import type { Logger } from './log';
 import type { EventSender, EventTransport } from './spool/sender';
+import { startLoopDelayLog } from './connection-probe';
 
 /** A control plane that takes longer than this to answer register is treated as not there. */
 export const REGISTER_TIMEOUT_MS = 10_000;
@@ -116,6 +117,7 @@ export class RunnerConnection {
   private lastConnectErrorLog = 0;
   /** This process's identity towards the control plane (never in the environment, unlike the token). */
   private readonly instanceId = randomUUID();
+  private stopLoopDelayLog: () => void = () => undefined;
 
   constructor(private readonly deps: ConnectionDeps) {
     this.socket = io(`${deps.server}${RUNNER_NAMESPACE}`, {
@@ -147,6 +149,7 @@ export class RunnerConnection {
 
   start(): void {
     this.loopDelay.enable();
+    this.stopLoopDelayLog = startLoopDelayLog();
     this.deps.log.info(`connecting to ${this.deps.server}${RUNNER_SOCKET_PATH} (namespace ${RUNNER_NAMESPACE})`);
     this.socket.connect();
   }
@@ -154,6 +157,7 @@ export class RunnerConnection {
   close(): void {
     this.closed = true;
     this.loopDelay.disable();
+    this.stopLoopDelayLog();
     this.lost();
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = null;
