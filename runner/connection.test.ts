@@ -24,6 +24,11 @@ import { captureLogger, createCommand, makeSampleRepo, makeTempDir, outputOf, re
 
 const TOKEN = 'rt_test_token';
 const REPO_ROOT = path.resolve(import.meta.dirname, '..');
+/**
+ * Only a bound for a hang: the CLI test waits on four processes' exits, and each start-up (the
+ * runner loaded through tsx) took 5+ s with the machine's two cores shared by several test runs.
+ */
+const CLI_TEST_TIMEOUT_MS = 120_000;
 
 /** The runner as the control plane starts it: a child process running runner/index.ts. */
 function spawnCli(args: string[]) {
@@ -314,21 +319,24 @@ describe('runner over a real socket', () => {
   });
 
   it('CLI: exits 2 on bad configuration and 3 when the token is refused', async () => {
-    const bad = spawnCli(['--server', 'not a url', '--token', TOKEN, '--data-dir', path.join(tmp, 'data')]);
-    expect(await bad.exited).toBe(2);
-    expect(bad.stderr()).toContain('server: must be a URL');
-    const badCapacity = spawnCli(['--server', url, '--token', TOKEN, '--capacity', 'lots']);
-    expect(await badCapacity.exited).toBe(2);
-    expect(badCapacity.stderr()).toContain('capacity');
+    // Four CLI start-ups (each loads the runner through tsx: seconds on a loaded machine) run side
+    // by side, each waited on by its exit, instead of one after another against the test's clock.
     cp.registerAnswer = () => fail('UNAUTHORIZED', 'unknown runner token');
-    const refused = spawnCli(['--server', url, '--token', TOKEN, '--data-dir', path.join(tmp, 'data')]);
-    expect(await refused.exited).toBe(3);
+    const bad = spawnCli(['--server', 'not a url', '--token', TOKEN, '--data-dir', path.join(tmp, 'data-bad')]);
+    const badCapacity = spawnCli(['--server', url, '--token', TOKEN, '--capacity', 'lots']);
+    const refused = spawnCli(['--server', url, '--token', TOKEN, '--data-dir', path.join(tmp, 'data-refused')]);
+    // Refused in the HTTP handshake (401 before any websocket): the same exit, a clear message.
+    const wrongToken = spawnCli(['--server', url, '--token', 'avr_not_it', '--data-dir', path.join(tmp, 'data-wrong')]);
+    const [badExit, badCapacityExit, refusedExit, wrongTokenExit] = await Promise.all([bad.exited, badCapacity.exited, refused.exited, wrongToken.exited]);
+    expect(badExit).toBe(2);
+    expect(bad.stderr()).toContain('server: must be a URL');
+    expect(badCapacityExit).toBe(2);
+    expect(badCapacity.stderr()).toContain('capacity');
+    expect(refusedExit).toBe(3);
     expect(refused.stderr()).toContain('UNAUTHORIZED');
-    // Refused in the HTTP handshake (403 before any websocket): the same exit, a clear message.
-    const wrongToken = spawnCli(['--server', url, '--token', 'avr_not_it', '--data-dir', path.join(tmp, 'data')]);
-    expect(await wrongToken.exited).toBe(3);
+    expect(wrongTokenExit).toBe(3);
     expect(wrongToken.stderr()).toContain('the handshake was refused (HTTP 401');
-  });
+  }, CLI_TEST_TIMEOUT_MS);
 
   it('finds a restarted control plane by itself and registers again', async () => {
     runner = await start();
