@@ -350,6 +350,34 @@ describe('runner over a real socket', () => {
     expect(runner.connection.registered).toMatchObject({ runner_id: 'runner_1' });
   });
 
+  it('a PTY paused for acks runs on after a reconnect: acks sent while the socket was down are lost', async () => {
+    runner = await start();
+    await waitFor(() => cp.registers.length === 1, 'register');
+    const cmd = createCommand({ repo_source: source });
+    const sid = cmd.session_id;
+    expect(await cp.command('session:create', cmd)).toEqual({ ok: true, data: { session_id: sid } });
+    await waitFor(() => cp.events(sid).some((e) => e.type === 'SESSION_STATE_CHANGED' && e.to === 'RUNNING'), 'RUNNING');
+    // No viewer acks here: past the high watermark the runner pauses the PTY.
+    expect(await cp.command('session:input', { session_id: sid, data: 'yes', mode: 'line' })).toEqual({ ok: true, data: null });
+    const flow = runner.sessions.get(sid)!.flow;
+    await waitFor(() => flow.paused, 'the PTY paused for want of acks');
+    const pausedAt = runner.spool.lastSeq(sid);
+    // The control plane goes away; whatever ack it had on its way is lost with the socket.
+    const port = Number(new URL(url).port);
+    await cp.close();
+    await waitFor(() => !runner!.connection.connected, 'disconnect noticed');
+    cp = new FakeControlPlane();
+    await cp.listen(port);
+    await waitFor(() => cp.registers.length === 1, 'register with the new server');
+    // Nobody will ever send the lost acks again: the PTY must not wait for them.
+    // (A paused PTY adds at most what its last window still held: a few chunks, never ten.)
+    await waitFor(() => cp.events(sid).some((e) => e.type === 'TERMINAL_CHUNK' && e.seq > pausedAt + 10), 'output after the reconnect');
+    expect(flow.resumeCount).toBeGreaterThan(0);
+    // The new server got everything unacked and what followed, in order, without holes.
+    const seqs = cp.events(sid).map((e) => e.seq);
+    expect(seqs).toEqual(seqs.map((_, i) => seqs[0]! + i));
+  });
+
   it('gives up with onUnauthorized when register says UNAUTHORIZED', async () => {
     cp.registerAnswer = () => fail('UNAUTHORIZED', 'token revoked');
     let refused = '';

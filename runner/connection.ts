@@ -75,6 +75,8 @@ export interface ConnectionDeps {
   log: Logger;
   /** The control plane refused the token: retrying cannot help. */
   onUnauthorized: (message: string) => void;
+  /** After every successful register (the first, and each after a reconnect). */
+  onRegistered?: () => void;
 }
 
 const ACKED_COMMANDS = [
@@ -238,6 +240,11 @@ export class RunnerConnection {
         `registered as ${registered.data.runner_id} for ${registered.data.org_id} (${body.sessions.length} owned session(s), heartbeat ${registered.data.heartbeat_ms} ms)`,
       );
       this.startHeartbeat(registered.data.heartbeat_ms);
+      try {
+        this.deps.onRegistered?.();
+      } catch (err) {
+        log.error('after register', err);
+      }
       this.deps.sender.attach(this.transport(serial));
       this.deps.runs?.attach(this.runTransport(serial));
     });
