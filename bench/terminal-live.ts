@@ -39,11 +39,48 @@ const ONLY = process.env.BENCH_ONLY ?? 'all';
  */
 const PROF_DIR = process.env.BENCH_CPU_PROF;
 
+/**
+ * BENCH_LOOP_DELAY=DIR: the control plane (bench/loop-delay.mjs, preloaded) and its runner
+ * (runner/connection-probe.ts) log their event-loop delay every 500 ms into DIR; the bench prints
+ * it for the windows where echo was measured: how late each hop ran its callbacks.
+ */
+const LOOP_DIR = process.env.BENCH_LOOP_DELAY;
+
 function profileEnv(): Record<string, string> {
-  if (!PROF_DIR) return {};
-  mkdirSync(PROF_DIR, { recursive: true });
-  chmodSync(PROF_DIR, 0o777); // the attached runner may run as an unprivileged user
-  return { NODE_OPTIONS: `--import=${join(ROOT, 'bench/cpu-profile.mjs')}`, AGENT_VILLAGE_CPU_PROF_DIR: PROF_DIR };
+  const preload: string[] = [];
+  const env: Record<string, string> = {};
+  for (const dir of [PROF_DIR, LOOP_DIR]) {
+    if (!dir) continue;
+    mkdirSync(dir, { recursive: true });
+    chmodSync(dir, 0o777); // the attached runner may run as an unprivileged user
+  }
+  if (PROF_DIR) {
+    preload.push(`--import=${join(ROOT, 'bench/cpu-profile.mjs')}`);
+    env.AGENT_VILLAGE_CPU_PROF_DIR = PROF_DIR;
+  }
+  if (LOOP_DIR) {
+    preload.push(`--import=${join(ROOT, 'bench/loop-delay.mjs')}`);
+    env.AGENT_VILLAGE_LOOP_DELAY_DIR = LOOP_DIR;
+    env.AGENT_RUNNER_BENCH_LOOP_DELAY_DIR = LOOP_DIR;
+  }
+  return preload.length ? { ...env, NODE_OPTIONS: preload.join(' ') } : env;
+}
+
+/** The event-loop delay each process logged between t0 and t1 (Date.now()), or '' without BENCH_LOOP_DELAY. */
+function loopDelayBetween(t0: number, t1: number): string {
+  if (!LOOP_DIR) return '';
+  const out: string[] = [];
+  for (const f of readdirSync(LOOP_DIR).filter((n) => n.endsWith('.jsonl')).sort()) {
+    const rows = readFileSync(join(LOOP_DIR, f), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { t: number; p50: number; p99: number; max: number })
+      .filter((r) => r.t > t0 && r.t <= t1 + 500);
+    if (!rows.length) continue;
+    const p50s = rows.map((r) => r.p50).sort((a, b) => a - b);
+    out.push(`${f.replace('.jsonl', '')}: p50 ${p50s[p50s.length >> 1]!.toFixed(1)}, worst window p99 ${Math.max(...rows.map((r) => r.p99)).toFixed(1)}, max ${Math.max(...rows.map((r) => r.max)).toFixed(1)} ms`);
+  }
+  return out.length ? `  event-loop delay (${out.join('; ')})` : '';
 }
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))]!;
@@ -367,8 +404,11 @@ async function main() {
     const sockets: UiClient[] = [await uiSocket(stack.url, api.cookie)];
     const v = avViewer(sockets[0]!, first.id);
     await v.attach();
+    const idleT0 = Date.now();
     const avIdle = await echoTimes(ECHO_KEYS, v.send, v.output);
     console.log(`echo idle: one-hop ${fmt(hopIdle)}; Agent Village ${fmt(avIdle)}; load ${load()}`);
+    const idleLoop = loopDelayBetween(idleT0, Date.now());
+    if (idleLoop) console.log(idleLoop);
     rows.push(['key → echo at the socket, idle', fmt(hopIdle), fmt(avIdle), '≤10 / ≤25 ms']);
 
     // ---- (4) echo with SESSIONS live, FLOODERS flooding ----
@@ -396,9 +436,13 @@ async function main() {
     }
     for (const w of viewers.slice(1, 1 + FLOODERS)) w.send('yes "flooding the terminal with output"\r');
     await new Promise((r) => setTimeout(r, FLOOD_WARMUP_MS));
+    const loadedT0 = Date.now();
     const avLoaded = await echoTimes(ECHO_KEYS, v.send, v.output);
+    const loadedT1 = Date.now();
     for (const w of viewers.slice(1, 1 + FLOODERS)) w.send('\x03');
     console.log(`echo with ${SESSIONS} sessions, ${FLOODERS} flooding: one-hop ${fmt(hopLoaded)}; Agent Village ${fmt(avLoaded)}; load ${load()}`);
+    const loadedLoop = loopDelayBetween(loadedT0, loadedT1);
+    if (loadedLoop) console.log(loadedLoop);
     rows.push([`key → echo at the socket, ${SESSIONS} sessions, ${FLOODERS} flooding`, fmt(hopLoaded), fmt(avLoaded), 'p99 ≤50 ms']);
     sockets.forEach((s) => s.close());
 

@@ -24,6 +24,11 @@ import { captureLogger, createCommand, makeSampleRepo, makeTempDir, outputOf, re
 
 const TOKEN = 'rt_test_token';
 const REPO_ROOT = path.resolve(import.meta.dirname, '..');
+/**
+ * Only a bound for a hang: the CLI test waits on four processes' exits, and each start-up (the
+ * runner loaded through tsx) took 5+ s with the machine's two cores shared by several test runs.
+ */
+const CLI_TEST_TIMEOUT_MS = 120_000;
 
 /** The runner as the control plane starts it: a child process running runner/index.ts. */
 function spawnCli(args: string[]) {
@@ -314,21 +319,24 @@ describe('runner over a real socket', () => {
   });
 
   it('CLI: exits 2 on bad configuration and 3 when the token is refused', async () => {
-    const bad = spawnCli(['--server', 'not a url', '--token', TOKEN, '--data-dir', path.join(tmp, 'data')]);
-    expect(await bad.exited).toBe(2);
-    expect(bad.stderr()).toContain('server: must be a URL');
-    const badCapacity = spawnCli(['--server', url, '--token', TOKEN, '--capacity', 'lots']);
-    expect(await badCapacity.exited).toBe(2);
-    expect(badCapacity.stderr()).toContain('capacity');
+    // Four CLI start-ups (each loads the runner through tsx: seconds on a loaded machine) run side
+    // by side, each waited on by its exit, instead of one after another against the test's clock.
     cp.registerAnswer = () => fail('UNAUTHORIZED', 'unknown runner token');
-    const refused = spawnCli(['--server', url, '--token', TOKEN, '--data-dir', path.join(tmp, 'data')]);
-    expect(await refused.exited).toBe(3);
+    const bad = spawnCli(['--server', 'not a url', '--token', TOKEN, '--data-dir', path.join(tmp, 'data-bad')]);
+    const badCapacity = spawnCli(['--server', url, '--token', TOKEN, '--capacity', 'lots']);
+    const refused = spawnCli(['--server', url, '--token', TOKEN, '--data-dir', path.join(tmp, 'data-refused')]);
+    // Refused in the HTTP handshake (401 before any websocket): the same exit, a clear message.
+    const wrongToken = spawnCli(['--server', url, '--token', 'avr_not_it', '--data-dir', path.join(tmp, 'data-wrong')]);
+    const [badExit, badCapacityExit, refusedExit, wrongTokenExit] = await Promise.all([bad.exited, badCapacity.exited, refused.exited, wrongToken.exited]);
+    expect(badExit).toBe(2);
+    expect(bad.stderr()).toContain('server: must be a URL');
+    expect(badCapacityExit).toBe(2);
+    expect(badCapacity.stderr()).toContain('capacity');
+    expect(refusedExit).toBe(3);
     expect(refused.stderr()).toContain('UNAUTHORIZED');
-    // Refused in the HTTP handshake (403 before any websocket): the same exit, a clear message.
-    const wrongToken = spawnCli(['--server', url, '--token', 'avr_not_it', '--data-dir', path.join(tmp, 'data')]);
-    expect(await wrongToken.exited).toBe(3);
+    expect(wrongTokenExit).toBe(3);
     expect(wrongToken.stderr()).toContain('the handshake was refused (HTTP 401');
-  });
+  }, CLI_TEST_TIMEOUT_MS);
 
   it('finds a restarted control plane by itself and registers again', async () => {
     runner = await start();
@@ -340,6 +348,34 @@ describe('runner over a real socket', () => {
     await cp.listen(port);
     await waitFor(() => cp.registers.length === 1, 'register with the new server');
     expect(runner.connection.registered).toMatchObject({ runner_id: 'runner_1' });
+  });
+
+  it('a PTY paused for acks runs on after a reconnect: acks sent while the socket was down are lost', async () => {
+    runner = await start();
+    await waitFor(() => cp.registers.length === 1, 'register');
+    const cmd = createCommand({ repo_source: source });
+    const sid = cmd.session_id;
+    expect(await cp.command('session:create', cmd)).toEqual({ ok: true, data: { session_id: sid } });
+    await waitFor(() => cp.events(sid).some((e) => e.type === 'SESSION_STATE_CHANGED' && e.to === 'RUNNING'), 'RUNNING');
+    // No viewer acks here: past the high watermark the runner pauses the PTY.
+    expect(await cp.command('session:input', { session_id: sid, data: 'yes', mode: 'line' })).toEqual({ ok: true, data: null });
+    const flow = runner.sessions.get(sid)!.flow;
+    await waitFor(() => flow.paused, 'the PTY paused for want of acks');
+    const pausedAt = runner.spool.lastSeq(sid);
+    // The control plane goes away; whatever ack it had on its way is lost with the socket.
+    const port = Number(new URL(url).port);
+    await cp.close();
+    await waitFor(() => !runner!.connection.connected, 'disconnect noticed');
+    cp = new FakeControlPlane();
+    await cp.listen(port);
+    await waitFor(() => cp.registers.length === 1, 'register with the new server');
+    // Nobody will ever send the lost acks again: the PTY must not wait for them.
+    // (A paused PTY adds at most what its last window still held: a few chunks, never ten.)
+    await waitFor(() => cp.events(sid).some((e) => e.type === 'TERMINAL_CHUNK' && e.seq > pausedAt + 10), 'output after the reconnect');
+    expect(flow.resumeCount).toBeGreaterThan(0);
+    // The new server got everything unacked and what followed, in order, without holes.
+    const seqs = cp.events(sid).map((e) => e.seq);
+    expect(seqs).toEqual(seqs.map((_, i) => seqs[0]! + i));
   });
 
   it('gives up with onUnauthorized when register says UNAUTHORIZED', async () => {

@@ -21,6 +21,7 @@ import type { RunManager } from './runs/run-manager';
 import { failureFrom } from './errors';
 import type { Logger } from './log';
 import type { EventSender, EventTransport } from './spool/sender';
+import { startLoopDelayLog } from './connection-probe';
 
 /** A control plane that takes longer than this to answer register is treated as not there. */
 export const REGISTER_TIMEOUT_MS = 10_000;
@@ -74,6 +75,8 @@ export interface ConnectionDeps {
   log: Logger;
   /** The control plane refused the token: retrying cannot help. */
   onUnauthorized: (message: string) => void;
+  /** After every successful register (the first, and each after a reconnect). */
+  onRegistered?: () => void;
 }
 
 const ACKED_COMMANDS = [
@@ -116,6 +119,7 @@ export class RunnerConnection {
   private lastConnectErrorLog = 0;
   /** This process's identity towards the control plane (never in the environment, unlike the token). */
   private readonly instanceId = randomUUID();
+  private stopLoopDelayLog: () => void = () => undefined;
 
   constructor(private readonly deps: ConnectionDeps) {
     this.socket = io(`${deps.server}${RUNNER_NAMESPACE}`, {
@@ -147,6 +151,7 @@ export class RunnerConnection {
 
   start(): void {
     this.loopDelay.enable();
+    this.stopLoopDelayLog = startLoopDelayLog();
     this.deps.log.info(`connecting to ${this.deps.server}${RUNNER_SOCKET_PATH} (namespace ${RUNNER_NAMESPACE})`);
     this.socket.connect();
   }
@@ -154,6 +159,7 @@ export class RunnerConnection {
   close(): void {
     this.closed = true;
     this.loopDelay.disable();
+    this.stopLoopDelayLog();
     this.lost();
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = null;
@@ -234,6 +240,11 @@ export class RunnerConnection {
         `registered as ${registered.data.runner_id} for ${registered.data.org_id} (${body.sessions.length} owned session(s), heartbeat ${registered.data.heartbeat_ms} ms)`,
       );
       this.startHeartbeat(registered.data.heartbeat_ms);
+      try {
+        this.deps.onRegistered?.();
+      } catch (err) {
+        log.error('after register', err);
+      }
       this.deps.sender.attach(this.transport(serial));
       this.deps.runs?.attach(this.runTransport(serial));
     });

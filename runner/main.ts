@@ -164,6 +164,8 @@ export async function startRunner(config: StartRunnerConfig, options: StartRunne
     blueprints: () => ({ blueprints: blueprints.blueprints, problems: blueprints.problems }),
     log,
     onUnauthorized: options.onUnauthorized ?? (() => log.error('not retrying; restart the runner with a valid token')),
+    // Viewers' acks sent while the socket was down never arrive: no PTY may stay paused for them.
+    onRegistered: () => sessions.releaseFlowControl(),
   });
 
   const stop = (): Promise<void> => {

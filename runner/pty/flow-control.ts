@@ -48,6 +48,18 @@ export class FlowControl {
     if (this.paused && this.backlog < this.low) this.forceResume();
   }
 
+  /**
+   * Every character sent so far counts as acknowledged: the acks that would have said so may be
+   * lost (the socket to the control plane dropped while they were on their way), and nobody
+   * sends them again, so a PTY paused for them would stay paused for good. A viewer that really
+   * is slow holds the PTY again one watermark later.
+   */
+  release(): void {
+    this.ackedChars = this.sentChars;
+    this.ends.length = 0;
+    this.forceResume();
+  }
+
   /** Stopping or exiting: read everything the program still has to say. */
   forceResume(): void {
     if (!this.paused) return;

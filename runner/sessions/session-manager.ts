@@ -115,6 +115,11 @@ export class SessionManager {
     return s.deliverRunResult(cmd);
   }
 
+  /** After every (re)register: viewers' acks sent while the socket was down are lost, so no PTY stays paused for them. */
+  releaseFlowControl(): void {
+    for (const s of this.sessions.values()) s.releaseFlowControl();
+  }
+
   terminalAck(cmd: TerminalAck): void {
     this.sessions.get(cmd.session_id)?.terminalAck(cmd.seq);
   }

@@ -309,6 +309,11 @@ export class Session {
     this.flow.ack(seq);
   }
 
+  /** The connection to the control plane was (re)made: acks lost on the old one cannot hold the PTY (flow-control.ts). */
+  releaseFlowControl(): void {
+    this.flow.release();
+  }
+
   /** Idempotent. Before the process exists, the start-up notices and ends the session itself. */
   stop(reason: string): void {
     // Once the process has exited, its own exit decides the final state.

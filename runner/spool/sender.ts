@@ -4,8 +4,14 @@ import type { Spool } from './spool';
 
 /** Socket.IO handles big messages fine, but a batch this size keeps one ack round-trip short. */
 export const MAX_BATCH_EVENTS = 256;
-/** Keep a batch well under Socket.IO's default 1 MB maxHttpBufferSize on the server. */
-export const MAX_BATCH_CHARS = 900_000;
+/**
+ * Well under Socket.IO's default 1 MB maxHttpBufferSize on the server, and small enough that what
+ * the control plane does with one batch in one go (decode + validate, the live frames, the storing
+ * transaction) stays short: a quiet session's echo waits for whatever batch the loop is in. A
+ * 900 KB batch cost ~4 ms to encode, decode and validate alone (250 KB: ~0.7 ms), and the 4 in
+ * flight put up to 3.6 MB on the socket ahead of an echo (issue 17, liveecho).
+ */
+export const MAX_BATCH_CHARS = 256_000;
 /** Pipelining a few batches hides the ack round-trip on a busy session. */
 export const MAX_IN_FLIGHT_BATCHES = 4;
 /**
