@@ -1,8 +1,9 @@
 import { parse as micromarkParse, postprocess, preprocess } from 'micromark';
 import { decodeString } from 'micromark-util-decode-string';
-import type { DefaultTreeAdapterMap, Token } from 'parse5';
+import type { Token } from 'parse5';
 import { SAXParser } from 'parse5-sax-parser';
 import postcss from 'postcss';
+import { readHtml, type TagAttr } from './html-htmlparser2';
 import valueParser from 'postcss-value-parser';
 
 /**
@@ -38,7 +39,6 @@ export function parseLinks(rel: string, text: string): FoundLink[] {
 
 // ── HTML ─────────────────────────────────────────────────────────────────────────────────────────
 
-type StartTag = Pick<DefaultTreeAdapterMap['element'], 'tagName' | 'attrs'> & { location?: Token.TagToken['location'] };
 const URL_ATTRS = new Set(['href', 'src', 'action', 'formaction', 'poster', 'cite', 'data']);
 
 /**
@@ -73,7 +73,9 @@ class LinkSax extends SAXParser {
 
   override onStartTag(token: Token.TagToken): void {
     this.endText();
-    element(token, this.text, this.base, this.out);
+    const loc = token.location?.attrs;
+    const attrs = token.attrs.map((a) => ({ name: a.name, value: a.value, start: loc?.[a.name]?.startOffset ?? -1, end: loc?.[a.name]?.endOffset ?? -1 }));
+    element(token.tagName, attrs, this.text, this.base, this.out);
     // A self-closing <style/> is closed in SVG or MathML only; in HTML the flag is ignored.
     this.styleOpen = token.tagName === 'style' && !(token.selfClosing && this.parserFeedbackSimulator.inForeignContent);
   }
@@ -116,22 +118,43 @@ class LinkSax extends SAXParser {
   }
 }
 
-function htmlLinks(text: string, base: number): FoundLink[] {
-  return new LinkSax(text, base).links();
+/**
+ * Which HTML reader this process uses: parse5 (SAX mode) by default — the adapter's; htmlparser2
+ * in the verifier process (verifier/main.ts), so its count is an independent reading. Both feed
+ * the same link rules (element(), cssLinks()).
+ */
+export type HtmlReader = 'parse5' | 'htmlparser2';
+let htmlReader: HtmlReader = 'parse5';
+export function useHtmlReader(reader: HtmlReader): void {
+  htmlReader = reader;
+}
+export function currentHtmlReader(): HtmlReader {
+  return htmlReader;
 }
 
-function element(el: StartTag, text: string, base: number, out: FoundLink[]): void {
-  const loc = el.location;
-  for (const attr of el.attrs) {
-    const attrLoc = loc?.attrs?.[attr.name];
-    if (!attrLoc) continue;
-    const value = attrValue(text, attrLoc.startOffset, attrLoc.endOffset);
+function htmlLinks(text: string, base: number): FoundLink[] {
+  if (htmlReader === 'parse5') return new LinkSax(text, base).links();
+  const out: FoundLink[] = [];
+  readHtml(text, {
+    startTag: (tagName, attrs) => element(tagName, attrs, text, base, out),
+    styleText: (start, end) => out.push(...cssLinks(text.slice(start, end), base + start)),
+  });
+  return out;
+}
+
+/** An attribute with its decoded value and the [start, end) of `name=value` in the source (start < 0: unknown). */
+type Attr = TagAttr;
+
+function element(tagName: string, attrs: readonly Attr[], text: string, base: number, out: FoundLink[]): void {
+  for (const attr of attrs) {
+    if (attr.start < 0) continue;
+    const value = attrValue(text, attr.start, attr.end);
     if (!value) continue;
     const name = attr.name.toLowerCase();
     if (URL_ATTRS.has(name)) push(out, base + value.start, value.raw.trim(), value.raw, attr.value.trim());
     else if (name === 'srcset' || name === 'imagesrcset') {
       for (const c of srcsetCandidates(value.raw)) push(out, base + value.start + c.offset, c.url, c.url, c.url);
-    } else if (name === 'content' && el.tagName === 'meta' && el.attrs.some((a) => a.name === 'http-equiv' && a.value.toLowerCase() === 'refresh')) {
+    } else if (name === 'content' && tagName === 'meta' && attrs.some((a) => a.name === 'http-equiv' && a.value.toLowerCase() === 'refresh')) {
       const m = /url\s*=\s*['"]?([^'"\s;]+)/i.exec(value.raw);
       if (m) push(out, base + value.start + m.index + m[0].length - m[1].length, m[1], m[1], m[1]);
     } else if (name === 'style') {

@@ -1,7 +1,8 @@
 import { parse, parseFragment, type DefaultTreeAdapterMap } from 'parse5';
 import { describe, expect, it } from 'vitest';
 import { SITE_FILES } from '../../testing/fixture-repos';
-import { parseLinks, type FoundLink } from './parsers';
+import { afterEach } from 'vitest';
+import { currentHtmlReader, parseLinks, useHtmlReader, type FoundLink } from './parsers';
 
 /**
  * The HTML links parsers.ts finds with parse5's SAX mode against the same rules read off parse5's
@@ -61,6 +62,15 @@ function treeLinks(text: string, base = 0, fragment = false): Array<Pick<FoundLi
 }
 
 const sax = (text: string) => parseLinks('x.html', text).map(({ start, end, url }) => ({ start, end, url }));
+/** The verifier's reading: htmlparser2 (every field, rewritable included, to compare with the adapter's). */
+function h2(rel: string, text: string): FoundLink[] {
+  useHtmlReader('htmlparser2');
+  try {
+    return parseLinks(rel, text);
+  } finally {
+    useHtmlReader('parse5');
+  }
+}
 
 /** Every way the tokenizer's state and the tree's reading could part, but do not. */
 const AGREE: Record<string, string> = {
@@ -137,5 +147,15 @@ describe('link_updater HTML through parse5 SAX mode', () => {
     expect(urls).toEqual(['http://old.example.com/in', 'https://old.example.com/block.png']);
     const block = md.indexOf('<div>');
     expect(treeLinks(md.slice(block), block, true).map((l) => l.url)).toEqual(['https://old.example.com/block.png']);
+  });
+});
+
+describe("the verifier's HTML reader (htmlparser2) against the adapter's (parse5 SAX mode)", () => {
+  afterEach(() => expect(currentHtmlReader()).toBe('parse5'));
+
+  it('gives the same links, offsets and rewritability on the fixtures, the edge cases and generated pages', () => {
+    const texts = [...Object.entries(SITE_FILES).filter(([rel]) => rel.endsWith('.html')).map(([, t]) => t), ...Object.values(AGREE), ...Object.values(DIFFER_TEXT), ...generated(60)];
+    for (const text of texts) expect({ text, links: h2('x.html', text) }).toEqual({ text, links: parseLinks('x.html', text) });
+    for (const [rel, text] of Object.entries(SITE_FILES)) expect({ rel, links: h2(rel, text) }).toEqual({ rel, links: parseLinks(rel, text) });
   });
 });
