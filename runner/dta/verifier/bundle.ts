@@ -23,8 +23,8 @@ const PROJECT = fileURLToPath(new URL('../../../', import.meta.url));
 export const DEFAULT_BUNDLE_CACHE = path.join(PROJECT, 'node_modules', '.cache', 'av-dta-verifier');
 /** The process's entry and the parser threads' (parse-pool.ts picks it inside a bundle). */
 const ENTRY_POINTS = { main: 'runner/dta/verifier/main.ts', 'parse-worker': 'runner/dta/adapters/link-updater/parse-worker.ts' };
-/** The parsers whose source the memo's version names (memo.ts): hashed into the bundle as a constant. */
-const PARSERS_SOURCE = 'runner/dta/adapters/link-updater/parsers.ts';
+/** The parsers whose source the memo's version names (memo.ts): hashed into the bundle as a constant, in this order. */
+const PARSERS_SOURCES = ['runner/dta/adapters/link-updater/parsers.ts', 'runner/dta/adapters/link-updater/html-htmlparser2.ts'];
 /** One manifest per source tree: two checkouts sharing an install (a symlinked node_modules) do not rebuild each other's. */
 function manifestName(project: string): string {
   return `manifest-${crypto.createHash('sha256').update(path.resolve(project)).digest('hex').slice(0, 16)}.json`;
@@ -86,7 +86,9 @@ export async function buildVerifierBundle(opts: BundleOptions = {}): Promise<str
     return b;
   };
   bytesOf(SELF);
-  const parsersSha256 = crypto.createHash('sha256').update(bytesOf(PARSERS_SOURCE)).digest('hex');
+  const parsersHash = crypto.createHash('sha256');
+  for (const rel of PARSERS_SOURCES) parsersHash.update(bytesOf(rel));
+  const parsersSha256 = parsersHash.digest('hex');
   const sameBytes: Plugin = {
     name: 'av-same-bytes',
     setup(b) {

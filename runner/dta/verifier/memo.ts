@@ -7,7 +7,7 @@ import type { FoundLink, LinkStore } from '../adapters/link-updater/links';
 /** Bump by hand for a change the parser versions and parsers.ts cannot show (the memo's own format). */
 export const VERIFIER_MEMO_FORMAT = 2;
 /** The packages whose answers the memo keeps: another version of any of them may find other links. */
-const PARSER_PACKAGES = ['parse5', 'micromark', 'micromark-util-decode-string', 'postcss', 'postcss-value-parser'];
+const PARSER_PACKAGES = ['parse5', 'parse5-sax-parser', 'htmlparser2', 'micromark', 'micromark-util-decode-string', 'postcss', 'postcss-value-parser'];
 /** The file name inside the memo folder the runner gives (its data folder, never a repository). */
 export const VERIFIER_MEMO_FILE = 'verifier-memo.json';
 /** Entries kept (a few links each, ~100 bytes): a 5,000-file site before and after fits many times. */
@@ -36,10 +36,12 @@ function computeVersion(): string {
 /** The sha256 of parsers.ts as bundled, set only in the verifier's prebuilt bundle (verifier/bundle.ts). */
 declare const __AV_DTA_PARSERS_SHA256__: string | undefined;
 
-/** The hash of our parsers' source: the bundle's (where the .ts is not beside it), else the file's. */
+/** The hash of our parsers' source (both HTML readers' included): the bundle's (where the .ts is not beside it), else the files' (bundle.ts hashes the same files in the same order). */
 function parsersSha256(): string {
   if (typeof __AV_DTA_PARSERS_SHA256__ === 'string') return __AV_DTA_PARSERS_SHA256__;
-  return crypto.createHash('sha256').update(fs.readFileSync(new URL('../adapters/link-updater/parsers.ts', import.meta.url))).digest('hex');
+  const h = crypto.createHash('sha256');
+  for (const file of ['parsers.ts', 'html-htmlparser2.ts']) h.update(fs.readFileSync(new URL(`../adapters/link-updater/${file}`, import.meta.url)));
+  return h.digest('hex');
 }
 
 let version: string | null = null;

@@ -1,11 +1,13 @@
 import { parse as micromarkParse, postprocess, preprocess } from 'micromark';
 import { decodeString } from 'micromark-util-decode-string';
-import { parse, parseFragment, type DefaultTreeAdapterMap } from 'parse5';
+import type { Token } from 'parse5';
+import { SAXParser } from 'parse5-sax-parser';
 import postcss from 'postcss';
+import { readHtml, type TagAttr } from './html-htmlparser2';
 import valueParser from 'postcss-value-parser';
 
 /**
- * Every link of a file with its exact place in the text, through real parsers: parse5 for HTML,
+ * Every link of a file with its exact place in the text, through real parsers: parse5 (SAX mode) for HTML,
  * micromark (CommonMark) for Markdown, postcss for CSS. The adapter rewrites by these offsets and the
  * verifier counts with them, so a link inside a comment, a code block or a string is never one.
  */
@@ -31,49 +33,133 @@ export function kindOf(rel: string): LinkKind | null {
 
 export function parseLinks(rel: string, text: string): FoundLink[] {
   const kind = kindOf(rel);
-  const links = kind === 'html' ? htmlLinks(text, 0, false) : kind === 'markdown' ? markdownLinks(text) : kind === 'css' ? cssLinks(text, 0) : [];
+  const links = kind === 'html' ? htmlLinks(text, 0) : kind === 'markdown' ? markdownLinks(text) : kind === 'css' ? cssLinks(text, 0) : [];
   return links.sort((a, b) => a.start - b.start);
 }
 
 // ── HTML ─────────────────────────────────────────────────────────────────────────────────────────
 
-type P5Node = DefaultTreeAdapterMap['node'];
-type P5Element = DefaultTreeAdapterMap['element'];
 const URL_ATTRS = new Set(['href', 'src', 'action', 'formaction', 'poster', 'cite', 'data']);
 
-function htmlLinks(text: string, base: number, fragment: boolean): FoundLink[] {
-  const root = fragment ? parseFragment(text, { sourceCodeLocationInfo: true }) : parse(text, { sourceCodeLocationInfo: true });
+/**
+ * parse5's SAX mode (parse5-sax-parser, from parse5's authors): parse5's own tokenizer, switched
+ * into raw text, RCDATA, script data and foreign content exactly as parse5's tree builder switches
+ * it (its ParserFeedbackSimulator, which calls the handlers below), with no tree built. Building
+ * the tree was two thirds of an HTML file's parse and told us nothing more: every link is an
+ * attribute of a start tag, where the tokenizer gives its exact offsets. The handlers are the
+ * parser's own token callbacks, overridden: its default merges every run of text into a new
+ * location object per character token (a third of the rest), and we need text only after <style>.
+ * Run synchronously: the stream API would end on a later tick.
+ */
+class LinkSax extends SAXParser {
+  private readonly out: FoundLink[] = [];
+  /** A <style> just opened: its first child, if text, is its CSS (as the tree had it). */
+  private styleOpen = false;
+  private cssFrom = -1;
+  private cssTo = -1;
+
+  constructor(
+    private readonly text: string,
+    private readonly base: number,
+  ) {
+    super({ sourceCodeLocationInfo: true });
+  }
+
+  /** The whole text, tokenized now (the last chunk: the tokenizer flushes what it holds). */
+  links(): FoundLink[] {
+    this.tokenizer.write(this.text, true);
+    return this.out;
+  }
+
+  override onStartTag(token: Token.TagToken): void {
+    this.endText();
+    const loc = token.location?.attrs;
+    const attrs = token.attrs.map((a) => ({ name: a.name, value: a.value, start: loc?.[a.name]?.startOffset ?? -1, end: loc?.[a.name]?.endOffset ?? -1 }));
+    element(token.tagName, attrs, this.text, this.base, this.out);
+    // A self-closing <style/> is closed in SVG or MathML only; in HTML the flag is ignored.
+    this.styleOpen = token.tagName === 'style' && !(token.selfClosing && this.parserFeedbackSimulator.inForeignContent);
+  }
+
+  override onCharacter(token: Token.CharacterToken): void {
+    if (!this.styleOpen || !token.location) return;
+    if (this.cssFrom < 0) this.cssFrom = token.location.startOffset;
+    this.cssTo = token.location.endOffset;
+  }
+
+  override onWhitespaceCharacter(token: Token.CharacterToken): void {
+    this.onCharacter(token);
+  }
+
+  override onNullCharacter(token: Token.CharacterToken): void {
+    this.onCharacter(token);
+  }
+
+  override onEndTag(): void {
+    this.endText();
+  }
+
+  override onComment(): void {
+    this.endText();
+  }
+
+  override onDoctype(): void {
+    this.endText();
+  }
+
+  override onEof(): void {
+    this.endText();
+  }
+
+  /** Any other token ends the text right after a <style> (its first child). */
+  private endText(): void {
+    if (this.cssFrom >= 0) this.out.push(...cssLinks(this.text.slice(this.cssFrom, this.cssTo), this.base + this.cssFrom));
+    this.styleOpen = false;
+    this.cssFrom = this.cssTo = -1;
+  }
+}
+
+/**
+ * Which HTML reader this process uses: parse5 (SAX mode) by default — the adapter's; htmlparser2
+ * in the verifier process (verifier/main.ts), so its count is an independent reading. Both feed
+ * the same link rules (element(), cssLinks()).
+ */
+export type HtmlReader = 'parse5' | 'htmlparser2';
+let htmlReader: HtmlReader = 'parse5';
+export function useHtmlReader(reader: HtmlReader): void {
+  htmlReader = reader;
+}
+export function currentHtmlReader(): HtmlReader {
+  return htmlReader;
+}
+
+function htmlLinks(text: string, base: number): FoundLink[] {
+  if (htmlReader === 'parse5') return new LinkSax(text, base).links();
   const out: FoundLink[] = [];
-  const walk = (node: P5Node) => {
-    if ('tagName' in node) element(node as P5Element, text, base, out);
-    if ('childNodes' in node) for (const c of node.childNodes) walk(c as P5Node);
-    if ('content' in node && node.content) walk(node.content as P5Node);
-  };
-  walk(root as P5Node);
+  readHtml(text, {
+    startTag: (tagName, attrs) => element(tagName, attrs, text, base, out),
+    styleText: (start, end) => out.push(...cssLinks(text.slice(start, end), base + start)),
+  });
   return out;
 }
 
-function element(el: P5Element, text: string, base: number, out: FoundLink[]): void {
-  const loc = el.sourceCodeLocation;
-  for (const attr of el.attrs) {
-    const attrLoc = loc?.attrs?.[attr.name];
-    if (!attrLoc) continue;
-    const value = attrValue(text, attrLoc.startOffset, attrLoc.endOffset);
+/** An attribute with its decoded value and the [start, end) of `name=value` in the source (start < 0: unknown). */
+type Attr = TagAttr;
+
+function element(tagName: string, attrs: readonly Attr[], text: string, base: number, out: FoundLink[]): void {
+  for (const attr of attrs) {
+    if (attr.start < 0) continue;
+    const value = attrValue(text, attr.start, attr.end);
     if (!value) continue;
     const name = attr.name.toLowerCase();
     if (URL_ATTRS.has(name)) push(out, base + value.start, value.raw.trim(), value.raw, attr.value.trim());
     else if (name === 'srcset' || name === 'imagesrcset') {
       for (const c of srcsetCandidates(value.raw)) push(out, base + value.start + c.offset, c.url, c.url, c.url);
-    } else if (name === 'content' && el.tagName === 'meta' && el.attrs.some((a) => a.name === 'http-equiv' && a.value.toLowerCase() === 'refresh')) {
+    } else if (name === 'content' && tagName === 'meta' && attrs.some((a) => a.name === 'http-equiv' && a.value.toLowerCase() === 'refresh')) {
       const m = /url\s*=\s*['"]?([^'"\s;]+)/i.exec(value.raw);
       if (m) push(out, base + value.start + m.index + m[0].length - m[1].length, m[1], m[1], m[1]);
     } else if (name === 'style') {
       out.push(...cssLinks(value.raw, base + value.start, true));
     }
-  }
-  if (el.tagName === 'style' && el.childNodes[0] && 'value' in el.childNodes[0]) {
-    const t = el.childNodes[0].sourceCodeLocation;
-    if (t) out.push(...cssLinks(text.slice(t.startOffset, t.endOffset), base + t.startOffset));
   }
 }
 
@@ -216,7 +302,7 @@ function markdownLinks(text: string): FoundLink[] {
         break;
       case 'htmlFlow':
       case 'htmlText':
-        out.push(...htmlLinks(text.slice(start, end), start, true));
+        out.push(...htmlLinks(text.slice(start, end), start));
         break;
       default:
         break;
