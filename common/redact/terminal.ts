@@ -27,6 +27,12 @@ type Mode = 'ground' | 'esc' | 'nf' | 'csi' | 'str' | 'str-esc';
 
 const ESC = 0x1b;
 const STARTS = /[\x1b\x90\x98\x9b\x9d\x9e\x9f]/g;
+/**
+ * A complete, well-formed `ESC [` CSI: parameter and intermediate bytes (at most CSI_MAX - 2, the
+ * state machine's limit) and a final byte. Anything else (cut by the chunk's end, malformed, too
+ * long) goes through the state machine.
+ */
+const CSI_WHOLE = new RegExp(`\\x1b\\[[\\x20-\\x3f]{0,${CSI_MAX - 2}}[\\x40-\\x7e]`, 'y');
 
 export class TerminalParser {
   private mode: Mode = 'ground';
@@ -53,6 +59,15 @@ export class TerminalParser {
         if (stop > i) text(chunk.slice(i, stop));
         if (!m) return;
         const c = chunk.charCodeAt(stop);
+        if (c === ESC) {
+          // A whole CSI (a colour, a cursor move) at once, as the state machine below would read it.
+          CSI_WHOLE.lastIndex = stop;
+          if (CSI_WHOLE.test(chunk)) {
+            i = CSI_WHOLE.lastIndex;
+            escape(chunk.slice(stop, i));
+            continue;
+          }
+        }
         this.raw = chunk[stop];
         if (c === ESC) this.mode = 'esc';
         else if (c === 0x9b) this.mode = 'csi';
