@@ -53,11 +53,12 @@ export class TerminalParser {
     const n = chunk.length;
     while (i < n) {
       if (this.mode === 'ground') {
+        // test(), not exec(): no match array per sequence (a coloured line has several).
         STARTS.lastIndex = i;
-        const m = STARTS.exec(chunk);
-        const stop = m ? m.index : n;
+        const found = STARTS.test(chunk);
+        const stop = found ? STARTS.lastIndex - 1 : n;
         if (stop > i) text(chunk.slice(i, stop));
-        if (!m) return;
+        if (!found) return;
         const c = chunk.charCodeAt(stop);
         if (c === ESC) {
           // A whole CSI (a colour, a cursor move) at once, as the state machine below would read it.
