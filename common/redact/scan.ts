@@ -314,8 +314,18 @@ export function scan(s: string, from: number, final: boolean, c: Compiled, break
     }
   }
   const loopMasks = masks.length;
+  // Each anchor text is looked for once, whichever rules share it (`:` is three rules' anchor).
+  const hits = new Map<string, number[]>();
   for (const ar of c.anchored) {
-    const r = scanAnchored(s, from, final, ar, breaks, f, masks);
+    for (const a of ar.anchors) {
+      if (hits.has(a.text)) continue;
+      const list: number[] = [];
+      for (let h = s.indexOf(a.text, from); h >= 0; h = s.indexOf(a.text, h + 1)) list.push(h);
+      hits.set(a.text, list);
+    }
+  }
+  for (const ar of c.anchored) {
+    const r = scanAnchored(s, from, final, ar, breaks, f, masks, hits);
     if (r.hold < hold) hold = r.hold;
     if (r.undecided < undecided) undecided = r.undecided;
   }
@@ -341,7 +351,16 @@ function firstAtOrAfter(breaks: readonly number[], from: number): number {
  * anchors, and everywhere within its reach of the end. Each position is asked once and in
  * ascending order (the windows of one anchor come in order; those of several anchors are merged).
  */
-function scanAnchored(s: string, from: number, final: boolean, ar: AnchoredRule, breaks: readonly number[], f: Found, masks: Mask[]): { hold: number; undecided: number } {
+function scanAnchored(
+  s: string,
+  from: number,
+  final: boolean,
+  ar: AnchoredRule,
+  breaks: readonly number[],
+  f: Found,
+  masks: Mask[],
+  hits: ReadonlyMap<string, readonly number[]>,
+): { hold: number; undecided: number } {
   const n = s.length;
   const tail = Math.max(from, n - ar.reach);
   let hold = n;
@@ -361,7 +380,7 @@ function scanAnchored(s: string, from: number, final: boolean, ar: AnchoredRule,
     const list: number[] = [];
     const take = single ? ask : (i: number) => list.push(i);
     let hw = from;
-    for (let h = s.indexOf(a.text, from); h >= 0; h = s.indexOf(a.text, h + 1)) {
+    for (const h of hits.get(a.text)!) {
       let lo: number;
       let hi: number;
       if (a.next !== undefined && h + a.text.length < n && !a.next.has(s.charCodeAt(h + a.text.length))) continue;
@@ -416,13 +435,23 @@ function scanAnchored(s: string, from: number, final: boolean, ar: AnchoredRule,
   return { hold, undecided };
 }
 
+/** Anchor suffixes by their last character (built on first use). */
+const suffixesByLast = new WeakMap<readonly string[], string[][]>();
+
 /** Whether s[from, to) ends with one of the lower-case `suffixes`, ASCII letters read in either case. */
 function endsWithAny(s: string, from: number, to: number, suffixes: readonly string[]): boolean {
   if (to <= from) return false;
+  let byLast = suffixesByLast.get(suffixes);
+  if (byLast === undefined) {
+    byLast = Array.from({ length: 128 }, (_, code) => suffixes.filter((x) => x.charCodeAt(x.length - 1) === code));
+    suffixesByLast.set(suffixes, byLast);
+  }
   const last = s.charCodeAt(to - 1) | 32;
-  for (const x of suffixes) {
+  const candidates = last < 128 ? byLast[last] : undefined;
+  if (candidates === undefined) return false;
+  for (const x of candidates) {
     const len = x.length;
-    if (x.charCodeAt(len - 1) !== last || to - from < len) continue;
+    if (to - from < len) continue;
     let k = 2;
     for (; k <= len; k++) {
       let c = s.charCodeAt(to - k);
