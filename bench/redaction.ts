@@ -100,6 +100,7 @@ async function baseRedactor(): Promise<{ label: string; make: MakeStream } | nul
     const root = path.resolve(import.meta.dirname, '..');
     const hash = execFileSync('git', ['-C', root, 'rev-parse', '--short', base], { encoding: 'utf8' }).trim();
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'redact-base-'));
+    process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
     execFileSync('sh', ['-c', `git -C "${root}" archive ${hash} common/redact | tar -x -C "${dir}"`]);
     const mod = (await import(pathToFileURL(path.join(dir, 'common/redact/index.ts')).href)) as typeof import('../common/redact');
     return { label: `start ${hash}`, make: (secrets) => mod.createStreamRedactor(mod.DEFAULT_RULES, secrets) };

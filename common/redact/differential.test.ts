@@ -5,6 +5,7 @@ import { OUTPUT_KINDS } from './output-kinds';
 import type { Rand } from './rule';
 import { compile, scan, scanEvery, type Compiled } from './scan';
 import { createStreamRedactorFrom, redactWhole } from './stream';
+import { TerminalParser } from './terminal';
 
 /**
  * The prefiltered scan (per-character loop on first-two-character tables, anchored rules only
@@ -110,6 +111,42 @@ describe('the prefiltered redactor equals the reference', () => {
           if (got !== JSON.stringify(b)) expect.fail(`${c.id} cut ${cut} from ${from} final ${final}: ${got} != ${JSON.stringify(b)}`);
         }
       }
+    }
+  });
+});
+
+/** Text and sequences as the parser reports them, adjacent text merged (chunking splits text). */
+function parsed(text: string, chunk: number): string[] {
+  const p = new TerminalParser();
+  const out: string[] = [];
+  let t = '';
+  for (let at = 0; at < text.length; at += chunk) {
+    p.feed(
+      text.slice(at, at + chunk),
+      (x) => (t += x),
+      (raw, payload) => {
+        out.push(`T${t}`, `E${raw}|${payload?.join(',') ?? ''}`);
+        t = '';
+      },
+    );
+  }
+  out.push(`T${t}`, `O${p.takeOpen()}`);
+  return out;
+}
+
+describe('the terminal parser', () => {
+  it('reads whole CSIs at once exactly as its state machine reads them a character at a time', () => {
+    const r = seeded(11);
+    const soup = ['\x1b[0m', '\x1b[1;32m', '\x1b[38;2;10;20;30m', '\x1b[?2004h', '\x1b[K', '\x1b[12G', `\x1b[${'1;'.repeat(40)}m`, `\x1b[${'9'.repeat(70)}m`, '\x1b[\x01m', '\x1b[1\x1b[2m', '\x1b]0;t\x07', '\x1b(B', '\x1b7', '\x9b1m', 'text ', 'ünï ', '\r\n'];
+    for (const [k, kind] of OUTPUT_KINDS.entries()) {
+      let text = kind.make(seeded(k), 2048);
+      for (let n = 0; n < 200; n++) {
+        const at = r.int(text.length);
+        text = text.slice(0, at) + r.pick(soup) + text.slice(at);
+      }
+      const reference = parsed(text, 1);
+      expect(parsed(text, text.length), kind.name).toEqual(reference);
+      expect(parsed(text, 1 + r.int(100)), kind.name).toEqual(reference);
     }
   });
 });

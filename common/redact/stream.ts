@@ -72,13 +72,18 @@ class Window {
   resume = 0;
 
   release(cut: number): void {
-    this.escs = this.escs.filter((e) => e.at > cut);
+    // Both lists are ascending: what is released is a prefix (a flood releases all of it at once).
+    let k = 0;
+    while (k < this.escs.length && this.escs[k].at <= cut) k++;
+    this.escs = k === this.escs.length ? [] : this.escs.slice(k);
     const drop = Math.max(0, cut - CONTEXT_CHARS - 1);
     if (drop > 0) {
       this.vis = this.vis.slice(drop);
       this.trimmed = true;
       for (const e of this.escs) e.at -= drop;
-      this.breaks = this.breaks.filter((b) => b - drop >= 1).map((b) => b - drop);
+      let b = this.breaks.length;
+      while (b > 0 && this.breaks[b - 1] - drop >= 1) b--;
+      this.breaks = b === this.breaks.length ? [] : this.breaks.slice(b).map((x) => x - drop);
     }
     this.off = cut - drop;
     this.resume = Math.max(0, this.resume - drop);
@@ -136,7 +141,7 @@ export function createStreamRedactorFrom(c: Compiled, opts: StreamRedactorOption
   };
   const onEscape = (raw: string, payload?: [number, number]) => {
     w.escs.push({ at: w.vis.length, raw: redactPayload(raw, payload, c) });
-    if (w.breaks.at(-1) !== w.vis.length) w.breaks.push(w.vis.length);
+    if (w.breaks.length === 0 || w.breaks[w.breaks.length - 1] !== w.vis.length) w.breaks.push(w.vis.length);
   };
   const from = () => (w.trimmed ? 1 : 0);
 
@@ -214,7 +219,7 @@ export function redactWhole(text: string, c: Compiled, onMask?: (m: MaskEvent) =
     (t) => (w.vis += t),
     (raw, payload) => {
       w.escs.push({ at: w.vis.length, raw: redactPayload(raw, payload, c) });
-      if (w.breaks.at(-1) !== w.vis.length) w.breaks.push(w.vis.length);
+      if (w.breaks.length === 0 || w.breaks[w.breaks.length - 1] !== w.vis.length) w.breaks.push(w.vis.length);
     },
   );
   const tail = parser.inSequence ? parser.takeOpen() : '';

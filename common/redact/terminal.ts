@@ -27,6 +27,12 @@ type Mode = 'ground' | 'esc' | 'nf' | 'csi' | 'str' | 'str-esc';
 
 const ESC = 0x1b;
 const STARTS = /[\x1b\x90\x98\x9b\x9d\x9e\x9f]/g;
+/**
+ * A complete, well-formed `ESC [` CSI: parameter and intermediate bytes (at most CSI_MAX - 2, the
+ * state machine's limit) and a final byte. Anything else (cut by the chunk's end, malformed, too
+ * long) goes through the state machine.
+ */
+const CSI_WHOLE = new RegExp(`\\x1b\\[[\\x20-\\x3f]{0,${CSI_MAX - 2}}[\\x40-\\x7e]`, 'y');
 
 export class TerminalParser {
   private mode: Mode = 'ground';
@@ -47,12 +53,22 @@ export class TerminalParser {
     const n = chunk.length;
     while (i < n) {
       if (this.mode === 'ground') {
+        // test(), not exec(): no match array per sequence (a coloured line has several).
         STARTS.lastIndex = i;
-        const m = STARTS.exec(chunk);
-        const stop = m ? m.index : n;
+        const found = STARTS.test(chunk);
+        const stop = found ? STARTS.lastIndex - 1 : n;
         if (stop > i) text(chunk.slice(i, stop));
-        if (!m) return;
+        if (!found) return;
         const c = chunk.charCodeAt(stop);
+        if (c === ESC) {
+          // A whole CSI (a colour, a cursor move) at once, as the state machine below would read it.
+          CSI_WHOLE.lastIndex = stop;
+          if (CSI_WHOLE.test(chunk)) {
+            i = CSI_WHOLE.lastIndex;
+            escape(chunk.slice(stop, i));
+            continue;
+          }
+        }
         this.raw = chunk[stop];
         if (c === ESC) this.mode = 'esc';
         else if (c === 0x9b) this.mode = 'csi';

@@ -1,0 +1,159 @@
+/**
+ * The anchored rules' part of the scan (rules with Rule.anchors): asked only in the windows before
+ * their anchors and near the end of a text that may still grow.
+ */
+import * as C from './chars';
+// Bound once: under a CommonJS transform (tsx) every use of an imported name is a getter call.
+const { MORE, YES } = C;
+import type { AnchoredRule } from './compiled';
+import type { Found } from './rule';
+import type { Mask } from './scan';
+
+/** Index of the first break at or after `from` (breaks ascending). */
+export function firstAtOrAfter(breaks: readonly number[], from: number): number {
+  let lo = 0;
+  let hi = breaks.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (breaks[mid] < from) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * Asks one anchored rule where it may answer anything but NO: in the window before each of its
+ * anchors, and everywhere within its reach of the end. Each position is asked once and in
+ * ascending order (the windows of one anchor come in order; those of several anchors are merged).
+ */
+export function scanAnchored(
+  s: string,
+  from: number,
+  final: boolean,
+  ar: AnchoredRule,
+  breaks: readonly number[],
+  f: Found,
+  masks: Mask[],
+  hits: ReadonlyMap<string, readonly number[]>,
+): { hold: number; undecided: number } {
+  const n = s.length;
+  const tail = Math.max(from, n - ar.reach);
+  let hold = n;
+  let undecided = n;
+  const ask = (i: number) => {
+    const a = ar.rule.match(s, i, final, f);
+    if (a === YES) {
+      if (f.end > f.start) masks.push({ start: f.start, end: f.end, rule: ar.rule.name, at: i, rank: ar.rank });
+    } else if (a === MORE) {
+      if (f.holdFrom < hold) hold = f.holdFrom;
+      if (i < undecided) undecided = i;
+    }
+  };
+  const single = ar.anchors.length === 1;
+  const lists: number[][] = [];
+  for (const a of ar.anchors) {
+    const list: number[] = [];
+    const take = single ? ask : (i: number) => list.push(i);
+    let hw = from;
+    for (const h of hits.get(a.text)!) {
+      let lo: number;
+      let hi: number;
+      if (a.next !== undefined && h + a.text.length < n && !a.next.has(s.charCodeAt(h + a.text.length))) continue;
+      if (a.self) {
+        lo = h;
+        hi = h + 1;
+        if (a.suffixes !== undefined) {
+          // The run from the anchor must end with a suffix (unknown when it reaches the end).
+          let e = h;
+          const stop = Math.min(n, h + a.back! + 1);
+          while (e < stop && a.over!.has(s.charCodeAt(e))) e++;
+          if (e < n && (e - h > a.back! || !endsWithAny(s, h, e, a.suffixes))) continue;
+        }
+      } else {
+        hi = h;
+        if (a.gap) {
+          const stop = Math.max(from, h - a.gapMax!);
+          while (hi > stop && a.gap.has(s.charCodeAt(hi - 1))) hi--;
+        }
+        if (a.suffixes !== undefined && !endsWithAny(s, Math.max(from, hi - a.back!), hi, a.suffixes)) continue;
+        lo = hi;
+        const stop = Math.max(from, hi - a.back!);
+        while (lo > stop && a.over!.has(s.charCodeAt(lo - 1))) lo--;
+      }
+      if (lo < hw) lo = hw;
+      if (hi > tail) hi = tail;
+      if (lo < hi) {
+        startsIn(s, lo, hi, ar, breaks, take);
+        hw = hi;
+      }
+    }
+    if (!single) lists.push(list);
+  }
+  if (single) {
+    startsIn(s, tail, n, ar, breaks, ask);
+    return { hold, undecided };
+  }
+  const tailList: number[] = [];
+  startsIn(s, tail, n, ar, breaks, (i) => tailList.push(i));
+  lists.push(tailList);
+  // Merge the sorted lists, asking each position once.
+  const idx = lists.map(() => 0);
+  let last = -1;
+  for (;;) {
+    let best = -1;
+    for (let k = 0; k < lists.length; k++) if (idx[k] < lists[k].length && (best < 0 || lists[k][idx[k]] < lists[best][idx[best]])) best = k;
+    if (best < 0) break;
+    const i = lists[best][idx[best]++];
+    if (i !== last) ask(i);
+    last = i;
+  }
+  return { hold, undecided };
+}
+
+/** Anchor suffixes by their last character (built on first use). */
+const suffixesByLast = new WeakMap<readonly string[], string[][]>();
+
+/** Whether s[from, to) ends with one of the lower-case `suffixes`, ASCII letters read in either case. */
+function endsWithAny(s: string, from: number, to: number, suffixes: readonly string[]): boolean {
+  if (to <= from) return false;
+  let byLast = suffixesByLast.get(suffixes);
+  if (byLast === undefined) {
+    byLast = Array.from({ length: 128 }, (_, code) => suffixes.filter((x) => x.charCodeAt(x.length - 1) === code));
+    suffixesByLast.set(suffixes, byLast);
+  }
+  const last = s.charCodeAt(to - 1) | 32;
+  const candidates = last < 128 ? byLast[last] : undefined;
+  if (candidates === undefined) return false;
+  for (const x of candidates) {
+    const len = x.length;
+    if (to - from < len) continue;
+    let k = 2;
+    for (; k <= len; k++) {
+      let c = s.charCodeAt(to - k);
+      if (c >= 65 && c <= 90) c |= 32;
+      if (c !== x.charCodeAt(len - k)) break;
+    }
+    if (k > len) return true;
+  }
+  return false;
+}
+
+/**
+ * The positions in [lo, hi) where the reference would ask this rule: its `first` fits and
+ * `notAfter` allows the character before (after an escape sequence, anything is allowed).
+ */
+function startsIn(s: string, lo: number, hi: number, ar: AnchoredRule, breaks: readonly number[], take: (i: number) => void): void {
+  const first = ar.first;
+  const na = ar.rule.notAfter;
+  let bk = -1;
+  for (let i = lo; i < hi; i++) {
+    const code = s.charCodeAt(i);
+    if (code >= 128 || first[code] === 0) continue;
+    if (na !== null && i > 0 && na.has(s.charCodeAt(i - 1))) {
+      if (bk < 0) bk = firstAtOrAfter(breaks, i);
+      while (bk < breaks.length && breaks[bk] < i) bk++;
+      if (bk >= breaks.length || breaks[bk] !== i) continue;
+    }
+    take(i);
+  }
+}

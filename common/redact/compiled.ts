@@ -1,0 +1,198 @@
+/** A redactor's rules and org secret forms compiled into the tables the scan reads (scan.ts). */
+import type { Anchor, Rule } from './rule';
+import { compileForms, type NamedForm, type SecretInput } from './secrets';
+
+/** The rules and secret forms of one redactor, indexed by the character a match starts with. */
+export interface Compiled {
+  rules: readonly Rule[];
+  byFirst: Rule[][];
+  literals: Map<number, NamedForm[]>;
+  /** literals for char codes < 128, as an array: a Map lookup per character was the scan's cost. */
+  asciiLiterals: Array<NamedForm[] | undefined>;
+  /**
+   * startAllowed[code * 128 + prev]: some rule starting with `code` may start after `prev`. Inside
+   * a word almost no rule may start, and this one lookup says so without asking each rule.
+   */
+  startAllowed: Uint8Array;
+  /**
+   * The full gate: gate[row * 128 + code] is 1 when something may start at an ASCII `code` — a rule
+   * allowed after that previous character, or an org secret's form beginning with `code`. Row
+   * `prev` for an ASCII previous character, row GATE_ANY after a break, at the start or after a
+   * non-ASCII character (where every rule may start). A 0 here is exactly "the full check would
+   * ask nothing". The reference scan (scanEvery) reads it at every character.
+   */
+  gate: Uint8Array;
+  /** False: scan() is scanEvery() (a rule without a prefilter, or asked for the reference). */
+  prefiltered: boolean;
+  /**
+   * Built on the first long scan (loopTables): `loopGate` is the same as `gate` for the rules the
+   * per-character loop still asks (all but the anchored ones) and the forms; pairLiterals[code *
+   * PAIR_ROW + slot(next)] are the forms starting with those two characters (longest first).
+   */
+  loop?: { loopGate: Uint8Array; pairLiterals: Array<NamedForm[] | undefined> };
+  /**
+   * pairRules[code * PAIR_ROW + slot(next)]: the rules the loop asks where `code` is followed by
+   * `next` (a prefix rule only where a prefix starts so, in rule order); `endRules[code]` at the
+   * last character (the next one is not known yet).
+   */
+  pairRules: Array<readonly Rule[] | undefined>;
+  endRules: Array<readonly Rule[] | undefined>;
+  /** Rules asked only near their anchors, with their rule index (the masks' order). */
+  anchored: AnchoredRule[];
+  /** Rule index of each rule (masks are ordered by position, then rule; forms after rules). */
+  rank: Map<Rule, number>;
+}
+
+export interface AnchoredRule {
+  rule: Rule;
+  rank: number;
+  anchors: readonly Anchor[];
+  /** first as a table over ASCII. */
+  first: Uint8Array;
+  /** The largest Anchor.reach: the tail in which the rule is asked everywhere. */
+  reach: number;
+}
+
+/** The gate's row for "no ASCII character before" (start of text, after an escape, after non-ASCII). */
+export const GATE_ANY = 128;
+/** Slots per row of the pair tables: 128 ASCII next characters and one for any non-ASCII one. */
+export const PAIR_ROW = 129;
+export const slot = (next: number) => (next < 128 ? next : 128);
+
+export interface CompileOptions {
+  /** Ask every rule at every position (the reference the prefiltered scan must equal). */
+  reference?: boolean;
+}
+
+/** What compile() derives from the rules alone: built once per rules array (DEFAULT_RULES: once). */
+interface RuleTables {
+  byFirst: Rule[][];
+  startAllowed: Uint8Array;
+  /** The gates without org secret forms. */
+  gate: Uint8Array;
+  loopGate: Uint8Array;
+  pairRules: Array<readonly Rule[] | undefined>;
+  endRules: Array<readonly Rule[] | undefined>;
+  anchored: AnchoredRule[];
+  rank: Map<Rule, number>;
+  allPrefiltered: boolean;
+}
+const tablesOf = new WeakMap<readonly Rule[], RuleTables>();
+/** pairLiterals of a redactor without org secrets. */
+const NO_PAIR_LITERALS: Array<NamedForm[] | undefined> = new Array(128 * PAIR_ROW).fill(undefined);
+
+function ruleTables(rules: readonly Rule[]): RuleTables {
+  const cached = tablesOf.get(rules);
+  if (cached) return cached;
+  const byFirst: Rule[][] = Array.from({ length: 128 }, () => []);
+  for (const rule of rules) for (const ch of new Set(rule.first)) byFirst[ch.charCodeAt(0)].push(rule);
+  const startAllowed = new Uint8Array(128 * 128);
+  for (let code = 0; code < 128; code++) {
+    for (let prev = 0; prev < 128; prev++) {
+      if (byFirst[code].some((r) => r.notAfter === null || !r.notAfter.has(prev))) startAllowed[code * 128 + prev] = 1;
+    }
+  }
+  const gateOf = (byCode: Rule[][]) => {
+    const g = new Uint8Array((GATE_ANY + 1) * 128);
+    for (let code = 0; code < 128; code++) {
+      for (let prev = 0; prev < 128; prev++) g[prev * 128 + code] = byCode[code].some((r) => r.notAfter === null || !r.notAfter.has(prev)) ? 1 : 0;
+      g[GATE_ANY * 128 + code] = byCode[code].length > 0 ? 1 : 0;
+    }
+    return g;
+  };
+  const rank = new Map(rules.map((r, k) => [r, k]));
+  const anchored: AnchoredRule[] = [];
+  const loopByFirst: Rule[][] = Array.from({ length: 128 }, () => []);
+  const pairRules: Array<Rule[] | undefined> = new Array(128 * PAIR_ROW).fill(undefined);
+  const endRules: Array<Rule[] | undefined> = new Array(128).fill(undefined);
+  for (const rule of rules) {
+    const firsts = [...new Set(rule.first)].map((ch) => ch.charCodeAt(0));
+    if (rule.anchors && !rule.prefixes) {
+      const first = new Uint8Array(128);
+      for (const code of firsts) first[code] = 1;
+      anchored.push({ rule, rank: rank.get(rule)!, anchors: rule.anchors, first, reach: Math.max(1, ...rule.anchors.map((a) => a.reach)) });
+      continue;
+    }
+    for (const code of firsts) {
+      loopByFirst[code].push(rule);
+      addTo(endRules, code, rule);
+    }
+    if (!rule.prefixes) {
+      // No prefilter: asked wherever it may start, whatever follows.
+      for (const code of firsts) for (let next = 0; next < PAIR_ROW; next++) addTo(pairRules, code * PAIR_ROW + next, rule);
+      continue;
+    }
+    for (const p of rule.prefixes) {
+      const variants = (ch: string) => (rule.prefixCi ? [...new Set([ch.toLowerCase(), ch.toUpperCase()])] : [ch]).map((x) => x.charCodeAt(0));
+      for (const a of variants(p[0])) {
+        if (!firsts.includes(a)) continue; // the rule is never asked there (its `first` says so)
+        if (p.length === 1) for (let next = 0; next < PAIR_ROW; next++) addTo(pairRules, a * PAIR_ROW + next, rule);
+        else for (const b of variants(p[1])) addTo(pairRules, a * PAIR_ROW + slot(b), rule);
+      }
+    }
+  }
+  // In rule order, as the reference asks them (masks found at one place keep that order).
+  const byRank = (list: Rule[] | undefined) => list?.sort((x, y) => rank.get(x)! - rank.get(y)!);
+  pairRules.forEach(byRank);
+  endRules.forEach(byRank);
+  const t: RuleTables = {
+    byFirst,
+    startAllowed,
+    gate: gateOf(byFirst),
+    loopGate: gateOf(loopByFirst),
+    pairRules,
+    endRules,
+    anchored,
+    rank,
+    allPrefiltered: rules.every((r) => r.prefixes !== undefined || r.anchors !== undefined),
+  };
+  tablesOf.set(rules, t);
+  return t;
+}
+
+function addTo<T>(table: Array<T[] | undefined>, k: number, x: T): void {
+  const list = (table[k] ??= []);
+  if (!list.includes(x)) list.push(x);
+}
+
+export function compile(rules: readonly Rule[], secrets: SecretInput | undefined, opts: CompileOptions = {}): Compiled {
+  const t = ruleTables(rules);
+  const literals = compileForms(secrets);
+  const asciiLiterals = Array.from({ length: 128 }, (_, code) => literals.get(code));
+  return {
+    rules,
+    byFirst: t.byFirst,
+    literals,
+    asciiLiterals,
+    startAllowed: t.startAllowed,
+    gate: withForms(asciiLiterals, t.gate),
+    prefiltered: !opts.reference && t.allPrefiltered,
+    pairRules: t.pairRules,
+    endRules: t.endRules,
+    anchored: t.anchored,
+    rank: t.rank,
+  };
+}
+
+/** The gate `g` with every row open at the first character of a form (a form may start anywhere). */
+function withForms(asciiLiterals: ReadonlyArray<NamedForm[] | undefined>, g: Uint8Array): Uint8Array {
+  if (!asciiLiterals.some((x) => x !== undefined)) return g;
+  const out = g.slice();
+  for (let code = 0; code < 128; code++) if (asciiLiterals[code] !== undefined) for (let row = 0; row <= GATE_ANY; row++) out[row * 128 + code] = 1;
+  return out;
+}
+
+/**
+ * The per-character loop's tables for these secrets, built on the first long scan (a redactor
+ * that only ever sees keystrokes never needs them, and tests build thousands of redactors).
+ */
+export function loopTables(c: Compiled): { loopGate: Uint8Array; pairLiterals: Array<NamedForm[] | undefined> } {
+  if (c.loop) return c.loop;
+  let pairLiterals = NO_PAIR_LITERALS;
+  if (c.literals.size > 0) {
+    pairLiterals = new Array(128 * PAIR_ROW).fill(undefined);
+    for (let code = 0; code < 128; code++) for (const f of c.asciiLiterals[code] ?? []) addTo(pairLiterals, code * PAIR_ROW + slot(f.form.charCodeAt(1)), f);
+  }
+  c.loop = { loopGate: withForms(c.asciiLiterals, ruleTables(c.rules).loopGate), pairLiterals };
+  return c.loop;
+}
