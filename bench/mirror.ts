@@ -163,6 +163,28 @@ function eventsOf(text: string): WireEvent[] {
   return out;
 }
 
+/**
+ * Phase-2 idea of issue 17, sized before building it: text that scrolls out of the scrollback
+ * before anything is serialised need not be parsed. The next read (an attach) may come at any
+ * time, so only text the thread already holds can be judged: within one runner batch, the part
+ * before the last rows + (rows + scrollback) line feeds, if the batch is plain text, \t, CR/LF and
+ * SGR only (anything else could move the cursor or change state that survives the scroll).
+ */
+function scrollOutShare(events: WireEvent[]): number {
+  const needed = 2 * ROWS + DEFAULT_TERMINAL_SCROLLBACK;
+  let skippable = 0;
+  let total = 0;
+  for (let i = 0; i < events.length; i += EVENTS_PER_BATCH) {
+    const text = events.slice(i, i + EVENTS_PER_BATCH).map((e) => e.data!).join('');
+    total += text.length;
+    if (/[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f-\x9f]/.test(text.replace(/\x1b\[[0-9;:]*m/g, ''))) continue;
+    let at = text.length;
+    for (let n = 0; n < needed && at > 0; n++) at = text.lastIndexOf('\n', at - 1);
+    if (at > 0) skippable += at;
+  }
+  return skippable / total;
+}
+
 const cell = (f: Figures) => `${f.cpuMsPerMb.toFixed(0).padStart(5)} ms CPU/MB · main loop busy ${f.loopMsPerMb.toFixed(0).padStart(5)} ms/MB · ${f.wallMsPerMb.toFixed(0).padStart(5)} ms wall/MB · longest ${f.longestMs.toFixed(1).padStart(6)} ms`;
 
 async function main() {
@@ -184,6 +206,7 @@ async function main() {
     const full: string[] = [];
     for (let r = 1; r <= ROUNDS; r++) full.push(`${(await fullSnapshotMs(events)).toFixed(1)} ms`);
     console.log(`  ${'reattach snapshot (10,000 lines), ms'.padEnd(42)}    ${full.join(' · ')}`);
+    console.log(`  ${'share a scroll-out shortcut could skip'.padEnd(42)}    ${(scrollOutShare(events) * 100).toFixed(0)} % (batches of ${EVENTS_PER_BATCH} × 64 KB)`);
   }
   console.log(`\nload after: ${load()}`);
 }
