@@ -366,7 +366,12 @@ async function main() {
     args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--no-first-run', '--disable-quic'],
   });
   const hop = await startOneHop();
-  const stack = await startStack({ env: { AGENT_RUNNER_CAPACITY: String(SESSIONS + 5), ...profileEnv() } });
+  // A control plane that fails to start must not leave the one-hop server (and the browser) running.
+  const stack = await startStack({ env: { AGENT_RUNNER_CAPACITY: String(SESSIONS + 5), ...profileEnv() } }).catch(async (err: unknown) => {
+    hop.child.kill();
+    await browser.close();
+    throw err;
+  });
   const rows: string[][] = [];
   try {
     const api = new Api(stack.url);
