@@ -3,7 +3,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FLOW_CONTROL, type SessionSummary } from '../../protocol';
-import { Api, ROOT, startStack, TerminalWatcher, uiSocket, waitFor, type Stack } from './harness';
+import { Api, call, ROOT, startStack, TerminalWatcher, uiSocket, waitFor, type Stack } from './harness';
 
 /** Output that did not grow over this long counts as stopped (a paused PTY sends nothing at all). */
 const PAUSE_SETTLE_MS = 500;
@@ -90,6 +90,27 @@ describe('terminal flow control (browser acks → server → runner pauses the P
     late.socket.close();
     watcher.autoAck = true;
     watcher.socket.emit('terminal:ack', { session_id: session.id, seq: watcher.events.at(-1)!.seq });
+  }, 180_000);
+
+  it('the last viewer leaving while the PTY is paused for it lets the PTY run on, with nobody watching', async () => {
+    watcher.autoAck = false;
+    const before = watcher.text().length;
+    await watcher.type('yes\r');
+    await waitFor(() => watcher.text().length - before > FLOW_CONTROL.HIGH_WATERMARK_CHARS / 2, 'output up to the watermark', 60_000);
+    await outputStopsGrowing(watcher);
+    const pausedAt = watcher.events.at(-1)!.seq;
+    const detached = await call(watcher.socket, 'session:detach', { session_id: session.id });
+    expect(detached.ok).toBe(true);
+    // Nobody holds it back now: the PTY runs on and its output is stored (seen through the API,
+    // not a viewer: attaching would ack what it paints and release the PTY by itself).
+    const storedSeq = async () => (await api.ok<SessionSummary>('GET', `/api/sessions/${session.id}`)).last_seq;
+    await waitFor(async () => (await storedSeq()) > pausedAt + 10, 'the PTY to run on without viewers', 60_000);
+    // Keys need no attach: stop yes, then watch again from the stored end.
+    await watcher.type('\x03');
+    watcher.autoAck = true;
+    await watcher.attach(await storedSeq());
+    await watcher.type('echo after-detach-$((5+6))\r');
+    await watcher.waitText('after-detach-11');
   }, 180_000);
 
   it('a 50 MB cat arrives complete (checksum), in order, without duplicates', async () => {

@@ -84,6 +84,11 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
   const nsp = io.of('/ui') as unknown as Namespace<UiClientToServerEvents, UiServerToClientEvents, Record<string, never>, UiSocketData>;
   const viewers = new Map<string, Map<string, Viewer>>();
   const forwardedAck = new Map<string, number>();
+  /**
+   * The highest seq sent live to a watched session's viewers, stored yet or not (the live path
+   * runs ahead of storing): when the last viewer leaves, everything up to it is let go at once.
+   */
+  const liveSeq = new Map<string, number>();
 
   nsp.use(async (socket, next) => {
     try {
@@ -118,7 +123,13 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
     if (set.size === 0) {
       viewers.delete(sessionId);
       forwardedAck.delete(sessionId);
+      const sent = liveSeq.get(sessionId) ?? 0;
+      liveSeq.delete(sessionId);
       // The last viewer left: let the runner run on without waiting for acks nobody will send.
+      // The stored prefix alone is not enough while storing lags behind what viewers were sent:
+      // what they were sent counts as consumed now, and the rest once it is stored (ingest acks
+      // stored output of sessions nobody watches).
+      if (sent > 0) void services.sessions.terminalAck(v.runnerId, sessionId, sent);
       void services.sessions.releaseFlowControl(sessionId).catch((e) => console.error('[server] release flow control', e));
     }
   }
@@ -341,7 +352,9 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
       // The mirror first: an attach that snapshots it right after this call must include these.
       services.terminalScreens.feed(sessionId, events);
       const bytes = new ChunkBytes();
-      for (const v of viewers.get(sessionId)?.values() ?? []) {
+      const watching = viewers.get(sessionId);
+      if (watching?.size && events.length) liveSeq.set(sessionId, Math.max(liveSeq.get(sessionId) ?? 0, ...events.map((e) => e.seq)));
+      for (const v of watching?.values() ?? []) {
         if (v.replaying) {
           v.buffer.push(...events);
           continue;
