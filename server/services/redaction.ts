@@ -167,7 +167,11 @@ export function createRedactionService(db: Db, secretsFor: (orgId: string) => Pr
      */
     redactBatch(runner: { orgId: string }, events: RunnerEvent[]): Promise<RunnerEvent[]> {
       const keys = [...new Set(events.map((e) => `${runner.orgId}:${e.session_id}`))];
-      const run = Promise.all(keys.map((k) => queues.get(k))).then(() => redactEvents(runner.orgId, events));
+      const before = keys.map((k) => queues.get(k)).filter((q) => q !== undefined);
+      // A batch queued behind another starts on a later turn of the event loop: chained through
+      // microtasks, a session's queued batches (each under a slice) ran as one long task that a
+      // keystroke's echo in another session waited behind (issue 17, 74-107 ms under floods).
+      const run = before.length ? Promise.all(before).then(yieldToLoop).then(() => redactEvents(runner.orgId, events)) : redactEvents(runner.orgId, events);
       const settled = run.catch(() => undefined);
       for (const k of keys) queues.set(k, settled);
       void settled.then(() => {

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import type { RunnerEvent } from '../../protocol';
+import { createRedactionService } from './redaction';
+
+const SESSION = 'sess_redaction_queue';
+const chunk = (seq: number, data: string) =>
+  ({ type: 'TERMINAL_CHUNK', session_id: SESSION, org_id: 'org_1', repo_ref: 'repo_1', ts: 1_000 + seq, seq, data }) as unknown as RunnerEvent;
+
+describe('control-plane redaction queue', () => {
+  it('a batch queued behind the same session’s batch starts on a later turn of the event loop', async () => {
+    // The database and audit are only used for receipts at a session's end.
+    const redaction = createRedactionService({} as never, async () => ({}), {} as never);
+    const runner = { orgId: 'org_1' };
+    const order: string[] = [];
+    const first = redaction.redactBatch(runner, [chunk(1, 'line one\r\n')]).then(() => order.push('first'));
+    const second = redaction.redactBatch(runner, [chunk(2, 'line two\r\n')]).then(() => order.push('second'));
+    // Small batches are one slice each: chained through microtasks they ran in one task, ahead of
+    // anything else the loop had to do (another session's echo).
+    setImmediate(() => order.push('turn'));
+    await Promise.all([first, second]);
+    await new Promise((r) => setImmediate(r));
+    expect(order).toEqual(['first', 'turn', 'second']);
+  });
+
+  it('keeps a session’s batches in order and its stream whole across them', async () => {
+    const redaction = createRedactionService({} as never, async () => ({}), {} as never);
+    const runner = { orgId: 'org_1' };
+    const token = 'ghp_' + 'A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8';
+    const out = await Promise.all([
+      redaction.redactBatch(runner, [chunk(1, 'token: ' + token.slice(0, 12))]),
+      redaction.redactBatch(runner, [chunk(2, token.slice(12) + '\r\n')]),
+    ]);
+    const text = out.flat().map((e) => (e as { data: string }).data).join('');
+    expect(text).not.toContain(token.slice(4, 20));
+    expect(text).toContain('token: ');
+  });
+});
