@@ -1,0 +1,77 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { DOC_FILES_BEFORE, SITE_FILES } from '../../testing/fixture-repos';
+import { targetedHost } from './measure';
+import { currentReaders, parseLinks, useReaders } from './parsers';
+
+/**
+ * The verifier's Markdown reading (markdown-it) against the adapter's (micromark): the same links
+ * — the same decoded URLs, as many times — on every fixture, edge case and generated page. Only
+ * the URLs are compared: markdown-it gives no offsets, and the verifier needs only the count.
+ */
+function urls(rel: string, text: string, readers: 'adapter' | 'verifier'): string[] {
+  useReaders(readers);
+  try {
+    return parseLinks(rel, text)
+      .map((l) => l.url)
+      .sort();
+  } finally {
+    useReaders('adapter');
+  }
+}
+
+const EDGES: Record<string, string> = {
+  reference: 'A [full][ref], a [collapsed][], a [shortcut] and [missing][nope].\n\n[ref]: http://old.example.com/r "T"\n[collapsed]: <http://old.example.com/c>\n[shortcut]: http://old.example.com/s\n',
+  duplicate: '[a]: http://old.example.com/first\n[A]: http://old.example.com/second\n\n[a]\n',
+  refThenInline: '[ref]: http://old.example.com/defined\n\nA [a][ref](http://old.example.com/z) and [ref](http://old.example.com/y).\n',
+  noDefThenInline: 'A [a][ref](http://old.example.com/z).\n',
+  empty: '[a]() [b](<>) [c]( ) ![d]()\n\n[e]: <>\n',
+  autolinks: '<http://old.example.com/a> <mailto:x@y.z> <x@example.com> <HTTPS://OLD.EXAMPLE.COM/b> <not a link> <a+b:c>\n',
+  code: '`[a](http://x/in-span)` and ``<http://x/auto>``\n\n```\n[b](http://x/fenced)\n```\n\n    [c](http://x/indented)\n\n~~~md\n<a href="http://x/tilde">\n~~~\n',
+  html: '<div>\n<a href="http://old.example.com/block">b</a>\n</div>\n\nText <img src="http://old.example.com/inline.png"> and <!-- <a href="http://x/c"> --> end.\n\n<script>\n"<a href=http://x/script>"\n</script>\n',
+  escapes: '[a](http://old\\.example.com/a) [b](http://old&#46;example.com/b) [c](<http://x/with space>) [d](http://x/a\\)b) [e](http://x/(nested))\n',
+  titles: '[a](http://x/a "title [b](http://x/not)") ![i](http://x/i.png \'t\') [c](http://x/c (paren title))\n',
+  nesting: '[![img](http://x/img.png)](http://x/link) [a [b](http://x/inner)](http://x/outer) [`code](http://x/not)`](http://x/real)\n',
+  schemes: '[j](javascript:alert(1)) [f](file:///etc/passwd) [d](data:text/plain,hi) [v](vbscript:x) [rel](../up.md#anchor)\n',
+  containers: '> quote [a](http://x/q)\n> > nested [b](http://x/qq)\nlazy [c](http://x/lazy)\n\n- item [d](http://x/li)\n  - sub [e](http://x/sub)\n\n1. one\n\n   [f]: http://x/def-in-list\n',
+  blockquoteHtml: '> <div>\n> <a href="http://x/bq">x</a>\n> </div>\n',
+  setext: 'Title [a](http://x/h)\n===\n\n[b]: http://x/b\nnot a title\n---\n',
+  defInterrupt: 'para\n[a]: http://x/cannot-interrupt\n\n[b]:\nhttp://x/next-line\n\n[c]: http://x/c\n"title"\n',
+  crlf: '[a](http://x/a)\r\n\r\n[b]: http://x/b\r\n',
+  deepList: `${Array.from({ length: 30 }, (_, i) => `${'  '.repeat(i)}- [l${i}](http://x/${i})`).join('\n')}\n`,
+  deepQuote: `${'>'.repeat(40)} [q](http://x/deep)\n`,
+  brackets: '[a]b](http://x/no) [a\\]b](http://x/yes) [a](http://x/one) [](http://x/empty-text) [a]\n(http://x/newline)\n',
+  entityDest: '[a](http://x/&amp;) [b](http://x/&copy;)\n',
+};
+
+/**
+ * One known difference: markdown-it also decodes a legacy character reference without its `;`
+ * (`&notanentity;` → `¬anentity;`), micromark does not. No such reference decodes to a letter, a
+ * digit or `/ ? # . : -`, so it cannot make or unmake a host prefix: the counts agree.
+ */
+const LEGACY = '[a](http://old.example.com/&notanentity;) [b](http://old.example.com&copy-x) [c](http://old.example.com&amp/x) [d](http&colonx//old.example.com/)\n';
+const HOSTS = ['http://old.example.com', 'https://old.example.com'];
+const classes = (list: string[]) => list.map((u) => (targetedHost(u, HOSTS) ? 'old' : 'other'));
+
+function generated(n: number): string[] {
+  return Array.from({ length: n }, (_, i) => `# Page ${i}\n\n${'Some *prose* for _the_ page.\n'.repeat(i % 9)}\nSee [next](http://old.example.com/p${i + 1}) and ![img](https://old.example.com/i${i}.png "t").\n\n${i % 2 ? '> ' : ''}[ref${i}]: https://old.example.com/ref${i}\n${i % 3 === 0 ? `\nA [use][ref${i}] and <https://old.example.com/auto${i}>.\n` : ''}`);
+}
+
+describe("the verifier's Markdown reader (markdown-it) against the adapter's (micromark)", () => {
+  afterEach(() => expect(currentReaders()).toBe('adapter'));
+
+  it('finds the same links on the fixtures, the edge cases and generated pages', () => {
+    const texts: Array<[string, string]> = [...Object.entries(SITE_FILES), ...Object.entries(DOC_FILES_BEFORE), ...Object.entries(EDGES).map(([k, t]): [string, string] => [`${k}.md`, t]), ...generated(60).map((t, i): [string, string] => [`g${i}.md`, t])];
+    for (const [rel, text] of texts.filter(([r]) => r.endsWith('.md'))) expect({ rel, urls: urls(rel, text, 'verifier') }).toEqual({ rel, urls: urls(rel, text, 'adapter') });
+    // Not vacuous: the edge cases hold links, repeated definitions each count, references do not.
+    expect(urls('x.md', EDGES.duplicate, 'verifier')).toEqual(['http://old.example.com/first', 'http://old.example.com/second']);
+    expect(urls('x.md', EDGES.reference, 'verifier')).toHaveLength(3);
+  });
+
+  it('differs only in decoding legacy references without `;`, never in what is a link to the host', () => {
+    const v = urls('l.md', LEGACY, 'verifier');
+    const a = urls('l.md', LEGACY, 'adapter');
+    expect(v).not.toEqual(a);
+    expect(classes(v).sort()).toEqual(classes(a).sort());
+    expect(classes(a).filter((c) => c === 'old')).toHaveLength(1);
+  });
+});
