@@ -1,5 +1,12 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { DOC_FILES_BEFORE, SITE_FILES } from '../../testing/fixture-repos';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { runDta, setVerifierMemoDir } from '../../engine';
+import { dropKeptProposals } from '../../kept-proposals';
+import { DOC_FILES_BEFORE, makeRepo, SITE_FILES } from '../../testing/fixture-repos';
+import { VERIFIER_MEMO_FILE } from '../../verifier/memo';
+import { verifiersExited } from '../../verifier/spawn';
 import { targetedHost } from './measure';
 import { currentReaders, parseLinks, useReaders } from './parsers';
 
@@ -56,8 +63,32 @@ function generated(n: number): string[] {
   return Array.from({ length: n }, (_, i) => `# Page ${i}\n\n${'Some *prose* for _the_ page.\n'.repeat(i % 9)}\nSee [next](http://old.example.com/p${i + 1}) and ![img](https://old.example.com/i${i}.png "t").\n\n${i % 2 ? '> ' : ''}[ref${i}]: https://old.example.com/ref${i}\n${i % 3 === 0 ? `\nA [use][ref${i}] and <https://old.example.com/auto${i}>.\n` : ''}`);
 }
 
+// The last case starts a verifier process; a loaded 2-core machine needs time.
+vi.setConfig({ testTimeout: 180_000 });
+
 describe("the verifier's Markdown reader (markdown-it) against the adapter's (micromark)", () => {
   afterEach(() => expect(currentReaders()).toBe('adapter'));
+  afterEach(() => setVerifierMemoDir(null));
+
+  it('is what the verifier process reads with: its memo holds placeless Markdown links, which micromark never gives', async () => {
+    const repo = makeRepo(SITE_FILES);
+    const memoDir = fs.mkdtempSync(path.join(os.tmpdir(), 'readers-memo-'));
+    try {
+      setVerifierMemoDir(memoDir);
+      const out = await runDta({ tool: 'link_updater', version: '1.0', mode: 'dry-run', target: { repo_path: repo, glob: 'site/**' }, params: { from_hosts: ['http://old.example.com', 'https://old.example.com'], to_host: 'https://new.example.com' } });
+      expect(out.verifier.passed).toBe(true);
+      dropKeptProposals();
+      await verifiersExited();
+      const memo = JSON.parse(fs.readFileSync(path.join(memoDir, VERIFIER_MEMO_FILE), 'utf8')) as { entries: Array<[string, Array<{ start: number; url: string }>]> };
+      const links = memo.entries.flatMap(([, l]) => l);
+      expect(links).toContainEqual(expect.objectContaining({ start: -1, url: 'http://old.example.com/about' }));
+      // …and the adapter's own reading of the same file has the offsets.
+      expect(parseLinks('guide.md', SITE_FILES['site/docs/guide.md']).every((l) => l.start >= 0)).toBe(true);
+    } finally {
+      fs.rmSync(repo, { recursive: true, force: true });
+      fs.rmSync(memoDir, { recursive: true, force: true });
+    }
+  });
 
   it('finds the same links on the fixtures, the edge cases and generated pages', () => {
     const texts: Array<[string, string]> = [...Object.entries(SITE_FILES), ...Object.entries(DOC_FILES_BEFORE), ...Object.entries(EDGES).map(([k, t]): [string, string] => [`${k}.md`, t]), ...generated(60).map((t, i): [string, string] => [`g${i}.md`, t])];
