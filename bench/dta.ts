@@ -45,14 +45,19 @@ function cpuSeconds(): number {
 const TARGET_RATIO = 3;
 const LINKS = { from_hosts: ['http://old.example.com', 'https://old.example.com'], to_host: 'https://new.example.com' };
 
-function site(n: number): Record<string, string> {
+/**
+ * The generated site; `round` goes into every file's text, so no round finds its texts parsed by
+ * an earlier one (this process's parse cache is by content: a runner does not see the same 5,000
+ * texts again, except a dry-run's apply, which the run itself reuses).
+ */
+function site(n: number, round: number): Record<string, string> {
   const files: Record<string, string> = {};
   for (let i = 0; i < n; i++) {
     const dir = `site/s${i % 50}`;
     const k = i % 3;
-    if (k === 0) files[`${dir}/p${i}.html`] = `<!doctype html><html><head><link rel="stylesheet" href="https://old.example.com/s${i}.css"></head><body>\n${'<p>Lorem ipsum dolor sit amet.</p>\n'.repeat(20)}<a href="http://old.example.com/p${i + 1}">next</a> <a href="https://elsewhere.org/">x</a>\n<img src="https://old.example.com/i${i}.png" srcset="https://old.example.com/i${i}.png 1x, https://old.example.com/i${i}@2x.png 2x">\n</body></html>\n`;
-    else if (k === 1) files[`${dir}/p${i}.md`] = `# Page ${i}\n\n${'Some prose for the page.\n'.repeat(20)}\nSee [next](http://old.example.com/p${i + 1}) and ![img](https://old.example.com/i${i}.png).\n\n[ref]: https://old.example.com/ref${i}\n`;
-    else files[`${dir}/s${i}.css`] = `${'.a { color: red; }\n'.repeat(20)}.hero { background: url("https://old.example.com/h${i}.jpg"); }\n`;
+    if (k === 0) files[`${dir}/p${i}.html`] = `<!doctype html><html><head><link rel="stylesheet" href="https://old.example.com/s${i}.css"></head><body>\n<p>Round ${round}.</p>\n${'<p>Lorem ipsum dolor sit amet.</p>\n'.repeat(20)}<a href="http://old.example.com/p${i + 1}">next</a> <a href="https://elsewhere.org/">x</a>\n<img src="https://old.example.com/i${i}.png" srcset="https://old.example.com/i${i}.png 1x, https://old.example.com/i${i}@2x.png 2x">\n</body></html>\n`;
+    else if (k === 1) files[`${dir}/p${i}.md`] = `# Page ${i} of round ${round}\n\n${'Some prose for the page.\n'.repeat(20)}\nSee [next](http://old.example.com/p${i + 1}) and ![img](https://old.example.com/i${i}.png).\n\n[ref]: https://old.example.com/ref${i}\n`;
+    else files[`${dir}/s${i}.css`] = `/* round ${round} */\n${'.a { color: red; }\n'.repeat(20)}.hero { background: url("https://old.example.com/h${i}.jpg"); }\n`;
   }
   return files;
 }
@@ -112,7 +117,6 @@ function median(xs: number[]): number {
 }
 
 async function main() {
-  const files = site(FILES);
   // As a runner has it by its first run (npm run build, npm start, or its first verifier): built once, not timed.
   const bundle = await ensureVerifierBundle();
   console.log(`verifier: ${bundle ? `prebuilt (${path.relative(process.cwd(), bundle)})` : 'through tsx (no prebuilt entry)'}`);
@@ -120,7 +124,7 @@ async function main() {
   console.log(`${FILES} files, ${ROUNDS} round(s) (${os.cpus().length} CPUs, ${os.cpus()[0]?.model ?? 'unknown CPU'}, load ${loadAtStart.toFixed(2)})`);
   const rounds: Round[] = [];
   for (let i = 0; i < ROUNDS; i++) {
-    const r = await round(files, FILES);
+    const r = await round(site(FILES, i), FILES);
     rounds.push(r);
     // Each round on its own line: on a shared machine one round can be an outlier either way.
     console.log(`round ${i + 1}: sed ${r.sedMs.toFixed(0)} ms, av-dta dry-run ${r.dryMs.toFixed(0)} ms + apply/verify ${r.applyMs.toFixed(0)} ms = ${((r.dryMs + r.applyMs) / r.sedMs).toFixed(1)}×; CPU ${r.sedCpu.toFixed(1)} s vs ${r.dtaCpu.toFixed(1)} s; verified ${r.verified ? 'yes' : 'NO'}, same as sed ${r.same ? 'yes' : 'NO'}; load ${os.loadavg()[0]!.toFixed(2)}`);

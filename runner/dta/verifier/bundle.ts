@@ -24,7 +24,7 @@ export const DEFAULT_BUNDLE_CACHE = path.join(PROJECT, 'node_modules', '.cache',
 /** The process's entry and the parser threads' (parse-pool.ts picks it inside a bundle). */
 const ENTRY_POINTS = { main: 'runner/dta/verifier/main.ts', 'parse-worker': 'runner/dta/adapters/link-updater/parse-worker.ts' };
 /** The parsers whose source the memo's version names (memo.ts): hashed into the bundle as a constant, in this order. */
-const PARSERS_SOURCES = ['runner/dta/adapters/link-updater/parsers.ts', 'runner/dta/adapters/link-updater/html-htmlparser2.ts'];
+const PARSERS_SOURCES = ['runner/dta/adapters/link-updater/parsers.ts', 'runner/dta/adapters/link-updater/html-htmlparser2.ts', 'runner/dta/adapters/link-updater/markdown-markdown-it.ts'];
 /** One manifest per source tree: two checkouts sharing an install (a symlinked node_modules) do not rebuild each other's. */
 function manifestName(project: string): string {
   return `manifest-${crypto.createHash('sha256').update(path.resolve(project)).digest('hex').slice(0, 16)}.json`;

@@ -33,7 +33,7 @@ export function linksAfterHostSwap(before: string, links: readonly FoundLink[], 
   let shift = 0; // how far after's offsets are from before's at this point
   let lastEnd = -1;
   for (const link of links) {
-    if (link.start < lastEnd) return null; // overlapping links: leave it to the parser
+    if (link.start < 0 || link.start < lastEnd) return null; // a link without a place, or overlapping ones: leave it to the parser
     lastEnd = link.end;
     const host = link.rewritable ? targetedHost(link.url, hosts) : null;
     if (host === null) {

@@ -1,10 +1,10 @@
 import { createInterface } from 'node:readline';
-import { useHtmlReader } from '../adapters/link-updater/parsers';
+import { useReaders } from '../adapters/link-updater/parsers';
 import { PrepareRequestSchema, prepare, saveMemos, verify, VerifyRequestSchema } from './verify';
 
-// The verifier reads HTML with a parser of its own (htmlparser2; the adapter's is parse5): its
-// count is a second reading of the bytes, not the adapter's parser run again.
-useHtmlReader('htmlparser2');
+// The verifier reads with parsers of its own (htmlparser2, markdown-it; the adapter's are parse5,
+// micromark): its count is a second reading of the bytes, not the adapter's parsers run again.
+useReaders('verifier');
 
 /**
  * The verifier as its own process: one JSON request a line on stdin, one DtaVerifier a line on

@@ -2,7 +2,7 @@ import { parse, parseFragment, type DefaultTreeAdapterMap } from 'parse5';
 import { describe, expect, it } from 'vitest';
 import { SITE_FILES } from '../../testing/fixture-repos';
 import { afterEach } from 'vitest';
-import { currentHtmlReader, parseLinks, useHtmlReader, type FoundLink } from './parsers';
+import { currentReaders, parseLinks, useReaders, type FoundLink } from './parsers';
 
 /**
  * The HTML links parsers.ts finds with parse5's SAX mode against the same rules read off parse5's
@@ -64,11 +64,11 @@ function treeLinks(text: string, base = 0, fragment = false): Array<Pick<FoundLi
 const sax = (text: string) => parseLinks('x.html', text).map(({ start, end, url }) => ({ start, end, url }));
 /** The verifier's reading: htmlparser2 (every field, rewritable included, to compare with the adapter's). */
 function h2(rel: string, text: string): FoundLink[] {
-  useHtmlReader('htmlparser2');
+  useReaders('verifier');
   try {
     return parseLinks(rel, text);
   } finally {
-    useHtmlReader('parse5');
+    useReaders('adapter');
   }
 }
 
@@ -151,11 +151,11 @@ describe('link_updater HTML through parse5 SAX mode', () => {
 });
 
 describe("the verifier's HTML reader (htmlparser2) against the adapter's (parse5 SAX mode)", () => {
-  afterEach(() => expect(currentHtmlReader()).toBe('parse5'));
+  afterEach(() => expect(currentReaders()).toBe('adapter'));
 
   it('gives the same links, offsets and rewritability on the fixtures, the edge cases and generated pages', () => {
     const texts = [...Object.entries(SITE_FILES).filter(([rel]) => rel.endsWith('.html')).map(([, t]) => t), ...Object.values(AGREE), ...Object.values(DIFFER_TEXT), ...generated(60)];
     for (const text of texts) expect({ text, links: h2('x.html', text) }).toEqual({ text, links: parseLinks('x.html', text) });
-    for (const [rel, text] of Object.entries(SITE_FILES)) expect({ rel, links: h2(rel, text) }).toEqual({ rel, links: parseLinks(rel, text) });
+    for (const [rel, text] of Object.entries(SITE_FILES).filter(([r]) => !r.endsWith('.md'))) expect({ rel, links: h2(rel, text) }).toEqual({ rel, links: parseLinks(rel, text) });
   });
 });

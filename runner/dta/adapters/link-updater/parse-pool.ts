@@ -1,6 +1,6 @@
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { currentHtmlReader, parseLinks, type FoundLink } from './parsers';
+import { currentReaders, parseLinks, type FoundLink } from './parsers';
 import type { ParseReply, ParseRequest } from './parse-worker';
 
 /**
@@ -91,7 +91,7 @@ function send(t: Thread, files: Array<[string, string]>): Promise<FoundLink[][]>
     const id = nextId++;
     t.pending.set(id, { resolve, reject });
     t.worker.ref();
-    t.worker.postMessage({ id, files, html: currentHtmlReader() } satisfies ParseRequest);
+    t.worker.postMessage({ id, files, readers: currentReaders() } satisfies ParseRequest);
   });
 }
 

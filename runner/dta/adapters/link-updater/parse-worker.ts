@@ -1,5 +1,5 @@
 import { parentPort } from 'node:worker_threads';
-import { parseLinks, useHtmlReader, type HtmlReader } from './parsers';
+import { parseLinks, useReaders, type Readers } from './parsers';
 
 /**
  * One parser thread of the pool (parse-pool.ts): batches of [path, text] in, each file's links
@@ -9,14 +9,14 @@ import { parseLinks, useHtmlReader, type HtmlReader } from './parsers';
 export interface ParseRequest {
   id: number;
   files: Array<[string, string]>;
-  /** The calling thread's HTML reader (the verifier's differs from the adapter's). */
-  html: HtmlReader;
+  /** The calling thread's parsers (the verifier's differ from the adapter's). */
+  readers: Readers;
 }
 export type ParseReply = { id: number; links: ReturnType<typeof parseLinks>[] } | { id: number; error: string } | { ready: true };
 
 parentPort?.on('message', (req: ParseRequest) => {
   try {
-    useHtmlReader(req.html === 'htmlparser2' ? 'htmlparser2' : 'parse5');
+    useReaders(req.readers === 'verifier' ? 'verifier' : 'adapter');
     parentPort!.postMessage({ id: req.id, links: req.files.map(([rel, text]) => parseLinks(rel, text)) } satisfies ParseReply);
   } catch (err) {
     parentPort!.postMessage({ id: req.id, error: err instanceof Error ? err.message : String(err) } satisfies ParseReply);

@@ -4,6 +4,7 @@ import type { Token } from 'parse5';
 import { SAXParser } from 'parse5-sax-parser';
 import postcss from 'postcss';
 import { readHtml, type TagAttr } from './html-htmlparser2';
+import { readMarkdown } from './markdown-markdown-it';
 import valueParser from 'postcss-value-parser';
 
 /**
@@ -119,21 +120,24 @@ class LinkSax extends SAXParser {
 }
 
 /**
- * Which HTML reader this process uses: parse5 (SAX mode) by default — the adapter's; htmlparser2
- * in the verifier process (verifier/main.ts), so its count is an independent reading. Both feed
- * the same link rules (element(), cssLinks()).
+ * Which parsers this process reads with. The adapter's (the default): parse5 in SAX mode for HTML,
+ * micromark for Markdown — both with exact offsets, which a rewrite needs. The verifier's
+ * (verifier/main.ts): htmlparser2 and markdown-it, parsers written apart from those, so its count
+ * is a second reading of the bytes and not the adapter's parsers run again — and cheaper. Both
+ * feed the same link rules (element(), cssLinks(); CSS is postcss for both). html-readers.test.ts
+ * and markdown-readers.test.ts hold the two readings to the same answers.
  */
-export type HtmlReader = 'parse5' | 'htmlparser2';
-let htmlReader: HtmlReader = 'parse5';
-export function useHtmlReader(reader: HtmlReader): void {
-  htmlReader = reader;
+export type Readers = 'adapter' | 'verifier';
+let readers: Readers = 'adapter';
+export function useReaders(r: Readers): void {
+  readers = r;
 }
-export function currentHtmlReader(): HtmlReader {
-  return htmlReader;
+export function currentReaders(): Readers {
+  return readers;
 }
 
 function htmlLinks(text: string, base: number): FoundLink[] {
-  if (htmlReader === 'parse5') return new LinkSax(text, base).links();
+  if (readers === 'adapter') return new LinkSax(text, base).links();
   const out: FoundLink[] = [];
   readHtml(text, {
     startTag: (tagName, attrs) => element(tagName, attrs, text, base, out),
@@ -278,8 +282,17 @@ function markdownContext(): ReturnType<typeof micromarkParse> {
   return mdContext;
 }
 
+/** Links without a place (start/end -1: markdown-it gives none), counted but never rewritten from. */
+function placeless(url: string): FoundLink {
+  return { start: -1, end: -1, url, rewritable: false };
+}
+
 function markdownLinks(text: string): FoundLink[] {
   const out: FoundLink[] = [];
+  if (readers === 'verifier') {
+    readMarkdown(text, { url: (url) => out.push(placeless(url)), html: (source) => out.push(...htmlLinks(source, 0).map((l) => placeless(l.url))) });
+    return out;
+  }
   const events = postprocess(markdownContext().document().write(preprocess()(text, undefined, true)));
   for (const [kind, token] of events) {
     if (kind !== 'enter') continue;
