@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { RunnerEvent, RunnerEventBody, SessionSummary } from '../../protocol';
-import { openServiceDb, type ServiceDb } from './service-db';
+import type { RunnerEventBody, SessionSummary } from '../../protocol';
+import { chunkBody, createRunningSessions, openServiceDb, runnerEvents, touchedBody, type ServiceDb } from './service-db';
 
 /**
  * The session rows a batch changes are written set-based (server/services/repo/session-rows.ts)
@@ -14,27 +14,18 @@ const [A, B, C] = ids(3) as [string, string, string];
 
 describe('ingest: session rows changed set-based', () => {
   let s: ServiceDb;
-  /** The next seq per session, as each session's runner spool numbers them. */
-  const seqs = new Map<string, number>();
+  const events = runnerEvents(() => s.orgId);
+  const ev = events.ev;
   const published: SessionSummary[] = [];
-  const ev = (sessionId: string, body: RunnerEventBody): RunnerEvent => {
-    const seq = (seqs.get(sessionId) ?? 0) + 1;
-    seqs.set(sessionId, seq);
-    return { ...body, session_id: sessionId, org_id: s.orgId, repo_id: 'repo_test01', repo_ref: { provider: 'local', owner: '', name: 'demo' }, ts: 1_700_000_000_000 + seq, seq } as RunnerEvent;
-  };
-  const chunk = (data: string): RunnerEventBody => ({ type: 'TERMINAL_CHUNK', data });
-  const touched = (room: string): RunnerEventBody => ({ type: 'FILE_TOUCHED', path: `${room}/f.js`, room_path: room, reason: 'write' });
+  const chunk = chunkBody;
+  const touched = touchedBody;
   const activity = (detail: string, since: number): RunnerEventBody => ({ type: 'AGENT_ACTIVITY', activity: 'working', detail, since });
   const row = (id: string) => s.db.session.findUniqueOrThrow({ where: { id } });
 
-  async function createSessions(list: string[]) {
-    await s.db.session.createMany({
-      data: list.map((id) => ({ id, orgId: s.orgId, repoId: 'repo_test01', runnerId: s.runner.id, createdById: 'user_admin1', provider: 'shell', roomPath: 'src', title: id, state: 'RUNNING', reason: 'started' })),
-    });
-  }
+  const createSessions = (list: string[]) => createRunningSessions(s, list);
 
   beforeEach(async () => {
-    seqs.clear();
+    events.reset();
     published.length = 0;
     s = await openServiceDb({ defaultPlan: 'enterprise' });
     s.services.ports.broadcast = { ...s.services.ports.broadcast!, sessionUpdated: (_org, summary) => void published.push(summary) };

@@ -2,9 +2,8 @@ import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import Database from 'libsql';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { RunnerEvent, RunnerEventBody } from '../../protocol';
 import { resolveDbFile } from '../db';
-import { openServiceDb, type ServiceDb } from './service-db';
+import { chunkBody, createRunningSessions, openServiceDb, runnerEvents, touchedBody, type ServiceDb } from './service-db';
 
 /**
  * SQLite's ingest writer (server/db-writer.ts): a runner batch runs on one kept connection, not
@@ -18,14 +17,10 @@ const onPostgres = !!process.env.AV_TEST_POSTGRES_URL;
 
 describe.skipIf(onPostgres)('ingest writer: one kept SQLite connection per process', () => {
   let s: ServiceDb;
-  const seqs = new Map<string, number>();
-  const ev = (sessionId: string, body: RunnerEventBody): RunnerEvent => {
-    const seq = (seqs.get(sessionId) ?? 0) + 1;
-    seqs.set(sessionId, seq);
-    return { ...body, session_id: sessionId, org_id: s.orgId, repo_id: 'repo_test01', repo_ref: { provider: 'local', owner: '', name: 'demo' }, ts: 1_700_000_000_000 + seq, seq } as RunnerEvent;
-  };
-  const chunk = (data: string): RunnerEventBody => ({ type: 'TERMINAL_CHUNK', data });
-  const touched = (room: string): RunnerEventBody => ({ type: 'FILE_TOUCHED', path: `${room}/f.js`, room_path: room, reason: 'write' });
+  const events = runnerEvents(() => s.orgId);
+  const ev = events.ev;
+  const chunk = chunkBody;
+  const touched = touchedBody;
   const stored = async () => ({
     events: await s.db.sessionEvent.count(),
     segments: (await s.db.terminalSegment.findMany({ orderBy: [{ sessionId: 'asc' }, { seqFrom: 'asc' }] })).map((x) => [x.sessionId, x.seqFrom, x.seqTo, x.data]),
@@ -33,11 +28,9 @@ describe.skipIf(onPostgres)('ingest writer: one kept SQLite connection per proce
   });
 
   beforeEach(async () => {
-    seqs.clear();
+    events.reset();
     s = await openServiceDb({ defaultPlan: 'enterprise' });
-    await s.db.session.createMany({
-      data: [A, B].map((id) => ({ id, orgId: s.orgId, repoId: 'repo_test01', runnerId: s.runner.id, createdById: 'user_admin1', provider: 'shell', roomPath: 'src', title: id, state: 'RUNNING', reason: 'started' })),
-    });
+    await createRunningSessions(s, [A, B]);
   });
   afterEach(() => s.close());
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { PlanId, Result } from '../../protocol';
+import type { PlanId, Result, RunnerEvent, RunnerEventBody } from '../../protocol';
 import { connectDb, migrate, type Db } from '../db';
 import { createPostgresDatabase } from './postgres-server';
 import { createServices, type Services } from '../services';
@@ -94,4 +94,30 @@ export async function openServiceDb(opts: { defaultPlan?: PlanId; runnerGraceMs?
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Runner events for the ServiceDb's org, numbered per session from 1 as a runner's spool numbers
+ * them (ingest tests). `orgId` is read per event: the ServiceDb is opened again before each test.
+ */
+export function runnerEvents(orgId: () => string) {
+  const seqs = new Map<string, number>();
+  return {
+    ev(sessionId: string, body: RunnerEventBody): RunnerEvent {
+      const seq = (seqs.get(sessionId) ?? 0) + 1;
+      seqs.set(sessionId, seq);
+      return { ...body, session_id: sessionId, org_id: orgId(), repo_id: 'repo_test01', repo_ref: { provider: 'local', owner: '', name: 'demo' }, ts: 1_700_000_000_000 + seq, seq } as RunnerEvent;
+    },
+    reset: () => seqs.clear(),
+  };
+}
+
+export const chunkBody = (data: string): RunnerEventBody => ({ type: 'TERMINAL_CHUNK', data });
+export const touchedBody = (room: string): RunnerEventBody => ({ type: 'FILE_TOUCHED', path: `${room}/f.js`, room_path: room, reason: 'write' });
+
+/** RUNNING shell sessions of the ServiceDb's runner in room `src`, as ingest tests start them. */
+export async function createRunningSessions(s: ServiceDb, ids: string[]): Promise<void> {
+  await s.db.session.createMany({
+    data: ids.map((id) => ({ id, orgId: s.orgId, repoId: 'repo_test01', runnerId: s.runner.id, createdById: 'user_admin1', provider: 'shell', roomPath: 'src', title: id, state: 'RUNNING', reason: 'started' })),
+  });
 }
