@@ -149,6 +149,16 @@ describe('runner over a real socket', () => {
     await removeTempDir(tmp);
   });
 
+  /** The control plane goes away and a new one listens on the same port; resolves once the runner registered with it. */
+  async function restartControlPlane() {
+    const port = Number(new URL(url).port);
+    await cp.close();
+    await waitFor(() => !runner!.connection.connected, 'disconnect noticed');
+    cp = new FakeControlPlane();
+    await cp.listen(port);
+    await waitFor(() => cp.registers.length === 1, 'register with the new server');
+  }
+
   it('registers, validates commands, runs a session end to end and stops it', async () => {
     runner = await start();
     await waitFor(() => cp.registers.length === 1, 'register');
@@ -341,12 +351,7 @@ describe('runner over a real socket', () => {
   it('finds a restarted control plane by itself and registers again', async () => {
     runner = await start();
     await waitFor(() => cp.registers.length === 1, 'register');
-    const port = Number(new URL(url).port);
-    await cp.close();
-    await waitFor(() => !runner!.connection.connected, 'disconnect noticed');
-    cp = new FakeControlPlane();
-    await cp.listen(port);
-    await waitFor(() => cp.registers.length === 1, 'register with the new server');
+    await restartControlPlane();
     expect(runner.connection.registered).toMatchObject({ runner_id: 'runner_1' });
   });
 
@@ -363,12 +368,7 @@ describe('runner over a real socket', () => {
     await waitFor(() => flow.paused, 'the PTY paused for want of acks');
     const pausedAt = runner.spool.lastSeq(sid);
     // The control plane goes away; whatever ack it had on its way is lost with the socket.
-    const port = Number(new URL(url).port);
-    await cp.close();
-    await waitFor(() => !runner!.connection.connected, 'disconnect noticed');
-    cp = new FakeControlPlane();
-    await cp.listen(port);
-    await waitFor(() => cp.registers.length === 1, 'register with the new server');
+    await restartControlPlane();
     // Nobody will ever send the lost acks again: the PTY must not wait for them.
     // (A paused PTY adds at most what its last window still held: a few chunks, never ten.)
     await waitFor(() => cp.events(sid).some((e) => e.type === 'TERMINAL_CHUNK' && e.seq > pausedAt + 10), 'output after the reconnect');
