@@ -14,7 +14,6 @@ import {
 import { SessionHooks, type HookServer } from '../hooks';
 import { errorMessage, type Logger } from '../log';
 import { ScreenWatch, type ProviderAdapter, type ScreenGate } from '../providers';
-import { createSessionHome } from '../pty/clean-env';
 import { FlowControl } from '../pty/flow-control';
 import type { SessionBase, Spool } from '../spool/spool';
 import type { PreparedWorktree, WorkspaceManager } from '../workspace/workspace-manager';
@@ -23,19 +22,18 @@ import { PolicyGate } from '../approvals/gate';
 import type { ApprovalJournal } from '../approvals/journal';
 import { effectivePolicy, type EffectivePolicy } from '../policy/classify';
 import { pathGuard, type PathGuard } from '../policy/paths';
-import { runSessionDta } from '../dta/session-dta';
-import { strictToolsFor } from '../dta/strict-tools';
 import { logRedaction } from '../../common/log-redaction';
 import { createRedactor, createStreamRedactor, DEFAULT_RULES, RedactionTally, redactStrings, type Redactor } from '../../common/redact';
-import { PatrolOutput, patrolErrorEvent, patrolResultEvents } from '../patrols/patrol-run';
-import { ActivityTracker, describeDuration, IDLE_AFTER_MS, type ActivityKind } from './activity-tracker';
+import { PatrolOutput, patrolErrorEvent } from '../patrols/patrol-run';
+import { ActivityTracker, IDLE_AFTER_MS, type ActivityKind } from './activity-tracker';
 import { DiffReporter, type FileTouchReason } from './diff-reporter';
-import { prepareLaunch, spawnOf, type LaunchPlan, type LaunchPrep } from './launch-plan';
-import { ProcessControl, signalName, STOP_GRACE_MS } from './process-control';
+import type { LaunchPlan } from './launch-plan';
+import { ProcessControl, STOP_GRACE_MS } from './process-control';
 import { TerminalOutput } from './terminal-output';
 import { runResultEvent, runResultNotice, writeRunResult } from './run-inbox';
 import { UsageTicker } from './usage-ticker';
-import { EgressProxy, type EgressBlocked, type SandboxSupport } from '../sandbox';
+import { runSession } from './session-launch';
+import type { EgressProxy, SandboxSupport } from '../sandbox';
 
 export { STOP_GRACE_MS } from './process-control';
 export { IDLE_AFTER_MS, type ActivityKind } from './activity-tracker';
@@ -78,11 +76,6 @@ export interface SessionDeps {
   sandbox?: SandboxSupport;
 }
 
-/** Exit codes above this mean "killed by signal (code - 128)" when they come from bubblewrap's init. */
-const SHELL_SIGNAL_BASE = 128;
-/** Highest Linux signal number (SIGRTMAX). */
-const MAX_SIGNAL = 64;
-
 /** Event fields that are identifiers or enums, never free text: not passed through the redactor. */
 const KEPT_FIELDS = new Set(['type', 'session_id', 'org_id', 'repo_id', 'approval_id', 'command_hash', 'provider', 'category', 'risk', 'decision', 'from', 'to', 'outcome', 'source', 'activity', 'severity']);
 const isKeptField = (key: string) => KEPT_FIELDS.has(key);
@@ -91,7 +84,9 @@ const isKeptField = (key: string) => KEPT_FIELDS.has(key);
  * One session: the state machine and the wiring of its parts — launch plan (launch-plan.ts),
  * process control (process-control.ts), activity (activity-tracker.ts), files and diffs
  * (diff-reporter.ts), usage (usage-ticker.ts), the run inbox (run-inbox.ts). States only move
- * forward (protocol canTransition); the last event is always COMPLETED or FAILED.
+ * forward (protocol canTransition); the last event is always COMPLETED or FAILED. Its launch and
+ * exit live in session-launch.ts and drive its parts directly: the members they use are not
+ * `private`, but nothing outside runner/sessions/ reaches them.
  */
 export class Session {
   readonly id: string;
@@ -103,44 +98,44 @@ export class Session {
   /** Resolves after the final state change was spooled and everything was cleaned up. */
   readonly done: Promise<void>;
 
-  private readonly proc: ProcessControl;
-  private stopReason: string | null = null;
+  readonly proc: ProcessControl;
+  stopReason: string | null = null;
   /** The terminal stream: batched, masked before it is spooled (a secret split across chunks is held briefly). */
-  private readonly output: TerminalOutput;
+  readonly output: TerminalOutput;
   /** Every other event's strings, masked before they are spooled. */
   private readonly redactor: Redactor;
   /** What this session's redaction masked (rule and secret names only): sent as REDACTION_RECEIPT at the end. */
   private readonly redactions = new RedactionTally();
   private resolveDone!: () => void;
-  private finished = false;
+  finished = false;
 
-  private readonly usage: UsageTicker;
-  private readonly activity: ActivityTracker;
-  private readonly files: DiffReporter;
+  readonly usage: UsageTicker;
+  readonly activity: ActivityTracker;
+  readonly files: DiffReporter;
   /** The agent CLI's screen: gates its hooks cannot report, and the line to quote when it exits early. */
-  private screen: ScreenWatch | null = null;
+  screen: ScreenWatch | null = null;
   /** The gate the screen showed last (its detail is the current activity's). */
-  private screenGate: ScreenGate | null = null;
-  private hookChannel: SessionHooks | null = null;
+  screenGate: ScreenGate | null = null;
+  hookChannel: SessionHooks | null = null;
   /** The session's only way out under restricted network (sandbox only). */
-  private egress: EgressProxy | null = null;
+  egress: EgressProxy | null = null;
 
   /** Set for a patrol (cmd.patrol): its output is kept and read for findings when it ends. */
-  private readonly patrolOutput: PatrolOutput | null;
-  private patrolTimer: NodeJS.Timeout | null = null;
-  private readonly createdAt = Date.now();
+  readonly patrolOutput: PatrolOutput | null;
+  patrolTimer: NodeJS.Timeout | null = null;
+  readonly createdAt = Date.now();
 
   /** Policy as enforced here (defaults filled in), the one ask path, and the checks that use it. */
   readonly policy: EffectivePolicy;
   readonly broker: ApprovalBroker;
-  private readonly gate: PolicyGate;
-  private readonly paths: PathGuard;
+  readonly gate: PolicyGate;
+  readonly paths: PathGuard;
   /** What was spawned (tests and the sandbox read it). */
   launchPlan: LaunchPlan | null = null;
 
   constructor(
     readonly cmd: CreateSessionCommand,
-    private readonly deps: SessionDeps,
+    readonly deps: SessionDeps,
   ) {
     this.id = cmd.session_id;
     this.base = { session_id: cmd.session_id, org_id: cmd.org_id, repo_id: cmd.repo_id, repo_ref: cmd.repo };
@@ -240,7 +235,7 @@ export class Session {
   }
 
   start(): void {
-    void this.run().catch((err) => {
+    void runSession(this).catch((err) => {
       this.deps.log.error(`session ${this.id} crashed`, err);
       void this.finishWithoutProcess('FAILED', `runner error: ${errorMessage(err)}`);
     });
@@ -336,209 +331,14 @@ export class Session {
 
   // ---- lifecycle ----
 
-  private async run(): Promise<void> {
-    const { cmd, deps } = this;
-    const provider = deps.providers.get(cmd.provider);
-    try {
-      if (!provider) throw new Error(`provider ${cmd.provider} is not available on this runner`);
-      const what = cmd.checkout.type === 'commit' ? `commit ${cmd.checkout.ref}` : `branch ${cmd.checkout.ref}`;
-      this.transition('PREPARING_WORKSPACE', `preparing a ${cmd.mode === 'read_only' ? 'read-only' : 'writable'} worktree of ${what}`);
-      this.worktree = await deps.workspaces.prepareWorktree({
-        session_id: cmd.session_id,
-        repo_id: cmd.repo_id,
-        source: cmd.repo_source,
-        checkout: cmd.checkout,
-        mode: cmd.mode,
-      });
-      if (this.stopReason !== null) return this.finishWithoutProcess('COMPLETED', `${this.stopReason} (before the provider started)`);
-      this.transition('STARTING_PROVIDER', `starting ${provider.id}`);
-      this.home = await createSessionHome(deps.homesDir, cmd.session_id, cmd.room_path || cmd.repo.name);
-      if (this.stopReason !== null) return this.finishWithoutProcess('COMPLETED', `${this.stopReason} (before the provider started)`);
-      const plan = await prepareLaunch(this.launchPrep(), provider, this.worktree, this.home);
-      this.launchPlan = plan;
-      // Watching starts before the process, so not even its first write goes unseen.
-      this.files.startWatching();
-      if (!cmd.patrol && provider.screenRules) this.screen = new ScreenWatch(provider.id, provider.screenRules, cmd, (gate) => this.onScreenGate(gate));
-      const pid = this.proc.spawn(spawnOf(plan), { cwd: plan.cwd, env: plan.env, ...plan.size, sandboxed: plan.isolation === 'sandbox' }, {
-        data: (data) => {
-          this.screen?.push(data);
-          this.output.push(data);
-          this.patrolOutput?.append(data);
-          this.hookChannel?.observeOutput(data);
-          this.activity.noteIo();
-        },
-        exit: (exitCode, signal) => {
-          void this.onExit(exitCode, signal).catch((err) => {
-            this.deps.log.error(`session ${this.id} exit handling failed`, err);
-            this.endNow();
-          });
-        },
-      });
-      this.emit({
-        type: 'SESSION_STARTED',
-        provider: provider.id,
-        room_path: cmd.room_path,
-        branch: this.worktree.branch,
-        worktree_path: this.worktree.path,
-        pid,
-      });
-      this.transition('RUNNING', cmd.patrol ? `${cmd.patrol.kind} patrol running as pid ${pid}: ${cmd.patrol.command}`.slice(0, WIRE_LIMITS.TEXT) : `${provider.id} running as pid ${pid}`);
-      if (cmd.patrol) {
-        const { kind, command, timeout_ms } = cmd.patrol;
-        if (kind === 'test') this.emit({ type: 'TEST_RUN_STARTED', command: command.slice(0, WIRE_LIMITS.COMMAND) });
-        this.patrolTimer = setTimeout(() => this.stop(`the patrol timed out after ${describeDuration(timeout_ms)}`), timeout_ms);
-        this.patrolTimer.unref();
-      }
-      this.usage.start();
-      // A shell has no prompts to count: its start is its one invocation. AI CLIs count their turns (hooks).
-      if (provider.id === 'shell') this.usage.meter.addInvocation();
-      this.activity.restart();
-      deps.log.info(`session ${this.id} running (pid ${pid}) in ${plan.cwd}`);
-    } catch (err) {
-      const reason = errorMessage(err);
-      deps.log.warn(`session ${this.id} failed to start: ${reason}`);
-      if (this.proc.alive) {
-        // Started but could not be reported: do not leave it running unowned.
-        this.proc.killAll();
-        return;
-      }
-      await this.finishWithoutProcess('FAILED', reason);
-    }
-  }
-
-  /** What launch-plan.ts's prepareLaunch needs; hooks and the egress proxy stay with the session for its cleanup. */
-  private launchPrep(): LaunchPrep {
-    const { cmd, deps } = this;
-    return {
-      cmd,
-      policy: this.policy,
-      paths: this.paths,
-      clone: deps.workspaces.barePath(cmd.repo_id),
-      can: { readOnlyMount: deps.readOnlyPrevention === true, guardNamespace: deps.guardNamespace === true, sandbox: deps.sandbox ?? null },
-      openHooks: (provider, worktree) => (this.hookChannel = this.openHooks(provider, worktree)),
-      warnUnsandboxed: () => this.warnUnsandboxed(),
-      startEgress: async (allow) => (this.egress = await EgressProxy.start({ allow, log: deps.log, onBlocked: (b) => this.onEgressBlocked(b) })),
-    };
-  }
-
-  /**
-   * Restricted network asked for, but this runner can make no network namespace (no bubblewrap,
-   * user namespaces disabled, not root): the session runs with the runner's network, and says so
-   * loudly in its terminal and as an alert (README, "Threat model").
-   */
-  private warnUnsandboxed(): void {
-    const msg = 'this runner cannot sandbox sessions (no usable bubblewrap / user namespaces): network egress is NOT restricted for this session';
-    this.deps.log.warn(`session ${this.id}: ${msg}`);
-    this.emit({ type: 'ALERT_RAISED', severity: 'warning', message: msg });
-    this.output.push(`\x1b[1;33magent-village: ${msg}\x1b[0m\r\n`);
-  }
-
-  /** A connection the egress proxy refused: a line in the terminal and POLICY_BLOCKED with the host (audited). */
-  private onEgressBlocked(b: EgressBlocked): void {
-    if (!b.report || this.finished) return;
-    const target = `${b.host}:${b.port}`;
-    this.deps.log.info(`session ${this.id}: egress to ${target} refused`);
-    this.output.push(`\r\n\x1b[1;31magent-village: network: blocked ${target} (not on this session's allowlist)\x1b[0m\r\n`);
-    this.emit({
-      type: 'POLICY_BLOCKED',
-      command: `CONNECT ${target}`.slice(0, WIRE_LIMITS.POLICY_COMMAND),
-      host: b.host.slice(0, 300),
-      rule: `network allow_hosts does not include ${b.host}`.slice(0, WIRE_LIMITS.RULE),
-      detail: `a connection to ${target} was refused by the session's egress proxy`.slice(0, WIRE_LIMITS.TEXT),
-      outcome: 'prevented',
-    });
-  }
-
-  private async onExit(exitCode: number, signal: number): Promise<void> {
-    this.activity.clear();
-    this.output.end();
-    this.usage.finish();
-    // Jobs the program left behind must not outlive the worktree they run in.
-    this.proc.killAll();
-    // bubblewrap's init reports a program killed by signal N as exit code 128 + N (a shell's
-    // convention); turn it back into the signal so "killed by SIGKILL" reads the same sandboxed.
-    if (this.launchPlan?.isolation === 'sandbox' && !signal && exitCode > SHELL_SIGNAL_BASE && exitCode <= SHELL_SIGNAL_BASE + MAX_SIGNAL) signal = exitCode - SHELL_SIGNAL_BASE;
-    const sig = signalName(signal);
-    const how = sig ? `killed by ${sig}` : `exited with code ${exitCode}`;
-    let to: SessionState;
-    let reason: string;
-    if (this.stopReason !== null) {
-      to = 'COMPLETED';
-      reason = `${this.stopReason} (${how})`;
-    } else if (!sig && exitCode === 0) {
-      to = 'COMPLETED';
-      reason = how;
-    } else {
-      to = 'FAILED';
-      // "exited with code 1: Failed to connect to api.anthropic.com: ENOTFOUND" says what to fix.
-      const last = await this.screen?.lastLine().catch(() => null);
-      reason = last ? `${how}: ${last}` : how;
-    }
-    this.screen?.close();
-    this.deps.log.info(`session ${this.id} ${how}`);
-    if (this.cmd.patrol && this.worktree) {
-      const events = await patrolResultEvents(
-        this.cmd.patrol,
-        { exitCode: sig ? null : exitCode, signal: sig, stoppedBecause: this.stopReason },
-        this.patrolOutput?.value ?? '',
-        this.worktree,
-        this.createdAt,
-      ).catch((err) => {
-        this.deps.log.error(`patrol result of ${this.id} failed`, err);
-        return [patrolErrorEvent(this.cmd.patrol!, `the runner could not read its result: ${errorMessage(err)}`, this.worktree?.sha ?? null, this.createdAt)];
-      });
-      for (const e of events) this.emit(e);
-    }
-    await this.cleanup();
-    this.finish(to, reason, sig ? null : exitCode);
-  }
-
-  /**
-   * The screen shows a gate (sign-in, a question, an unreachable API) or moved past one: the
-   * sprite says so in words. A gate's detail replaces whatever activity was reported before.
-   */
-  private onScreenGate(gate: ScreenGate | null): void {
-    if (this.finished || this.proc.exited) return;
-    const previous = this.screenGate;
-    this.screenGate = gate;
-    if (gate) {
-      // A new gate's words replace the old ones even when the activity stays "waiting for input".
-      this.activity.forget();
-      this.setActivity('waiting_for_input', gate.detail);
-    } else if (previous && this.activity.current === 'waiting_for_input') {
-      this.setActivity('working', `past "${previous.detail}"`);
-    }
-  }
-
-  /** Hook calls become events through the same paths the watcher and idle detection use. */
-  private openHooks(provider: ProviderId, worktree: string): SessionHooks | null {
-    if (!this.deps.hooks) return null;
-    return new SessionHooks(this.deps.hooks, this.id, {
-      // The session token names org and repository as well as the session (issue 12).
-      scope: { org_id: this.cmd.org_id, repo_id: this.cmd.repo_id },
-      provider,
-      worktree,
-      gate: this.gate,
-      ...(this.cmd.policy?.strict_tools ? { strictTools: strictToolsFor(worktree) } : {}),
-      guard: (call) => this.gate.guardCall(call),
-      dta: (call) => runSessionDta(call, { worktree, emit: (body) => void this.emit(body), ask: (req) => this.broker.ask(req), strict: this.files.strict }),
-      sink: {
-        emit: (body) => void this.emit(body),
-        activity: (activity, detail) => void this.setActivity(activity, detail),
-        fileTouched: (file, reason) => void this.noteFileTouched(file, reason, 'hook'),
-        invocation: () => this.usage.meter.addInvocation(),
-      },
-    });
-  }
-
-  private async finishWithoutProcess(to: SessionState, reason: string): Promise<void> {
+  async finishWithoutProcess(to: SessionState, reason: string): Promise<void> {
     if (this.finished) return;
     if (this.cmd.patrol) this.emit(patrolErrorEvent(this.cmd.patrol, reason, this.worktree?.sha ?? null, this.createdAt));
     await this.cleanup();
     this.finish(to, reason, null);
   }
 
-  private async cleanup(): Promise<void> {
+  async cleanup(): Promise<void> {
     if (this.patrolTimer) clearTimeout(this.patrolTimer);
     this.patrolTimer = null;
     // Whatever still waits is denied (its shim died with the process); then the token dies too.
@@ -561,7 +361,7 @@ export class Session {
     }
   }
 
-  private finish(to: SessionState, reason: string, exitCode: number | null): void {
+  finish(to: SessionState, reason: string, exitCode: number | null): void {
     if (this.finished) return;
     if (!canTransition(this.state, to)) to = canTransition(this.state, 'FAILED') ? 'FAILED' : to;
     if (this.redactions.size > 0) this.emit({ type: 'REDACTION_RECEIPT', entries: this.redactions.list() });
@@ -572,11 +372,11 @@ export class Session {
   }
 
   /** Last resort when exit handling itself broke: the session must still end. */
-  private endNow(): void {
+  endNow(): void {
     this.finish('FAILED', 'runner error while the session ended', null);
   }
 
-  private transition(to: SessionState, reason: string, exitCode?: number | null): void {
+  transition(to: SessionState, reason: string, exitCode?: number | null): void {
     const from = this.state;
     if (!canTransition(from, to)) {
       this.deps.log.warn(`session ${this.id}: ignored transition ${from} → ${to}`);
@@ -597,7 +397,7 @@ export class Session {
    * leaves the runner unmasked: terminal chunks went through the stream redactor already; every
    * other event has its strings masked here (ids, hashes and enum fields kept as they are).
    */
-  private emit(body: RunnerEventBody): number | null {
+  emit(body: RunnerEventBody): number | null {
     try {
       const safe = body.type === 'TERMINAL_CHUNK' || body.type === 'REDACTION_RECEIPT' ? body : redactStrings(body, this.redactor, isKeptField, this.redactions.note);
       const seq = this.deps.spool.append(this.base, safe)?.seq ?? null;
