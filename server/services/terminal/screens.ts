@@ -152,8 +152,8 @@ export function createTerminalScreens(db: Db, serialize: WriterQueue, opts: Term
     return e;
   }
 
-  async function save(sessionId: string, mirror: TerminalMirror): Promise<void> {
-    const s = await mirror.snapshot();
+  async function save(sessionId: string, mirror: TerminalMirror, lazy = false): Promise<void> {
+    const s = await mirror.snapshot(lazy);
     if (s.seq === 0) return;
     await serialize(async () => {
       // Not stored when the session is gone (deleted with its events): nothing to keep then.
@@ -183,10 +183,13 @@ export function createTerminalScreens(db: Db, serialize: WriterQueue, opts: Term
     e.saving = run;
   }
 
-  /** One save at a time per session; a save that fails is logged (the next interval tries again). */
-  function saveSoon(sessionId: string, e: Entry, mirror: TerminalMirror, then?: () => void) {
+  /**
+   * One save at a time per session; a save that fails is logged (the next interval tries again).
+   * A periodic save (`lazy`) is taken when the mirror thread parses that far anyway.
+   */
+  function saveSoon(sessionId: string, e: Entry, mirror: TerminalMirror, then?: () => void, lazy = false) {
     const run = (e.savingFull ?? Promise.resolve())
-      .then(() => save(sessionId, mirror))
+      .then(() => save(sessionId, mirror, lazy))
       .catch((err) => console.error(`[server] saving a terminal snapshot of ${sessionId} failed`, err))
       // Before the mirror is disposed (the session ended), the seek snapshots taken before are written.
       .then(() => (then ? (e.saving ?? undefined) : undefined))
@@ -221,7 +224,7 @@ export function createTerminalScreens(db: Db, serialize: WriterQueue, opts: Term
           entries.delete(sessionId);
           mirror.dispose();
         });
-      } else if (mirror.charsSinceSnapshot >= every && !e.savingFull) saveSoon(sessionId, e, mirror);
+      } else if (mirror.charsSinceSnapshot >= every && !e.savingFull) saveSoon(sessionId, e, mirror, undefined, true);
     },
 
     resize(sessionId: string, cols: number, rows: number): void {
