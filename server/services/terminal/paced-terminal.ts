@@ -75,6 +75,8 @@ export class PacedTerminal {
     size: PacedTerminalSize,
     private readonly pacing: Pacing,
     private readonly laziness: Laziness | null = null,
+    /** Off: every character is parsed (bench:mirror's "before"). */
+    private readonly scrollOut = true,
   ) {
     this.term = new Terminal({ cols: size.cols, rows: size.rows, scrollback: size.scrollback, allowProposedApi: true });
     this.serializer = new SerializeAddon();
@@ -262,7 +264,7 @@ export class PacedTerminal {
       if (p >= stop || this.disposed) return;
       const next = k < points.length && points[k]!.index < through ? Math.min(points[k]!.pos, stop) : stop;
       let from = p;
-      if (startsClean(this.term)) {
+      if (this.scrollOut && startsClean(this.term)) {
         const end = runEnd(text, p);
         const cut = planCut(text, p, next, end, k ? points.slice(k) : points, this.term.rows, this.term.options.scrollback!);
         if (cut > 0) {
