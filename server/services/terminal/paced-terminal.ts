@@ -244,6 +244,8 @@ export class PacedTerminal {
   private async feedBlock(text: string, points: (ReadPoint & { index: number })[], stop: number, through: number): Promise<void> {
     let p = 0;
     let k = 0;
+    // The end of the run p is in: the same for every p before it, so the text is scanned once.
+    let end = -1;
     // Where the op at the head starts in `text`: text ops are retired once parsed past, reads run there.
     let opStart = 0;
     for (;;) {
@@ -265,7 +267,7 @@ export class PacedTerminal {
       const next = k < points.length && points[k]!.index < through ? Math.min(points[k]!.pos, stop) : stop;
       let from = p;
       if (this.scrollOut && startsClean(this.term)) {
-        const end = runEnd(text, p);
+        if (end <= p) end = runEnd(text, p);
         const cut = planCut(text, p, next, end, k ? points.slice(k) : points, this.term.rows, this.term.options.scrollback!);
         if (cut > 0) {
           await this.feed(replacement(text, p, cut), 0, Infinity);

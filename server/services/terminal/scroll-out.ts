@@ -88,9 +88,10 @@ export function planCut(text: string, from: number, limit: number, end: number, 
 
 /** What the lazy terminal is fed instead of text[from, cut): column 0 and the same pen. */
 export function replacement(text: string, from: number, cut: number): string {
-  const reset = Math.max(text.lastIndexOf('\x1b[0m', cut - 4), text.lastIndexOf('\x1b[m', cut - 3));
-  const start = Math.max(from, reset);
-  const sgr = text.slice(start, cut).match(SGR);
+  // A slice of a flat string is a view in V8: the searches below scan the dropped part only.
+  const dropped = text.slice(from, cut);
+  const reset = Math.max(dropped.lastIndexOf('\x1b[0m'), dropped.lastIndexOf('\x1b[m'));
+  const sgr = (reset > 0 ? dropped.slice(reset) : dropped).match(SGR);
   return sgr ? `\r${sgr.join('')}` : '\r';
 }
 
