@@ -11,7 +11,10 @@ type Xterm = InstanceType<typeof Terminal>;
  * Text to parse; a read of `depth` lines of scrollback (urgent: someone waits for it now); or a
  * step such as a resize, which no cut may cross.
  */
-type Op = { kind: 'text'; text: string } | { kind: 'read'; depth: number; urgent: boolean; run: (t: Xterm) => void } | { kind: 'step'; run: (t: Xterm) => void };
+type Op =
+  | { kind: 'text'; text: string }
+  | { kind: 'read'; depth: number; urgent: boolean; run: (t: Xterm) => void; fail: (err: Error) => void }
+  | { kind: 'step'; run: (t: Xterm) => void };
 
 /** The options of the terminal a mirror parses into (screens.ts's sizes). */
 export interface PacedTerminalSize {
@@ -108,11 +111,13 @@ export class PacedTerminal {
    */
   after<T>(read: (t: Xterm, serialize: (scrollback: number) => string) => T, { depth = Infinity, urgent = true }: { depth?: number; urgent?: boolean } = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
+      if (this.disposed) return reject(new Error('the terminal mirror was disposed'));
       if (urgent) this.urgentReads++;
       this.push({
         kind: 'read',
         depth,
         urgent,
+        fail: reject,
         run: (t) => {
           try {
             resolve(read(t, (scrollback) => this.serializer.serialize({ scrollback })));
@@ -128,6 +133,8 @@ export class PacedTerminal {
     this.disposed = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    // A lazy read still queued is answered, not dropped: someone may be holding a process open for it.
+    for (const op of this.ops.slice(this.head)) if (op.kind === 'read') op.fail(new Error('the terminal mirror was disposed'));
     this.ops = [];
     this.head = 0;
     this.term.dispose();
