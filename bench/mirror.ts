@@ -4,12 +4,16 @@
  * `cat` of source files, a full-screen TUI redrawing), fed as the live path feeds it (events of up
  * to 64 KB, several per runner batch, seek snapshots every 256 KB, a reattach snapshot every
  * 4 MB). Printed beside the bare floor in the same invocation: a headless Terminal fed the same
- * bytes in one write, nothing else. Further rows split the difference (many writes, Uint8Array
- * input, no seek points). "CPU" counts every thread of the process; "main loop busy" only the
- * event loop live traffic runs on (the mirror's terminals live in a thread of their own); "longest"
- * is the worst event-loop delay seen (on a loaded machine it includes waiting for a core).
- * Asserts nothing.
- * Usage: npm run bench:mirror   (BENCH_MB per workload, BENCH_ROUNDS, BENCH_WORKLOAD: a name's part)
+ * bytes in one write, nothing else. "before" is the mirror's terminal parsing every byte as it
+ * comes (PacedTerminal without laziness), "after" the lazy one the mirror thread runs
+ * (MIRROR_LAZINESS: output waits for a read, what scrolls out of every read is skipped), both in
+ * this thread so CPU and the longest synchronous step are theirs alone; "skipped" is the share of
+ * characters the scroll-out shortcut never parsed. BENCH_ALL=1 adds rows that split the difference
+ * (many writes, Uint8Array input, the mirror thread without seek points). "CPU" counts every
+ * thread of the process; "main loop busy" only the event loop; "longest" is the worst event-loop
+ * delay seen (on a loaded machine it includes waiting for a core). Asserts nothing.
+ * Usage: npm run bench:mirror   (BENCH_MB per workload, BENCH_ROUNDS, BENCH_WORKLOAD: a name's part,
+ *        BENCH_SNAPSHOT_MB: the reattach snapshot interval of the "after" rows, default 4 and 16)
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -19,11 +23,15 @@ import { setImmediate as yieldLoop } from 'node:timers/promises';
 import xtermHeadless from '@xterm/headless';
 import { DEFAULT_TERMINAL_SCROLLBACK, type WireEvent } from '../protocol';
 import { TerminalMirror } from '../server/services/terminal/mirror';
+import { MIRROR_LAZINESS, MIRROR_THREAD_PACING } from '../server/services/terminal/mirror-worker';
+import { PacedTerminal, type Laziness } from '../server/services/terminal/paced-terminal';
 import { DEFAULT_SEEK_EVERY_CHARS, DEFAULT_SNAPSHOT_EVERY_CHARS, SEEK_SCROLLBACK } from '../server/services/terminal/screens';
 
 const { Terminal } = xtermHeadless;
 const MB = Number(process.env.BENCH_MB ?? 4);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const SNAPSHOT_MBS = (process.env.BENCH_SNAPSHOT_MB ?? '4,16').split(',').map(Number);
+const ALL_ROWS = process.env.BENCH_ALL === '1';
 /** The runner's batcher flushes at 64 KB under a flood (runner/pty/output-batcher.ts). */
 const EVENT_CHARS = 64 * 1024;
 /** Events per runner batch in a flood: ~900 KB arrive in one call, as seen in the live profile. */
@@ -136,7 +144,7 @@ async function mirror(events: WireEvent[], seekPoints = true): Promise<void> {
   if (seekPoints) m.seekPoints = { every: DEFAULT_SEEK_EVERY_CHARS, lines: SEEK_SCROLLBACK, taken: (p) => pending.push(p) };
   for (let i = 0; i < events.length; i += EVENTS_PER_BATCH) {
     m.feed(events.slice(i, i + EVENTS_PER_BATCH));
-    if (m.charsSinceSnapshot >= DEFAULT_SNAPSHOT_EVERY_CHARS) pending.push(m.snapshot());
+    if (m.charsSinceSnapshot >= DEFAULT_SNAPSHOT_EVERY_CHARS) pending.push(m.snapshot(true));
     await yieldLoop();
   }
   // Parsed through the end (a screen-only serialisation: the full one is timed on its own).
@@ -163,50 +171,71 @@ function eventsOf(text: string): WireEvent[] {
   return out;
 }
 
+/** Characters the last `paced` run never parsed (the scroll-out shortcut). */
+let lastSkipped = 0;
+
 /**
- * Phase-2 idea of issue 17, sized before building it: text that scrolls out of the scrollback
- * before anything is serialised need not be parsed. The next read (an attach) may come at any
- * time, so only text the thread already holds can be judged: within one runner batch, the part
- * before the last rows + (rows + scrollback) line feeds, if the batch is plain text, \t, CR/LF and
- * SGR only (anything else could move the cursor or change state that survives the scroll).
+ * The mirror's terminal as the mirror thread runs it, in this thread: events in runner batches,
+ * a seek point (screen + 200 lines) every 256 KB and a reattach snapshot (screen + scrollback)
+ * every `snapshotChars`, neither waited for (lazy reads), then one read everyone waits for.
  */
-function scrollOutShare(events: WireEvent[]): number {
-  const needed = 2 * ROWS + DEFAULT_TERMINAL_SCROLLBACK;
-  let skippable = 0;
-  let total = 0;
+async function paced(events: WireEvent[], laziness: Laziness | null, snapshotChars: number): Promise<void> {
+  const t = new PacedTerminal({ cols: COLS, rows: ROWS, scrollback: DEFAULT_TERMINAL_SCROLLBACK }, MIRROR_THREAD_PACING, laziness, laziness !== null);
+  const reads: Promise<unknown>[] = [];
+  let sinceSeek = 0;
+  let sinceSnapshot = 0;
   for (let i = 0; i < events.length; i += EVENTS_PER_BATCH) {
-    const text = events.slice(i, i + EVENTS_PER_BATCH).map((e) => e.data!).join('');
-    total += text.length;
-    if (/[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f-\x9f]/.test(text.replace(/\x1b\[[0-9;:]*m/g, ''))) continue;
-    let at = text.length;
-    for (let n = 0; n < needed && at > 0; n++) at = text.lastIndexOf('\n', at - 1);
-    if (at > 0) skippable += at;
+    for (const e of events.slice(i, i + EVENTS_PER_BATCH)) {
+      t.write(e.data!);
+      sinceSeek += e.data!.length;
+      sinceSnapshot += e.data!.length;
+      if (sinceSeek >= DEFAULT_SEEK_EVERY_CHARS) {
+        sinceSeek = 0;
+        reads.push(t.after((_t, serialize) => serialize(SEEK_SCROLLBACK), { depth: SEEK_SCROLLBACK, urgent: false }));
+      }
+    }
+    if (sinceSnapshot >= snapshotChars) {
+      sinceSnapshot = 0;
+      reads.push(t.after((_t, serialize) => serialize(DEFAULT_TERMINAL_SCROLLBACK), { depth: DEFAULT_TERMINAL_SCROLLBACK, urgent: false }));
+    }
+    await yieldLoop();
   }
-  return skippable / total;
+  reads.push(t.after((_t, serialize) => serialize(0), { depth: 0 }));
+  await Promise.all(reads);
+  lastSkipped = t.skippedChars;
+  t.dispose();
 }
 
 const cell = (f: Figures) => `${f.cpuMsPerMb.toFixed(0).padStart(5)} ms CPU/MB · main loop busy ${f.loopMsPerMb.toFixed(0).padStart(5)} ms/MB · ${f.wallMsPerMb.toFixed(0).padStart(5)} ms wall/MB · longest ${f.longestMs.toFixed(1).padStart(6)} ms`;
 
 async function main() {
   console.log(`bench:mirror — ${MB} MB per workload, ${COLS}×${ROWS}, scrollback ${DEFAULT_TERMINAL_SCROLLBACK}, ${ROUNDS} rounds; ${cpus().length}× ${cpus()[0]?.model ?? '?'}; load ${load()}`);
-  const rows: [string, (text: string, events: WireEvent[]) => Promise<void>][] = [
+  const MB_CHARS = 1024 * 1024;
+  const rows: [string, (text: string, events: WireEvent[]) => Promise<void>, boolean?][] = [
     ['floor: bare Terminal, one write', (t) => floor(t)],
-    ['bare Terminal, one write of UTF-8 bytes', (t) => floor(t, true)],
-    ['bare Terminal, 64 KB writes', (_t, e) => manyWrites(e)],
-    ['TerminalMirror, no seek points', (_t, e) => mirror(e, false)],
-    ['TerminalMirror as screens.ts runs it', (_t, e) => mirror(e)],
+    ['bare Terminal, one write of UTF-8 bytes', (t) => floor(t, true), ALL_ROWS],
+    ['bare Terminal, 64 KB writes', (_t, e) => manyWrites(e), ALL_ROWS],
+    [`before: every byte parsed, snapshot/${DEFAULT_SNAPSHOT_EVERY_CHARS / MB_CHARS} MB`, (_t, e) => paced(e, null, DEFAULT_SNAPSHOT_EVERY_CHARS), true],
+    ...SNAPSHOT_MBS.map((mb): [string, (text: string, events: WireEvent[]) => Promise<void>, boolean] => [`after: lazy + scroll-out, snapshot/${mb} MB`, (_t, e) => paced(e, MIRROR_LAZINESS, mb * MB_CHARS), true]),
+    ['TerminalMirror, no seek points', (_t, e) => mirror(e, false), ALL_ROWS],
+    ['TerminalMirror (thread) as screens.ts runs it', (_t, e) => mirror(e)],
   ];
   for (const w of WORKLOADS.filter((x) => x.name.includes(process.env.BENCH_WORKLOAD ?? ''))) {
     const text = w.text(MB * 1024 * 1024);
     const events = eventsOf(text);
     console.log(`\n${w.name} (${(text.length / 1048576).toFixed(1)} M chars)`);
-    for (const [label, run] of rows) {
-      for (let r = 1; r <= ROUNDS; r++) console.log(`  ${label.padEnd(42)} #${r} ${cell(await measure(text.length, () => run(text, events)))}`);
+    for (const [label, run, shown = true] of rows) {
+      if (!shown) continue;
+      for (let r = 1; r <= ROUNDS; r++) {
+        lastSkipped = -1;
+        const f = await measure(text.length, () => run(text, events));
+        const skipped = lastSkipped >= 0 ? ` · skipped ${((lastSkipped / text.length) * 100).toFixed(0).padStart(3)} %` : '';
+        console.log(`  ${label.padEnd(44)} #${r} ${cell(f)}${skipped}`);
+      }
     }
     const full: string[] = [];
     for (let r = 1; r <= ROUNDS; r++) full.push(`${(await fullSnapshotMs(events)).toFixed(1)} ms`);
-    console.log(`  ${'reattach snapshot (10,000 lines), ms'.padEnd(42)}    ${full.join(' · ')}`);
-    console.log(`  ${'share a scroll-out shortcut could skip'.padEnd(42)}    ${(scrollOutShare(events) * 100).toFixed(0)} % (batches of ${EVENTS_PER_BATCH} × 64 KB)`);
+    console.log(`  ${'reattach snapshot (10,000 lines), ms'.padEnd(44)}    ${full.join(' · ')}`);
   }
   console.log(`\nload after: ${load()}`);
 }

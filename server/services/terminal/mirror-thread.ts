@@ -81,15 +81,18 @@ export class ThreadTerminal {
     this.send({ kind: 'resize', id: this.id, cols, rows });
   }
 
-  /** The screen (and `scrollback` lines above it) after everything written so far. */
-  read(scrollback: number): Promise<{ cols: number; rows: number; data: string }> {
+  /**
+   * The screen (and `scrollback` lines above it) after everything written so far; `lazy` lets the
+   * thread answer when it parses that far anyway (nobody waits on the answer).
+   */
+  read(scrollback: number, lazy = false): Promise<{ cols: number; rows: number; data: string }> {
     const t = this.thread;
     if (t.dead) return Promise.reject(t.dead);
     return new Promise((resolve, reject) => {
       const req = nextReq++;
       t.pending.set(req, { resolve, reject });
       t.worker.ref();
-      this.send({ kind: 'read', id: this.id, req, scrollback });
+      this.send({ kind: 'read', id: this.id, req, scrollback, lazy });
     });
   }
 

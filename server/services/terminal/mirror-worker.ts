@@ -1,5 +1,5 @@
 import { parentPort } from 'node:worker_threads';
-import { PacedTerminal, type PacedTerminalSize } from './paced-terminal';
+import { PacedTerminal, type Laziness, type PacedTerminalSize } from './paced-terminal';
 
 /**
  * The mirror thread (mirror-thread.ts): every session's headless terminal lives here, so parsing
@@ -13,7 +13,8 @@ export type MirrorRequest =
   | ({ kind: 'open'; id: number; data?: string } & PacedTerminalSize)
   | { kind: 'write'; id: number; text: string }
   | { kind: 'resize'; id: number; cols: number; rows: number }
-  | { kind: 'read'; id: number; req: number; scrollback: number }
+  /** `lazy`: answered when the thread parses that far anyway (seek points, periodic snapshots), not now. */
+  | { kind: 'read'; id: number; req: number; scrollback: number; lazy?: boolean }
   | { kind: 'close'; id: number };
 
 export type MirrorReply = { req: number; cols: number; rows: number; data: string } | { req: number; error: string };
@@ -24,11 +25,20 @@ export type MirrorReply = { req: number; cols: number; rows: number; data: strin
  */
 export const MIRROR_THREAD_PACING = { sliceChars: 1024 * 1024, stepMs: 12 };
 
+/**
+ * Output waits here until a read needs it, so what scrolls out of every read is never parsed
+ * (scroll-out.ts). 2 Mi characters (2–4 MB of string per flooding session) hold ~20,000 build-log
+ * lines, twice the 10,000-line scrollback a cut needs after it, and parse in ~0.1–0.2 s when an
+ * attach needs them all at once; a quiet session is parsed 200 ms after its last output, and a
+ * trickle at least every second, so seek points and snapshots are stored soon after their output.
+ */
+export const MIRROR_LAZINESS: Laziness = { maxChars: 2 * 1024 * 1024, idleMs: 200, maxAgeMs: 1000 };
+
 const terms = new Map<number, PacedTerminal>();
 
 function handle(m: MirrorRequest): void {
   if (m.kind === 'open') {
-    const t = new PacedTerminal({ cols: m.cols, rows: m.rows, scrollback: m.scrollback }, MIRROR_THREAD_PACING);
+    const t = new PacedTerminal({ cols: m.cols, rows: m.rows, scrollback: m.scrollback }, MIRROR_THREAD_PACING, MIRROR_LAZINESS);
     if (m.data) t.write(m.data);
     terms.set(m.id, t);
     return;
@@ -36,7 +46,7 @@ function handle(m: MirrorRequest): void {
   const t = terms.get(m.id);
   if (m.kind === 'read') {
     if (!t) return reply({ req: m.req, error: `no mirror ${m.id} in the mirror thread` });
-    void t.after((term, serialize) => ({ cols: term.cols, rows: term.rows, data: serialize(m.scrollback) })).then(
+    void t.after((term, serialize) => ({ cols: term.cols, rows: term.rows, data: serialize(m.scrollback) }), { depth: m.scrollback, urgent: !m.lazy }).then(
       (s) => reply({ req: m.req, ...s }),
       (err: unknown) => reply({ req: m.req, error: err instanceof Error ? err.message : String(err) }),
     );

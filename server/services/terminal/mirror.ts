@@ -83,7 +83,8 @@ export class TerminalMirror {
     this.charsSinceSeekPoint += text.length;
     this.term.write(text);
     const sp = this.seekPoints;
-    if (sp && this.charsSinceSeekPoint >= sp.every) sp.taken(this.seekPoint(sp.lines));
+    // Nobody waits for a seek point: the thread takes it when it parses that far anyway.
+    if (sp && this.charsSinceSeekPoint >= sp.every) sp.taken(this.seekPoint(sp.lines, true));
   }
 
   /** Takes effect after the output fed so far, as on the PTY. */
@@ -99,16 +100,17 @@ export class TerminalMirror {
 
   /**
    * The screen through the last event fed so far: taken once everything before is parsed and
-   * nothing after is.
+   * nothing after is. `lazy`: nobody waits for it (a periodic save), so the thread parses up to
+   * it when it would anyway.
    */
-  async snapshot(): Promise<TerminalScreen> {
+  async snapshot(lazy = false): Promise<TerminalScreen> {
     const seq = this.seq;
     const ts = this.ts;
     const resizes = this.resizes;
     this.charsSinceSnapshot = 0;
     // Serialising 10,000 lines is the costly part of an attach: nothing changed, nothing to redo.
     if (this.last?.seq === seq && this.lastResizes === resizes) return this.last;
-    const screen = { seq, ts, ...(await this.term.read(this.size.scrollback)) };
+    const screen = { seq, ts, ...(await this.term.read(this.size.scrollback, lazy)) };
     this.last = screen;
     this.lastResizes = resizes;
     return screen;
@@ -119,11 +121,11 @@ export class TerminalMirror {
    * seek restores from. Serialising a screen and a short scrollback is cheap (no cache needed),
    * and parsing it back is what keeps a seek far below the cost of a 10,000-line snapshot.
    */
-  seekPoint(lines: number): Promise<TerminalScreen> {
+  seekPoint(lines: number, lazy = false): Promise<TerminalScreen> {
     const seq = this.seq;
     const ts = this.ts;
     this.charsSinceSeekPoint = 0;
-    return this.term.read(lines).then((s) => ({ seq, ts, ...s }));
+    return this.term.read(lines, lazy).then((s) => ({ seq, ts, ...s }));
   }
 
   dispose(): void {

@@ -1,15 +1,20 @@
+import { setImmediate as yieldLoop } from 'node:timers/promises';
 import xtermHeadless from '@xterm/headless';
 import serializeAddon from '@xterm/addon-serialize';
+import { planCut, replacement, runEnd, startsClean, type ReadPoint } from './scroll-out';
 
 const { Terminal } = xtermHeadless;
 const { SerializeAddon } = serializeAddon;
 
-/** Parsed ops are dropped from the front of the queue once this many have piled up: a flood may never drain it, and each holds up to 64 KB. */
-const COMPACT_OPS = 64;
-
 type Xterm = InstanceType<typeof Terminal>;
-/** Text to parse, or a step to run once everything before it is parsed. */
-type Op = { text: string; at: number } | { run: (t: Xterm) => void };
+/**
+ * Text to parse; a read of `depth` lines of scrollback (urgent: someone waits for it now); or a
+ * step such as a resize, which no cut may cross.
+ */
+type Op =
+  | { kind: 'text'; text: string }
+  | { kind: 'read'; depth: number; urgent: boolean; run: (t: Xterm) => void; fail: (err: Error) => void }
+  | { kind: 'step'; run: (t: Xterm) => void };
 
 /** The options of the terminal a mirror parses into (screens.ts's sizes). */
 export interface PacedTerminalSize {
@@ -29,25 +34,52 @@ export interface Pacing {
 }
 
 /**
- * A headless xterm fed in bounded slices across macrotasks, with steps (serialise, resize) queued
- * in the same order as the output: whatever a step reads is the screen after exactly the text
- * written before it, however far parsing lags behind the writes.
+ * When queued output is parsed. A serialisation reads only the screen and some scrollback, so
+ * output is held until a read needs it (or memory or age says so); by then the reads it runs up
+ * to are known, and the part of it certain to have scrolled out of all of them is skipped
+ * (scroll-out.ts). Without laziness every write is parsed at once (the shortcut still applies
+ * within what is queued).
+ */
+export interface Laziness {
+  /** Queued characters that start parsing; the newest text, up to half of this, stays queued (it may still scroll out). */
+  maxChars: number;
+  /** Parse everything once no output came for this long (quiet sessions' reads land soon). */
+  idleMs: number;
+  /** Parse everything once the oldest queued text is this old (a trickle never waits longer). */
+  maxAgeMs: number;
+}
+
+/**
+ * A headless xterm fed in bounded slices across macrotasks, with reads and steps (resize) queued
+ * in the same order as the output: whatever a read sees is the screen after exactly the text
+ * written before it, however far parsing lags behind the writes — and, being serialised, the same
+ * bytes as a terminal fed every character would give (the differential property test).
  */
 export class PacedTerminal {
   private readonly term: Xterm;
   private readonly serializer: InstanceType<typeof SerializeAddon>;
-  private readonly ops: Op[] = [];
-  /** Index of the next op (the queue is compacted now and then, not shifted per op). */
+  private ops: Op[] = [];
+  /** Index of the next op (the queue is compacted after each drain, not shifted per op). */
   private head = 0;
-  /** A slice is with xterm, or the next step is scheduled. */
-  private busy = false;
+  /** Characters of text queued, and urgent reads among the queued ops. */
+  private queuedChars = 0;
+  private urgentReads = 0;
+  private firstQueuedAt = 0;
+  private lastWriteAt = 0;
+  private draining = false;
+  private timer: NodeJS.Timeout | null = null;
   private disposed = false;
   /** When the slices of the current macrotask began to be parsed (0: none yet). */
   private stepStart = 0;
+  /** Output characters never parsed because they scrolled out before any read (bench:mirror, tests). */
+  skippedChars = 0;
 
   constructor(
     size: PacedTerminalSize,
     private readonly pacing: Pacing,
+    private readonly laziness: Laziness | null = null,
+    /** Off: every character is parsed (bench:mirror's "before"). */
+    private readonly scrollOut = true,
   ) {
     this.term = new Terminal({ cols: size.cols, rows: size.rows, scrollback: size.scrollback, allowProposedApi: true });
     this.serializer = new SerializeAddon();
@@ -55,22 +87,37 @@ export class PacedTerminal {
   }
 
   write(text: string): void {
-    if (!text) return;
-    this.push({ text, at: 0 });
+    if (!text || this.disposed) return;
+    const now = performance.now();
+    if (this.queuedChars === 0) this.firstQueuedAt = now;
+    this.lastWriteAt = now;
+    this.queuedChars += text.length;
+    this.push({ kind: 'text', text });
   }
 
   resize(cols: number, rows: number): void {
     this.push({
+      kind: 'step',
       run: (t) => {
         if (t.cols !== cols || t.rows !== rows) t.resize(cols, rows);
       },
     });
   }
 
-  /** Runs `read` on the terminal once everything written before is parsed. */
-  after<T>(read: (t: Xterm, serialize: (scrollback: number) => string) => T): Promise<T> {
-    return new Promise<T>((resolve, reject) =>
+  /**
+   * Runs `read` on the terminal once everything written before is parsed; `depth` is how many
+   * lines of scrollback it reads (a cut keeps them exact), `urgent` parses the queue now rather
+   * than when laziness says.
+   */
+  after<T>(read: (t: Xterm, serialize: (scrollback: number) => string) => T, { depth = Infinity, urgent = true }: { depth?: number; urgent?: boolean } = {}): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      if (this.disposed) return reject(new Error('the terminal mirror was disposed'));
+      if (urgent) this.urgentReads++;
       this.push({
+        kind: 'read',
+        depth,
+        urgent,
+        fail: reject,
         run: (t) => {
           try {
             resolve(read(t, (scrollback) => this.serializer.serialize({ scrollback })));
@@ -78,13 +125,17 @@ export class PacedTerminal {
             reject(err);
           }
         },
-      }),
-    );
+      });
+    });
   }
 
   dispose(): void {
     this.disposed = true;
-    this.ops.length = 0;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    // A lazy read still queued is answered, not dropped: someone may be holding a process open for it.
+    for (const op of this.ops.slice(this.head)) if (op.kind === 'read') op.fail(new Error('the terminal mirror was disposed'));
+    this.ops = [];
     this.head = 0;
     this.term.dispose();
   }
@@ -92,60 +143,185 @@ export class PacedTerminal {
   private push(op: Op): void {
     if (this.disposed) return;
     this.ops.push(op);
-    if (this.busy) return;
-    this.busy = true;
+    this.kick();
+  }
+
+  /** Starts a drain if one is due, or waits for laziness to say so. */
+  private kick(): void {
+    if (this.draining || this.disposed) return;
+    const through = this.due();
+    if (through === null) return this.arm();
+    this.draining = true;
     this.stepStart = 0;
-    this.next();
+    this.drain(through).then(
+      () => {
+        this.draining = false;
+        this.kick();
+      },
+      (err: unknown) => {
+        this.draining = false;
+        if (!this.disposed) console.error('[server] the terminal mirror failed to parse', err);
+      },
+    );
   }
 
-  /** Hands xterm the next slice, or runs the steps due, until a slice is out or all is done. */
-  private next(): void {
-    while (!this.disposed && this.head < this.ops.length) {
-      const op = this.ops[this.head]!;
-      if (this.head >= COMPACT_OPS) {
-        this.ops.splice(0, this.head);
-        this.head = 0;
-        continue;
+  /** The op index to parse up to (exclusive), or null when nothing is due yet. */
+  private due(): number | null {
+    const n = this.ops.length;
+    if (this.head >= n) return null;
+    const lazy = this.laziness;
+    if (!lazy) return n;
+    if (this.urgentReads > 0) {
+      for (let i = n - 1; i >= this.head; i--) {
+        const op = this.ops[i]!;
+        if (op.kind === 'read' && op.urgent) return i + 1;
       }
-      if ('run' in op) {
-        this.head++;
-        op.run(this.term);
-        if (this.overBudget()) return this.yieldLoop();
-        continue;
-      }
-      let end = Math.min(op.text.length, op.at + this.pacing.sliceChars);
-      // Never split a surrogate pair between two writes (a slice of one holds the whole pair).
-      if (end < op.text.length && isHighSurrogate(op.text.charCodeAt(end - 1))) end += end - 1 > op.at ? -1 : 1;
-      const slice = op.at === 0 && end === op.text.length ? op.text : op.text.slice(op.at, end);
-      op.at = end;
-      if (end === op.text.length) this.head++;
-      this.term.write(slice, () => this.parsed());
-      return;
     }
-    this.busy = false;
-    this.ops.length = 0;
-    this.head = 0;
-  }
-
-  /** xterm's write callback: the slice is parsed, and nothing after it. */
-  private parsed(): void {
-    if (this.disposed) return;
-    if (this.overBudget()) return this.yieldLoop();
-    this.next();
-  }
-
-  private overBudget(): boolean {
+    if (this.queuedChars >= lazy.maxChars) return this.keepingTail(lazy.maxChars / 2);
     const now = performance.now();
-    // The first slice of a step started parsing some time before its callback: count from there.
-    if (!this.stepStart) this.stepStart = now;
-    return now - this.stepStart >= this.pacing.stepMs;
+    if (this.queuedChars === 0 || now - this.lastWriteAt >= lazy.idleMs || now - this.firstQueuedAt >= lazy.maxAgeMs) return n;
+    return null;
   }
 
-  private yieldLoop(): void {
-    setImmediate(() => {
-      this.stepStart = 0;
-      this.next();
-    });
+  private arm(): void {
+    if (this.timer || !this.laziness || this.head >= this.ops.length) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.kick();
+    }, this.laziness.idleMs);
+    // Queued output never keeps a process alive by itself (a read waiting for it does).
+    this.timer.unref();
+  }
+
+  /**
+   * Everything but the newest text holding scrollback + 2·rows line feeds (at most `maxKept`
+   * characters): that text can still turn out to scroll out of every read once more follows.
+   */
+  private keepingTail(maxKept: number): number {
+    let lines = this.term.options.scrollback! + 2 * this.term.rows + 1;
+    let kept = 0;
+    for (let i = this.ops.length - 1; i > this.head; i--) {
+      const op = this.ops[i]!;
+      if (op.kind !== 'text') continue;
+      kept += op.text.length;
+      if (kept > maxKept) return i + 1;
+      for (let at = op.text.lastIndexOf('\n'); at >= 0 && lines > 0; at = at > 0 ? op.text.lastIndexOf('\n', at - 1) : -1) lines--;
+      if (lines <= 0) return i;
+    }
+    return this.head + 1;
+  }
+
+  /** Parses ops [head, through): runs of text and the reads among them block by block, steps on their own. */
+  private async drain(through: number): Promise<void> {
+    while (!this.disposed && this.head < through) {
+      const op = this.ops[this.head]!;
+      if (op.kind !== 'text') {
+        await this.parsedAll();
+        this.head++;
+        this.runOp(op);
+        await this.pace();
+        continue;
+      }
+      // A block: text and reads up to the next step (reads change nothing, so a cut may span them).
+      const texts: string[] = [];
+      const points: (ReadPoint & { index: number })[] = [];
+      let length = 0;
+      let stopAt = -1;
+      for (let i = this.head; i < this.ops.length; i++) {
+        const o = this.ops[i]!;
+        if (o.kind === 'step') break;
+        if (i === through) stopAt = length;
+        if (o.kind === 'text') {
+          texts.push(o.text);
+          length += o.text.length;
+        } else points.push({ pos: length, depth: o.depth, index: i });
+      }
+      const text = texts.length === 1 ? texts[0]! : texts.join('');
+      await this.feedBlock(text, points, stopAt < 0 ? length : stopAt, through);
+    }
+    this.ops.splice(0, this.head);
+    this.head = 0;
+    if (this.queuedChars > 0) this.firstQueuedAt = performance.now();
+  }
+
+  /**
+   * Feeds text[0, stop) of a block and runs its reads (ops before `through`) where they fall,
+   * skipping what scrolls out of every read (scroll-out.ts).
+   */
+  private async feedBlock(text: string, points: (ReadPoint & { index: number })[], stop: number, through: number): Promise<void> {
+    let p = 0;
+    let k = 0;
+    // The end of the run p is in: the same for every p before it, so the text is scanned once.
+    let end = -1;
+    // Where the op at the head starts in `text`: text ops are retired once parsed past, reads run there.
+    let opStart = 0;
+    for (;;) {
+      while (this.head < through) {
+        const op = this.ops[this.head]!;
+        if (op.kind === 'text') {
+          if (opStart + op.text.length > p) break;
+          opStart += op.text.length;
+          this.queuedChars -= op.text.length;
+          this.head++;
+        } else if (op.kind === 'read' && opStart <= p) {
+          await this.parsedAll();
+          this.head++;
+          k++;
+          this.runOp(op);
+        } else break;
+      }
+      if (p >= stop || this.disposed) return;
+      const next = k < points.length && points[k]!.index < through ? Math.min(points[k]!.pos, stop) : stop;
+      let from = p;
+      if (this.scrollOut && startsClean(this.term)) {
+        if (end <= p) end = runEnd(text, p);
+        const cut = planCut(text, p, next, end, k ? points.slice(k) : points, this.term.rows, this.term.options.scrollback!);
+        if (cut > 0) {
+          await this.feed(replacement(text, p, cut), 0, Infinity);
+          this.skippedChars += cut - p;
+          from = cut;
+        }
+      }
+      await this.feed(text, from, next);
+      p = next;
+    }
+  }
+
+  private runOp(op: Op): void {
+    if (op.kind === 'text') return;
+    if (op.kind === 'read' && op.urgent) this.urgentReads--;
+    try {
+      op.run(this.term);
+    } catch (err) {
+      console.error('[server] a terminal mirror step failed', err);
+    }
+  }
+
+  /** Hands xterm text[from, to) in slices of at most `sliceChars`, yielding the loop every `stepMs`. */
+  private async feed(text: string, from: number, to: number): Promise<void> {
+    const last = Math.min(to, text.length);
+    for (let at = from; at < last && !this.disposed; ) {
+      let end = Math.min(last, at + this.pacing.sliceChars);
+      // Never split a surrogate pair between two writes (a slice of one holds the whole pair).
+      if (end < last && isHighSurrogate(text.charCodeAt(end - 1))) end += end - 1 > at ? -1 : 1;
+      const slice = at === 0 && end === text.length ? text : text.slice(at, end);
+      at = end;
+      await new Promise<void>((resolve) => this.term.write(slice, resolve));
+      await this.pace();
+    }
+  }
+
+  private parsedAll(): Promise<void> {
+    return new Promise<void>((resolve) => this.term.write('', resolve));
+  }
+
+  /** Yields the event loop once `stepMs` have passed since this macrotask's first slice. */
+  private async pace(): Promise<void> {
+    const now = performance.now();
+    if (!this.stepStart) this.stepStart = now;
+    if (now - this.stepStart < this.pacing.stepMs) return;
+    await yieldLoop();
+    this.stepStart = 0;
   }
 }
 

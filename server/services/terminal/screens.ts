@@ -152,8 +152,8 @@ export function createTerminalScreens(db: Db, serialize: WriterQueue, opts: Term
     return e;
   }
 
-  async function save(sessionId: string, mirror: TerminalMirror): Promise<void> {
-    const s = await mirror.snapshot();
+  async function save(sessionId: string, taken: Promise<TerminalScreen>): Promise<void> {
+    const s = await taken;
     if (s.seq === 0) return;
     await serialize(async () => {
       // Not stored when the session is gone (deleted with its events): nothing to keep then.
@@ -170,6 +170,8 @@ export function createTerminalScreens(db: Db, serialize: WriterQueue, opts: Term
    * events fed so far) and stores it after the session's earlier writes.
    */
   function seekPointSoon(sessionId: string, e: Entry, taken: Promise<TerminalScreen>) {
+    // Awaited below, in turn; a failure before then is not an unhandled rejection.
+    taken.catch(() => undefined);
     const run = (e.saving ?? Promise.resolve())
       .then(async () => {
         const p = await taken;
@@ -183,10 +185,17 @@ export function createTerminalScreens(db: Db, serialize: WriterQueue, opts: Term
     e.saving = run;
   }
 
-  /** One save at a time per session; a save that fails is logged (the next interval tries again). */
-  function saveSoon(sessionId: string, e: Entry, mirror: TerminalMirror, then?: () => void) {
+  /**
+   * Takes a snapshot now (in the mirror's parse order, so it is the screen through the events fed
+   * so far) and stores it after the session's earlier ones; a save that fails is logged (the next
+   * interval tries again). A periodic save (`lazy`) is answered when the mirror thread parses that
+   * far anyway, so it is not waited for before the next one is asked.
+   */
+  function saveSoon(sessionId: string, e: Entry, mirror: TerminalMirror, then?: () => void, lazy = false) {
+    const taken = mirror.snapshot(lazy);
+    taken.catch(() => undefined);
     const run = (e.savingFull ?? Promise.resolve())
-      .then(() => save(sessionId, mirror))
+      .then(() => save(sessionId, taken))
       .catch((err) => console.error(`[server] saving a terminal snapshot of ${sessionId} failed`, err))
       // Before the mirror is disposed (the session ended), the seek snapshots taken before are written.
       .then(() => (then ? (e.saving ?? undefined) : undefined))
@@ -221,7 +230,7 @@ export function createTerminalScreens(db: Db, serialize: WriterQueue, opts: Term
           entries.delete(sessionId);
           mirror.dispose();
         });
-      } else if (mirror.charsSinceSnapshot >= every && !e.savingFull) saveSoon(sessionId, e, mirror);
+      } else if (mirror.charsSinceSnapshot >= every) saveSoon(sessionId, e, mirror, undefined, true);
     },
 
     resize(sessionId: string, cols: number, rows: number): void {

@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { PacedTerminal } from './paced-terminal';
+
+const SIZE = { cols: 20, rows: 6, scrollback: 30 };
+const PACING = { sliceChars: 1024, stepMs: 12 };
+/** Far longer than any test waits: only an urgent read, memory or the bound under test can start a parse. */
+const NEVER_MS = 3_600_000;
+
+describe('PacedTerminal laziness', () => {
+  it('a lazy read waits for the idle bound, then answers the screen of its place in the output', async () => {
+    const t = new PacedTerminal(SIZE, PACING, { maxChars: 1 << 20, idleMs: 20, maxAgeMs: NEVER_MS });
+    t.write('first\r\n');
+    const lazy = t.after((term) => term.buffer.active.getLine(0)!.translateToString(true), { depth: 0, urgent: false });
+    t.write('second\r\n');
+    expect(await lazy).toBe('first');
+    t.dispose();
+  });
+
+  it('an urgent read parses the queue at once, lazy reads before it included, in order', async () => {
+    const t = new PacedTerminal(SIZE, PACING, { maxChars: 1 << 20, idleMs: NEVER_MS, maxAgeMs: NEVER_MS });
+    const seen: string[] = [];
+    t.write('a\r\n');
+    const lazy = t.after((term) => seen.push(`lazy ${term.buffer.active.cursorY}`), { depth: 0, urgent: false });
+    t.write('b\r\n');
+    await t.after((term) => seen.push(`urgent ${term.buffer.active.cursorY}`));
+    await lazy;
+    expect(seen).toEqual(['lazy 1', 'urgent 2']);
+    t.dispose();
+  });
+
+  it('disposing answers the lazy reads still queued with an error instead of leaving them open', async () => {
+    const t = new PacedTerminal(SIZE, PACING, { maxChars: 1 << 20, idleMs: NEVER_MS, maxAgeMs: NEVER_MS });
+    t.write('queued\r\n');
+    const lazy = t.after(() => 'never', { depth: 0, urgent: false });
+    t.dispose();
+    await expect(lazy).rejects.toThrow(/disposed/);
+    await expect(t.after(() => 'late')).rejects.toThrow(/disposed/);
+  });
+
+  it('a queue past maxChars is parsed without any read asking, keeping a tail that may still scroll out', async () => {
+    const t = new PacedTerminal(SIZE, PACING, { maxChars: 2_000, idleMs: NEVER_MS, maxAgeMs: NEVER_MS });
+    for (let i = 0; i < 10; i++) t.write(`line ${i}\r\n`);
+    const lazy = t.after((term) => term.buffer.active.getLine(term.buffer.active.baseY + term.buffer.active.cursorY - 1)!.translateToString(true), { depth: 0, urgent: false });
+    for (let i = 10; i < 500; i++) t.write(`line ${i}\r\n`);
+    // Answered although nothing urgent came: memory bounded the queue.
+    expect(await lazy).toBe('line 9');
+    t.dispose();
+  });
+});

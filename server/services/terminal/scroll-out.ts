@@ -1,0 +1,126 @@
+/**
+ * The scroll-out shortcut of the lazy mirror (paced-terminal.ts): output certain to have left
+ * every part of the buffer a serialisation will ever read need not be printed cell by cell.
+ *
+ * Why dropping [p, cut) and feeding `\r` + its SGR sequences instead leaves every later read
+ * byte-identical (the differential test in paced-terminal.property.test.ts checks it):
+ * - The run from p holds only printable characters (no C1, no DEL), \r, \n, \t, BEL and
+ *   well-formed SGR (`ESC [ digits ; : m`). None of them changes a mode, the charsets, the tab
+ *   stops, the saved cursor, the scroll region or the active buffer, and none moves the cursor up.
+ *   It starts in the normal buffer with the full-screen scroll region, the parser in its ground
+ *   state and no half surrogate pending (`startsClean`), so both terminals keep those throughout.
+ * - The pen after the dropped text is the pen before it with the dropped SGRs applied in order
+ *   (printing never changes the pen); SGR 0 resets everything an SGR can set (fg, bg, underline
+ *   style and colour; not the hyperlink id, which no SGR sets), so the sequences from the last
+ *   bare reset on give the same pen.
+ * - The cut follows `\r\n`, so the real terminal is at column 0 there, as the lazy one is after
+ *   `\r`; \r and \n (C0 executes) both clear xterm's join state (REP and combining characters
+ *   see the same "preceding character": none). From the cut on both print identical text from
+ *   the same column, and the column never depends on the row, so their cursors differ only in the
+ *   row, and only until both reach the bottom row: each line feed or wrap moves down or scrolls,
+ *   so after at most rows-1 of them both sit on the bottom row and every further line feed or
+ *   wrap scrolls both, creating one new line each, blanked with the same (current) background
+ *   and filled with the same text.
+ * - A serialisation of depth d reads the last d+rows lines. With ≥ d + 2·rows line feeds between
+ *   the cut and it, those lines were all created after both terminals reached the bottom: equal.
+ *   With ≥ scrollback + 2·rows line feeds before the run ends, every line that existed at the cut
+ *   has left both buffers (each is full and trimmed), so from there on the two terminals are the
+ *   same in everything, and what follows may be anything.
+ */
+
+/** The first character a cut may not skip: C0 other than \t \n \r BEL ESC, DEL, C1, and any ESC not starting an SGR. */
+const BREAKS_RUN = /[\x00-\x06\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f-\x9f]|\x1b(?!\[[0-9;:]*m)/g;
+const SGR = /\x1b\[[0-9;:]*m/g;
+
+/** A read the queued text runs up to: at `pos` in the run's text, `depth` lines of scrollback. */
+export interface ReadPoint {
+  pos: number;
+  depth: number;
+}
+
+/** Where the run starting at `from` ends: the first character that could change more than cells and the pen. */
+export function runEnd(text: string, from: number): number {
+  BREAKS_RUN.lastIndex = from;
+  const m = BREAKS_RUN.exec(text);
+  return m ? m.index : text.length;
+}
+
+/** The position after the `n`th line feed counted back from `before` (exclusive), or -1 when there are fewer than n after `floor`. */
+function backLines(text: string, before: number, n: number, floor: number): number {
+  let at = before;
+  for (let i = 0; i < n; i++) {
+    if (at <= floor) return -1;
+    at = text.lastIndexOf('\n', at - 1);
+    if (at < floor) return -1;
+  }
+  return at;
+}
+
+/**
+ * The latest cut in [from, limit] such that the text from it holds at least depth + 2·rows line
+ * feeds before every read point up to the run's end and scrollback + 2·rows before the end itself
+ * (see the comment at the top), and that follows `\r\n`; -1 when none saves anything. `end` is
+ * `runEnd(text, from)`; `points` are the reads in (from, end], in order.
+ */
+export function planCut(text: string, from: number, limit: number, end: number, points: readonly ReadPoint[], rows: number, scrollback: number): number {
+  let cut = Math.min(limit, end);
+  const bound = (before: number, depth: number) => {
+    // One line feed more than needed: the cut goes after it, so the needed ones all follow the cut.
+    const lf = backLines(text, before, Math.min(depth, scrollback) + 2 * rows + 1, from);
+    return lf < 0 ? -1 : lf + 1;
+  };
+  const atEnd = bound(end, scrollback);
+  if (atEnd < 0) return -1;
+  cut = Math.min(cut, atEnd);
+  for (const p of points) {
+    if (p.pos > end) break;
+    const b = bound(p.pos, p.depth);
+    if (b < 0) return -1;
+    cut = Math.min(cut, b);
+  }
+  // Back to a cut right after "\r\n", with something dropped before it.
+  for (;;) {
+    if (cut - 2 <= from) return -1;
+    if (text.charCodeAt(cut - 1) === 0x0a && text.charCodeAt(cut - 2) === 0x0d) return cut;
+    cut = text.lastIndexOf('\n', cut - 2) + 1;
+  }
+}
+
+/** What the lazy terminal is fed instead of text[from, cut): column 0 and the same pen. */
+export function replacement(text: string, from: number, cut: number): string {
+  // A slice of a flat string is a view in V8: the searches below scan the dropped part only.
+  const dropped = text.slice(from, cut);
+  const reset = Math.max(dropped.lastIndexOf('\x1b[0m'), dropped.lastIndexOf('\x1b[m'));
+  const sgr = (reset > 0 ? dropped.slice(reset) : dropped).match(SGR);
+  return sgr ? `\r${sgr.join('')}` : '\r';
+}
+
+/** The state of xterm's internals the argument above starts from; anything unknown counts as unclean. */
+interface XtermCore {
+  buffer?: { scrollTop?: number; scrollBottom?: number };
+  buffers?: { active?: unknown; normal?: unknown };
+  _inputHandler?: {
+    _parser?: { currentState?: number };
+    _stringDecoder?: { _interim?: number };
+    _curAttrData?: { extended?: { urlId?: number } };
+  };
+}
+
+/** The parser state xterm calls GROUND (EscapeSequenceParser's ParserState). */
+const PARSER_GROUND = 0;
+
+/** Whether a run may be cut at the terminal's current state (checked after everything before is parsed). */
+export function startsClean(term: { rows: number }): boolean {
+  const core = (term as unknown as { _core?: XtermCore })._core;
+  const ih = core?._inputHandler;
+  return (
+    core?.buffers?.active !== undefined &&
+    core.buffers.active === core.buffers.normal &&
+    core.buffer?.scrollTop === 0 &&
+    core.buffer.scrollBottom === term.rows - 1 &&
+    ih?._parser?.currentState === PARSER_GROUND &&
+    ih._stringDecoder?._interim === 0 &&
+    // Printing under a hyperlink also records lines in xterm's link service: not worth reasoning about.
+    ih._curAttrData?.extended?.urlId === 0
+  );
+}
