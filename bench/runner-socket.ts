@@ -1,44 +1,198 @@
 /**
- * CPU per MB of terminal output on the runner's socket alone (issue 17): a runner-like
- * socket.io-client sends flood batches (numbered lines, 16 KB TERMINAL_CHUNKs, 8 per batch, each
- * acked before the next, as the runner's spool does) to a socket.io server on loopback that
- * validates them with the runner namespace's zod schema and acks. Client and server are separate
- * processes; each one's CPU per MB is printed. Two runs in one invocation: ws with its JS
- * mask/unmask (WS_NO_BUFFER_UTIL=1, the baseline) and with the native `bufferutil` it loads when
- * installed. Asserts nothing. Usage: npm run bench:runner-socket   (BENCH_MB)
+ * CPU per MB of terminal output on the runner's side of the live path and on the control plane's
+ * receiving end (issue 17), before the ingest. Two parts, each printed beside its baseline:
+ *
+ * (1) In process, stage by stage, over the same numbered-line output (16 KB TERMINAL_CHUNKs): the
+ *     runner's stream redaction, its spool append (and inside it: zod, JSON.stringify, the write),
+ *     batch building with acks (EventSender), socket.io's encoding of a batch; the control plane's
+ *     socket.io decoding and validation of it. JSON batches (`runner:events`, the baseline) and
+ *     binary frames (`runner:frame`, protocol/runner-frame.ts) side by side.
+ * (2) Over loopback between two processes: a runner-like socket.io-client sends the batches
+ *     (each acked before the next, as the runner's spool does) to a socket.io server that decodes
+ *     and validates them like the runner namespace; each process's CPU per MB, JSON vs frames.
+ *
+ * Asserts nothing. Usage: npm run bench:runner-socket   (BENCH_MB, default 32)
  */
 import { fork } from 'node:child_process';
+import { mkdtempSync, rmSync, writeSync, openSync, closeSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { cpus, loadavg } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Server } from 'socket.io';
 import { io as connect } from 'socket.io-client';
-import { RunnerEventBatchSchema, type RunnerEvent } from '../protocol';
+import { Decoder, Encoder, PacketType, type Packet } from 'socket.io-parser';
+import { createStreamRedactor } from '../common/redact';
+import {
+  FLOW_CONTROL,
+  RunnerEventBatchSchema,
+  RunnerEventSchema,
+  RunnerFrameEventsSchema,
+  ok,
+  type Result,
+  type RunnerEvent,
+  type RunnerEventBody,
+} from '../protocol';
+import { silentLogger, type Logger } from '../runner/log';
+import { encodeRunnerFrame } from '../runner/spool/frame';
+import { EventSender } from '../runner/spool/sender';
+import { Spool, type SessionBase } from '../runner/spool/spool';
 
 const MB = Number(process.env.BENCH_MB ?? 32);
 const CHUNK_KB = 16;
-const CHUNKS_PER_BATCH = 8;
 const LINE = 100;
-/** The runner namespace's message cap (runner-engine.ts RUNNER_MAX_MESSAGE_BYTES is larger; a batch here is ~130 KB). */
-const MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
+/** As the runner sends them: up to 256 000 characters a batch (sender.ts MAX_BATCH_CHARS). */
+const CHUNKS_PER_BATCH = 15;
+/** The runner namespace's message cap (runner-engine.ts RUNNER_MAX_MESSAGE_BYTES). */
+const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
 
 const load = () => loadavg().map((l) => l.toFixed(1)).join(' ');
 const cpuMs = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1000;
+const base: SessionBase = { session_id: 'sess_bench0001', org_id: 'org_bench', repo_id: 'repo_bench', repo_ref: { provider: 'local', owner: '', name: 'demo' } };
 
-function batches(): RunnerEvent[][] {
+/** BENCH_OUTPUT=colour: each line with SGR colours and a non-ASCII character (what JSON escapes most). */
+const COLOUR = process.env.BENCH_OUTPUT === 'colour';
+
+function lineOf(n: number): string {
+  const num = String(n).padStart(8, '0');
+  if (!COLOUR) return `${String(n).padStart(LINE - 2, '0')}\r\n`;
+  return `\x1b[1;32m${num}\x1b[0m \x1b[36mINFO\x1b[0m é ${'x'.repeat(LINE - 34)}\r\n`;
+}
+
+function chunks(): string[] {
   let line = 0;
-  let seq = 0;
-  const out: RunnerEvent[][] = [];
+  const out: string[] = [];
   for (let sent = 0; sent < MB * 1024 * 1024; ) {
-    const b: RunnerEvent[] = [];
-    for (let i = 0; i < CHUNKS_PER_BATCH; i++) {
-      let data = '';
-      while (data.length < CHUNK_KB * 1024) data += `${String(++line).padStart(LINE - 2, '0')}\r\n`;
-      sent += data.length;
-      b.push({ session_id: 'sess_bench0001', org_id: 'org_bench', repo_id: 'repo_bench', repo_ref: { provider: 'local', owner: '', name: 'demo' }, ts: Date.now(), seq: ++seq, type: 'TERMINAL_CHUNK', data } as RunnerEvent);
-    }
-    out.push(b);
+    let data = '';
+    while (data.length < CHUNK_KB * 1024) data += lineOf(++line);
+    sent += data.length;
+    out.push(data);
   }
   return out;
+}
+
+function eventsOf(texts: string[]): RunnerEvent[] {
+  return texts.map((data, i) => ({ ...base, ts: Date.now(), seq: i + 1, type: 'TERMINAL_CHUNK', data }) as RunnerEvent);
+}
+
+function batchesOf(events: RunnerEvent[]): RunnerEvent[][] {
+  const out: RunnerEvent[][] = [];
+  for (let i = 0; i < events.length; i += CHUNKS_PER_BATCH) out.push(events.slice(i, i + CHUNKS_PER_BATCH));
+  return out;
+}
+
+/** CPU ms per MB of `fn`, best of two rounds (a neighbour's burst lands in one of them). */
+function perMb(fn: () => void): number {
+  let best = Infinity;
+  for (let round = 0; round < 2; round++) {
+    const c0 = process.cpuUsage();
+    fn();
+    best = Math.min(best, cpuMs(process.cpuUsage(c0)));
+  }
+  return best / MB;
+}
+
+const packet = (name: string, body: unknown, id: number): Packet => ({ type: PacketType.EVENT, nsp: '/runner', data: [name, body], id });
+
+/** What the control plane's socket.io does with what arrived: decode to the packet's arguments. */
+function decodeAll(encoded: Array<Array<string | Buffer>>): unknown[] {
+  const out: unknown[] = [];
+  const decoder = new Decoder();
+  decoder.on('decoded', (p: Packet) => out.push((p.data as unknown[])[1]));
+  for (const parts of encoded) for (const part of parts) decoder.add(part);
+  return out;
+}
+
+async function stages(): Promise<void> {
+  const texts = chunks();
+  const events = eventsOf(texts);
+  const batches = batchesOf(events);
+  const dir = mkdtempSync(join(tmpdir(), 'bench-spool-'));
+  const log = silentLogger;
+  const row = (what: string, json: number, frame?: number) =>
+    console.log(`| ${what} | ${json.toFixed(1)} ms | ${frame === undefined ? 'same' : `${frame.toFixed(1)} ms`} |`);
+  try {
+    console.log('| runner stage (in process) | JSON batches (baseline) | binary frames |');
+    console.log('|---|---|---|');
+    row('stream redaction (StreamRedactor.push)', perMb(() => {
+      const r = createStreamRedactor();
+      for (const t of texts) r.push(t);
+    }));
+    let round = 0;
+    const spools = await Promise.all([0, 1].map((i) => Spool.open(join(dir, `append-${i}`), { log })));
+    row('spool append (Spool.append: zod + JSON.stringify + write)', perMb(() => {
+      const spool = spools[round++]!;
+      for (const t of texts) spool.append(base, { type: 'TERMINAL_CHUNK', data: t } as RunnerEventBody);
+      spool.close();
+    }));
+    row('  of which zod RunnerEventSchema.safeParse', perMb(() => {
+      for (const e of events) RunnerEventSchema.safeParse(e);
+    }));
+    row('  of which JSON.stringify of the event', perMb(() => {
+      for (const e of events) JSON.stringify(e);
+    }));
+    const fd = openSync(join(dir, 'write-only'), 'a');
+    row('  of which the write (writeSync of the text)', perMb(() => {
+      for (const t of texts) writeSync(fd, t);
+    }));
+    closeSync(fd);
+    const both = await spoolAndSendPerMb(dir, texts, log);
+    row('spool append + batch building + acks (EventSender, 1 MB windows)', both);
+    const encoder = new Encoder();
+    let encodedJson: Array<Array<string | Buffer>> = [];
+    let encodedFrames: Array<Array<string | Buffer>> = [];
+    const encJson = perMb(() => {
+      encodedJson = batches.map((b, i) => encoder.encode(packet('runner:events', b, i)) as Array<string | Buffer>);
+    });
+    const encFrame = perMb(() => {
+      encodedFrames = batches.map((b, i) => encoder.encode(packet('runner:frame', encodeRunnerFrame(b), i)) as Array<string | Buffer>);
+    });
+    row('socket.io encode (frames: + encodeRunnerFrame)', encJson, encFrame);
+    const wireJson = encodedJson.reduce((n, parts) => n + parts.reduce((m, p) => m + Buffer.byteLength(p), 0), 0);
+    const wireFrame = encodedFrames.reduce((n, parts) => n + parts.reduce((m, p) => m + Buffer.byteLength(p), 0), 0);
+    console.log(`| bytes on the wire per MB of output | ${(wireJson / MB / 1048576).toFixed(2)} MB | ${(wireFrame / MB / 1048576).toFixed(2)} MB |`);
+    console.log('| **control plane, on arrival (in process)** | | |');
+    row('socket.io decode', perMb(() => void decodeAll(encodedJson)), perMb(() => void decodeAll(encodedFrames)));
+    const argsJson = decodeAll(encodedJson);
+    const argsFrame = decodeAll(encodedFrames);
+    row(
+      'validate (zod batch; frames: + decode of the UTF-8)',
+      perMb(() => {
+        for (const a of argsJson) RunnerEventBatchSchema.safeParse(a);
+      }),
+      perMb(() => {
+        for (const a of argsFrame) RunnerFrameEventsSchema.safeParse(a);
+      }),
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Spool append, then the sender pumping it to a transport that acks every batch on the next turn,
+ * one flow-control window (FLOW_CONTROL.HIGH_WATERMARK_CHARS) at a time, as a flooding session
+ * runs: a backlog bigger than that never builds up in the spool.
+ */
+async function spoolAndSendPerMb(dir: string, texts: string[], log: Logger): Promise<number> {
+  const window = Math.max(1, Math.floor(FLOW_CONTROL.HIGH_WATERMARK_CHARS / (CHUNK_KB * 1024)));
+  let best = Infinity;
+  for (let round = 0; round < 2; round++) {
+    const spool = await Spool.open(join(dir, `sender-${round}`), { log });
+    const sender = new EventSender(spool, log);
+    sender.attach((batch, done) => {
+      const last = batch[batch.length - 1]!;
+      setImmediate(() => done(ok({ acked: [{ session_id: last.session_id, seq: last.seq }] }) as Result<unknown>));
+    });
+    const c0 = process.cpuUsage();
+    for (let i = 0; i < texts.length; i += window) {
+      for (const t of texts.slice(i, i + window)) spool.append(base, { type: 'TERMINAL_CHUNK', data: t } as RunnerEventBody);
+      await sender.whenDrained(600_000);
+    }
+    best = Math.min(best, cpuMs(process.cpuUsage(c0)));
+    sender.dispose();
+    spool.close();
+  }
+  return best / MB;
 }
 
 async function serve(): Promise<void> {
@@ -50,23 +204,26 @@ async function serve(): Promise<void> {
       cpu0 = process.cpuUsage();
       ack();
     });
-    socket.on('runner:events', (batch: unknown, ack: (r: unknown) => void) => {
-      const parsed = RunnerEventBatchSchema.safeParse(batch);
-      ack(parsed.success ? { ok: true, data: { acked: parsed.data.length } } : { ok: false, error: 'bad batch' });
-    });
+    const answer = (parsed: { success: boolean; data?: unknown[] }, ack: (r: unknown) => void) =>
+      ack(parsed.success ? { ok: true, data: { acked: parsed.data!.length } } : { ok: false, error: 'bad batch' });
+    socket.on('runner:events', (batch: unknown, ack: (r: unknown) => void) => answer(RunnerEventBatchSchema.safeParse(batch), ack));
+    socket.on('runner:frame', (frame: unknown, ack: (r: unknown) => void) => answer(RunnerFrameEventsSchema.safeParse(frame), ack));
     socket.on('end', (ack: (ms: number) => void) => ack(cpuMs(process.cpuUsage(cpu0))));
   });
   http.listen(0, '127.0.0.1', () => process.send!({ port: (http.address() as { port: number }).port }));
 }
 
-async function send(port: number): Promise<void> {
-  const list = batches();
+async function send(port: number, frames: boolean): Promise<void> {
+  const list = batchesOf(eventsOf(chunks()));
   const socket = connect(`http://127.0.0.1:${port}/runner`, { transports: ['websocket'] });
   await new Promise<void>((res) => socket.once('connect', () => res()));
   await socket.emitWithAck('start');
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
-  for (const b of list) await socket.emitWithAck('runner:events', b);
+  for (const b of list) {
+    const res = (await (frames ? socket.emitWithAck('runner:frame', encodeRunnerFrame(b)) : socket.emitWithAck('runner:events', b))) as { ok: boolean };
+    if (!res.ok) throw new Error('the server refused a batch');
+  }
   const client = cpuMs(process.cpuUsage(cpu0));
   const seconds = (performance.now() - t0) / 1000;
   const server = (await socket.emitWithAck('end')) as number;
@@ -74,12 +231,11 @@ async function send(port: number): Promise<void> {
   process.send!({ server, client, seconds });
 }
 
-async function run(native: boolean): Promise<{ server: number; client: number; seconds: number }> {
-  const env = { ...process.env, ...(native ? {} : { WS_NO_BUFFER_UTIL: '1' }) };
-  const server = fork(process.argv[1]!, ['serve'], { env, execArgv: process.execArgv });
+async function run(frames: boolean): Promise<{ server: number; client: number; seconds: number }> {
+  const server = fork(process.argv[1]!, ['serve'], { execArgv: process.execArgv });
   try {
     const { port } = await new Promise<{ port: number }>((res) => server.once('message', (m) => res(m as { port: number })));
-    const client = fork(process.argv[1]!, ['send', String(port)], { env, execArgv: process.execArgv });
+    const client = fork(process.argv[1]!, ['send', String(port), frames ? 'frames' : 'json'], { execArgv: process.execArgv });
     return await new Promise((res) => client.once('message', (m) => res(m as { server: number; client: number; seconds: number })));
   } finally {
     server.kill();
@@ -88,15 +244,17 @@ async function run(native: boolean): Promise<{ server: number; client: number; s
 
 const role = process.argv[2];
 if (role === 'serve') await serve();
-else if (role === 'send') await send(Number(process.argv[3]));
+else if (role === 'send') await send(Number(process.argv[3]), process.argv[4] === 'frames');
 else {
   console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? '?'}, Node ${process.version}; load ${load()}`);
-  console.log(`${MB} MB of numbered lines in ${CHUNK_KB} KB TERMINAL_CHUNKs, ${CHUNKS_PER_BATCH} per batch, each acked (socket.io over loopback)`);
-  console.log('| ws mask/unmask | control plane CPU per MB | runner side CPU per MB | MB/s |');
+  console.log(`${MB} MB of ${COLOUR ? 'coloured lines (SGR + é)' : 'numbered lines'} in ${CHUNK_KB} KB TERMINAL_CHUNKs, ${CHUNKS_PER_BATCH} per batch; CPU ms per MB of output`);
+  await stages();
+  console.log('');
+  console.log('| over loopback (two processes, bufferutil) | control plane CPU per MB | runner side CPU per MB | MB/s |');
   console.log('|---|---|---|---|');
-  for (const native of [false, true, false, true]) {
-    const r = await run(native);
-    console.log(`| ${native ? 'bufferutil (native)' : 'JS (WS_NO_BUFFER_UTIL=1, baseline)'} | ${(r.server / MB).toFixed(1)} ms | ${(r.client / MB).toFixed(1)} ms | ${(MB / r.seconds).toFixed(1)} |`);
+  for (const frames of [false, true, false, true]) {
+    const r = await run(frames);
+    console.log(`| ${frames ? 'binary frames (runner:frame)' : 'JSON batches (runner:events, baseline)'} | ${(r.server / MB).toFixed(1)} ms | ${(r.client / MB).toFixed(1)} ms | ${(MB / r.seconds).toFixed(1)} |`);
   }
   console.log(`load at the end: ${load()}`);
 }

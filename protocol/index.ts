@@ -4,6 +4,7 @@ export * from './lifecycle';
 export * from './events';
 export * from './wire-limits';
 export * from './runner';
+export * from './runner-frame';
 export * from './ui';
 export * from './api';
 export * from './approvals';

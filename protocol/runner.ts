@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Ack } from './result';
 import { RunnerEventSchema } from './events';
+import type { RunnerFrame } from './runner-frame';
 import { PatrolSpecSchema, type PatrolDefaults, type RepoInspectCommand } from './patrols';
 import {
   BlueprintProblemSchema,
@@ -86,6 +87,12 @@ export const RunnerRegisteredSchema = z.object({
   runner_id: z.string(),
   org_id: OrgIdSchema,
   heartbeat_ms: z.number().int().positive(),
+  /**
+   * The highest binary event-frame version (runner-frame.ts) this control plane decodes. Absent
+   * (an older control plane): the runner sends JSON batches (`runner:events`), which every
+   * control plane keeps accepting, so either side can be upgraded first.
+   */
+  frames: z.number().int().min(0).optional(),
 });
 export type RunnerRegistered = z.infer<typeof RunnerRegisteredSchema>;
 
@@ -255,6 +262,8 @@ export interface RunnerToServerEvents extends DeterministicRunnerToServerEvents 
   'runner:register': (body: RunnerRegister, ack: Ack<RunnerRegistered>) => void;
   'runner:heartbeat': (body: RunnerHeartbeat, ack: Ack<{ ts: number }>) => void;
   'runner:events': (batch: z.input<typeof RunnerEventBatchSchema>, ack: Ack<EventAck>) => void;
+  /** The same batch with its terminal output as one binary attachment (runner-frame.ts). */
+  'runner:frame': (frame: RunnerFrame, ack: Ack<EventAck>) => void;
 }
 
 export interface ServerToRunnerEvents extends DeterministicServerToRunnerEvents, RadarServerToRunnerEvents {

@@ -20,3 +20,15 @@ export const WIRE_LIMITS = {
   /** Files listed in one DIFF_SUMMARY. */
   DIFF_FILES: 5000,
 } as const;
+
+/**
+ * The runner's binary event frame (protocol/runner-frame.ts): the output bytes one frame may carry.
+ * A batch is at most ~256 000 characters (runner/spool/sender.ts), but one TERMINAL_CHUNK of its
+ * maximum 1 MiB characters goes alone and takes up to 3 MiB in UTF-8. Below the runner engine's
+ * 4 MB message cap (runner-engine.ts), so a bigger frame is answered with an error, not a hang-up.
+ */
+export const FRAME_LIMITS = {
+  DATA_BYTES: 3 * 1024 * 1024,
+  /** Events in one frame: the same bound as a JSON batch (RunnerEventBatchSchema). */
+  EVENTS: 1000,
+} as const;

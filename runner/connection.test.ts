@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   RUNNER_SOCKET_PATH,
   RunnerEventBatchSchema,
+  RunnerFrameEventsSchema,
   RunnerRegisterSchema,
   fail,
   ok,
@@ -65,6 +66,8 @@ class FakeControlPlane {
   registerAnswer: () => Result<unknown> = () => ok({ runner_id: 'runner_1', org_id: 'org_test', heartbeat_ms: 100 });
   /** When false, batches are received but never acked (a server that died mid-way). */
   ackEvents = true;
+  /** Batches by how they came: JSON (`runner:events`) or binary frames (`runner:frame`). */
+  via = { events: 0, frame: 0 };
 
   async listen(port = 0): Promise<string> {
     this.io.of('/runner').on('connection', (socket) => {
@@ -79,21 +82,29 @@ class FakeControlPlane {
         ack(ok({ ts: Date.now() }));
       });
       socket.on('runner:events', (batch, ack) => {
-        const parsed = RunnerEventBatchSchema.safeParse(batch);
-        if (!parsed.success) return ack(fail('BAD_REQUEST', 'bad batch'));
-        const highest = new Map<string, number>();
-        for (const e of parsed.data) {
-          this.received.push(e);
-          const m = this.stored.get(e.session_id) ?? new Map<number, RunnerEvent>();
-          if (!m.has(e.seq)) m.set(e.seq, e);
-          this.stored.set(e.session_id, m);
-          highest.set(e.session_id, Math.max(highest.get(e.session_id) ?? 0, e.seq));
-        }
-        if (this.ackEvents) ack(ok({ acked: [...highest].map(([session_id, seq]) => ({ session_id, seq })) }));
+        this.via.events++;
+        this.store(RunnerEventBatchSchema.safeParse(batch), ack);
+      });
+      socket.on('runner:frame', (frame, ack) => {
+        this.via.frame++;
+        this.store(RunnerFrameEventsSchema.safeParse(frame), ack);
       });
     });
     await new Promise<void>((r) => this.http.listen(port, '127.0.0.1', r));
     return `http://127.0.0.1:${(this.http.address() as AddressInfo).port}`;
+  }
+
+  private store(parsed: { success: true; data: RunnerEvent[] } | { success: false }, ack: (r: Result<never>) => void): void {
+    if (!parsed.success) return ack(fail('BAD_REQUEST', 'bad batch'));
+    const highest = new Map<string, number>();
+    for (const e of parsed.data) {
+      this.received.push(e);
+      const m = this.stored.get(e.session_id) ?? new Map<number, RunnerEvent>();
+      if (!m.has(e.seq)) m.set(e.seq, e);
+      this.stored.set(e.session_id, m);
+      highest.set(e.session_id, Math.max(highest.get(e.session_id) ?? 0, e.seq));
+    }
+    if (this.ackEvents) ack(ok({ acked: [...highest].map(([session_id, seq]) => ({ session_id, seq })) }) as Result<never>);
   }
 
   events(sid: string): RunnerEvent[] {
@@ -197,6 +208,35 @@ describe('runner over a real socket', () => {
     expect(cp.events(sid).every((e) => e.org_id === 'org_test' && e.repo_id === 'repo_sample01' && e.repo_ref.name === 'sample')).toBe(true);
     // Everything acked: the spool of the ended session is gone.
     await waitFor(() => fs.readdirSync(path.join(tmp, 'data', 'spool')).length === 0, 'spool emptied');
+  });
+
+  it('sends binary frames to a control plane that announces them and JSON to one that does not, output byte-identical', async () => {
+    // 3000 × é€😀 (2-, 3- and 4-byte characters) leave the PTY in reads that split them anywhere.
+    const emoji = 'é€😀'.repeat(3000);
+    const print = (mark: string) =>
+      `printf '${mark}<'; for i in $(seq 3000); do printf '\\xc3\\xa9\\xe2\\x82\\xac\\xf0\\x9f\\x98\\x80'; done; printf '>\\n'`;
+    // Only the printed line matches: the echoed command line has a quote after the mark.
+    const printed = (mark: string) => new RegExp(`${mark}<([é€😀]*)>`, 'u');
+    cp.registerAnswer = () => ok({ runner_id: 'runner_1', org_id: 'org_test', heartbeat_ms: 100, frames: 1 });
+    runner = await start();
+    await waitFor(() => cp.registers.length === 1, 'register');
+    const cmd = createCommand({ repo_source: source });
+    const sid = cmd.session_id;
+    await cp.command('session:create', cmd);
+    await waitFor(() => /[#$] /.test(outputOf(cp.events(sid), sid)), 'prompt');
+    await cp.command('session:input', { session_id: sid, data: print('F'), mode: 'line' });
+    const viaFrames = await waitFor(() => printed('F').exec(outputOf(cp.events(sid), sid)), 'output through frames', 30_000);
+    expect(viaFrames[1] === emoji).toBe(true);
+    expect(cp.via).toMatchObject({ events: 0, frame: expect.any(Number) });
+    expect(cp.via.frame).toBeGreaterThan(0);
+
+    // An older control plane (no `frames` in its register answer): the same runner falls back to JSON.
+    await restartControlPlane();
+    await cp.command('session:input', { session_id: sid, data: print('J'), mode: 'line' });
+    const viaJson = await waitFor(() => printed('J').exec(outputOf(cp.events(sid), sid)), 'output through JSON', 30_000);
+    expect(viaJson[1] === emoji).toBe(true);
+    expect(cp.via).toMatchObject({ events: expect.any(Number), frame: 0 });
+    expect(cp.via.events).toBeGreaterThan(0);
   });
 
   it('answers repo:scan with the tree, and a clear error for a bad source', async () => {

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import {
   ApiErrorSchema,
   RunnerRegisteredSchema,
+  RUNNER_FRAME_VERSION,
   RUNNER_NAMESPACE,
   RUNNER_SOCKET_PATH,
   describeZodError,
@@ -22,6 +23,7 @@ import { failureFrom } from './errors';
 import type { Logger } from './log';
 import type { EventSender, EventTransport } from './spool/sender';
 import { startLoopDelayLog } from './connection-probe';
+import { encodeRunnerFrame } from './spool/frame';
 
 /** A control plane that takes longer than this to answer register is treated as not there. */
 export const REGISTER_TIMEOUT_MS = 10_000;
@@ -245,7 +247,7 @@ export class RunnerConnection {
       } catch (err) {
         log.error('after register', err);
       }
-      this.deps.sender.attach(this.transport(serial));
+      this.deps.sender.attach(this.transport(serial, (registered.data.frames ?? 0) >= RUNNER_FRAME_VERSION));
       this.deps.runs?.attach(this.runTransport(serial));
     });
   }
@@ -275,12 +277,17 @@ export class RunnerConnection {
     };
   }
 
-  private transport(serial: number): EventTransport {
+  /**
+   * Binary frames when the control plane said in its register answer that it decodes them; JSON
+   * batches to an older one, which never announced them.
+   */
+  private transport(serial: number, frames: boolean): EventTransport {
     return (batch, done) => {
       if (serial !== this.serial || !this.socket.connected) return done(null);
-      this.socket.timeout(EVENT_ACK_TIMEOUT_MS).emit('runner:events', batch, (err: Error | null, raw: unknown) => {
-        done(err ? null : asResult(raw));
-      });
+      const answered = (err: Error | null, raw: unknown) => done(err ? null : asResult(raw));
+      const socket = this.socket.timeout(EVENT_ACK_TIMEOUT_MS);
+      if (frames) socket.emit('runner:frame', encodeRunnerFrame(batch), answered);
+      else socket.emit('runner:events', batch, answered);
     };
   }
 

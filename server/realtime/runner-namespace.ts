@@ -2,6 +2,8 @@ import type { Namespace, Server, Socket } from 'socket.io';
 import {
   fail,
   RunnerEventBatchSchema,
+  RunnerFrameEventsSchema,
+  RUNNER_FRAME_VERSION,
   RunnerHeartbeatSchema,
   RunnerBlueprintsSchema,
   RunnerRegisterSchema,
@@ -191,7 +193,7 @@ export function attachRunnerNamespace(io: Server, services: Services, opts: { cl
         // Repositories added while no runner was online get their scan now.
         setImmediate(() => void services.repos.scanPending(identity.orgId).catch((e) => console.error('[server] scan', e)));
         for (const s of await services.sessions.list(identity.orgId)) services.ports.broadcast!.sessionUpdated(identity.orgId, s);
-        return { runner_id: runner.id, org_id: identity.orgId, heartbeat_ms: RUNNER_HEARTBEAT_MS };
+        return { runner_id: runner.id, org_id: identity.orgId, heartbeat_ms: RUNNER_HEARTBEAT_MS, frames: RUNNER_FRAME_VERSION };
       }),
     );
 
@@ -222,6 +224,12 @@ export function attachRunnerNamespace(io: Server, services: Services, opts: { cl
     socket.on(
       'runner:events',
       handle('runner:events', RunnerEventBatchSchema, async (batch) => services.events.ingest(requireRunner(), batch)),
+    );
+
+    // The same batch as a binary frame (runner-frame.ts): decoded to the events above before the ingest.
+    socket.on(
+      'runner:frame',
+      handle('runner:frame', RunnerFrameEventsSchema, async (batch) => services.events.ingest(requireRunner(), batch)),
     );
 
     socket.on(
