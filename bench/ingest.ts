@@ -10,7 +10,11 @@
  * (b): runner batch → UI p99 (a real Socket.IO client on loopback receives the live events of
  * BENCH_WATCHED sessions) and runner batch → stored and acknowledged p99.
  * PostgreSQL is a throwaway cluster (Debian's binaries); without them that column says so.
- * Asserts nothing. Usage: npm run bench:ingest   (BENCH_SECONDS, BENCH_BATCH, BENCH_SESSIONS, BENCH_RUNNERS)
+ * Then (d): terminal output alone through the batch store (batch-store.ts, the batch's
+ * transaction), main-thread CPU per MB by output per session per batch (a flood sends tens of KB
+ * per session per batch, a quiet session an echo): what storing costs, beside the zod floor.
+ * Asserts nothing. Usage: npm run bench:ingest   (BENCH_SECONDS, BENCH_BATCH, BENCH_SESSIONS, BENCH_RUNNERS;
+ * BENCH_PART=output runs (d) alone, BENCH_OUTPUT_MB per size, BENCH_OUTPUT_KB sizes, BENCH_DB=sqlite skips PostgreSQL)
  */
 import { createServer } from 'node:http';
 import { loadavg, cpus } from 'node:os';
@@ -18,6 +22,7 @@ import { Server } from 'socket.io';
 import { io as connect } from 'socket.io-client';
 import { RunnerEventBatchSchema, UsageTickSchema, type RunnerEvent, type WireEvent } from '../protocol';
 import { openServiceDb } from '../server/integration/service-db';
+import { createBatchStore, type SessionOwner } from '../server/services/batch-store';
 import { PG_BIN, startPostgres } from '../scripts/pg-cluster.mjs';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
@@ -153,8 +158,88 @@ async function measure(label: string): Promise<Figures> {
   return { ticks, mixed: mix.perS, single, uiP99: pct(uiLatency, 99), uiP50: pct(uiLatency, 50), storedP99: pct(mix.stored, 99), storedP50: pct(mix.stored, 50), reportMs, stored };
 }
 
+/** (d) Output per session per batch, in KB: an echo, a shell's burst, a flood's batch (runner batches are ≤ 256 KB). */
+const OUTPUT_SIZES_KB = (process.env.BENCH_OUTPUT_KB ?? '0.1,4,16,64').split(',').map(Number);
+/** Output stored per size (MB); the echo size stores a tenth of it (its cost is per batch, not per byte). */
+const OUTPUT_MB = Number(process.env.BENCH_OUTPUT_MB ?? 8);
+const OUTPUT_SESSIONS = 4;
+
+/** (d): main-thread CPU per MB storing terminal output, by KB per session per batch; and zod validating the same batches (the floor). */
+async function outputStoring(): Promise<Array<{ kb: number; storeMs: number; zodMs: number }>> {
+  const out: Array<{ kb: number; storeMs: number; zodMs: number }> = [];
+  for (const kb of OUTPUT_SIZES_KB) {
+    const env = await openServiceDb({ defaultPlan: 'enterprise' });
+    try {
+      const { db, orgId, admin, runner } = env;
+      const ids = Array.from({ length: OUTPUT_SESSIONS }, (_, i) => `sess_out${String(i).padStart(5, '0')}`);
+      const owners = new Map<string, SessionOwner>();
+      for (const id of ids) {
+        await db.session.create({
+          data: { id, orgId, repoId: 'repo_test01', runnerId: runner.id, createdById: admin.userId, provider: 'shell', roomPath: '', title: id, state: 'RUNNING', reason: 'bench' },
+        });
+        owners.set(id, { orgId, runnerId: runner.id, repoId: 'repo_test01', userId: admin.userId, kind: 'agent' });
+      }
+      const store = createBatchStore(db, owners);
+      let line = 0;
+      const text = () => {
+        let data = '';
+        while (data.length < kb * 1024) data += `${String(++line).padStart(98, '0')}\r\n`;
+        return data;
+      };
+      const mb = kb < 1 ? OUTPUT_MB / 10 : OUTPUT_MB;
+      const seq = new Map(ids.map((id) => [id, 0]));
+      const batches: RunnerEvent[][] = [];
+      for (let sent = 0; sent < mb * 1024 * 1024; ) {
+        batches.push(
+          ids.map((id) => {
+            const data = text();
+            sent += data.length;
+            return { session_id: id, org_id: orgId, repo_id: 'repo_test01', repo_ref: { provider: 'local', owner: '', name: 'demo' }, ts: Date.now(), seq: seq.set(id, seq.get(id)! + 1).get(id)!, type: 'TERMINAL_CHUNK', data } as RunnerEvent;
+          }),
+        );
+      }
+      const zod0 = process.cpuUsage();
+      for (const b of batches) RunnerEventBatchSchema.parse(b);
+      const zod = process.cpuUsage(zod0);
+      const cpu0 = process.cpuUsage();
+      for (const b of batches) {
+        await store.store(orgId, b, ids);
+        store.committed(ids);
+      }
+      const cpu = process.cpuUsage(cpu0);
+      out.push({ kb, storeMs: (cpu.user + cpu.system) / 1000 / mb, zodMs: (zod.user + zod.system) / 1000 / mb });
+    } finally {
+      await env.close();
+    }
+  }
+  return out;
+}
+
+async function printOutputStoring(label: string) {
+  const rows = await outputStoring();
+  console.log(`\n(d) terminal output through the batch store, ${label}, ${OUTPUT_SESSIONS} sessions; load ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  console.log('| KB per session per batch | storing, CPU per MB | zod validation of the same batches (floor) |');
+  console.log('|---|---|---|');
+  for (const r of rows) console.log(`| ${r.kb} | ${r.storeMs.toFixed(1)} ms | ${r.zodMs.toFixed(1)} ms |`);
+}
+
 async function main() {
   const load = loadavg()[0]!.toFixed(1);
+  if (process.env.BENCH_PART === 'output') {
+    console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? '?'}, Node ${process.version}; load ${load}`);
+    await printOutputStoring('SQLite');
+    if (PG_BIN && process.env.BENCH_DB !== 'sqlite') {
+      const cluster = await startPostgres();
+      process.env.AV_TEST_POSTGRES_URL = cluster.url.replace(/\/[^/]*$/, '');
+      try {
+        await printOutputStoring('PostgreSQL');
+      } finally {
+        delete process.env.AV_TEST_POSTGRES_URL;
+        cluster.stop();
+      }
+    }
+    return;
+  }
   console.log(`Ingest through EventService.ingest: ${SESSIONS} sessions, ${RUNNERS} runners sending batches of ${BATCH}, ${SECONDS} s each; ${cpus().length} cores, load ${load} at start`);
   const sqlite = await measure('SQLite (WAL, synchronous=NORMAL)');
   let postgres: Figures | string;
@@ -185,6 +270,7 @@ async function main() {
   console.log(`\n${'measure'.padEnd(58)} ${'SQLite'.padStart(24)} ${'PostgreSQL'.padStart(24)}`);
   for (const [label, f] of rows) console.log(`${label.padEnd(58)} ${f(sqlite).padStart(24)} ${pgCell(f).padStart(24)}`);
   console.log(`load at end ${loadavg()[0]!.toFixed(1)}`);
+  await printOutputStoring('SQLite');
 }
 
 main().catch((err) => {

@@ -7,6 +7,7 @@ import { connectDb } from '../db';
 import { runnerToWire } from '../services/events';
 import { SEEK_SCROLLBACK, type TerminalScreensOptions } from '../services/terminal/screens';
 import { SEGMENT_CHARS } from '../services/terminal/segments';
+import { insertSegments, RUN_ROWS_MAX } from '../services/repo/terminal-segments';
 import { storedEvents } from '../services/terminal/stored-output';
 import { insertScreenOnce } from '../services/repo/terminal-screens';
 import { createServices } from '../services';
@@ -84,10 +85,17 @@ describe('terminal output stored in ~64 KB segments', () => {
     return services;
   }
 
-  /** Every segment holds at least a segment's worth (but the open, newest one), and none overlap. */
+  /**
+   * Every segment holds at least a segment's worth but those of the open run (the newest rows,
+   * together short of a segment and fewer than the row cap), and none overlap.
+   */
   async function expectSegmentsWellCut() {
     const segs = await s.db.terminalSegment.findMany({ where: { sessionId: SID }, orderBy: { seqFrom: 'asc' } });
-    for (const seg of segs.slice(0, -1)) expect(seg.chars).toBeGreaterThanOrEqual(SEGMENT_CHARS);
+    const full = segs.findLastIndex((seg) => seg.chars >= SEGMENT_CHARS);
+    for (const seg of segs.slice(0, full + 1)) expect(seg.chars).toBeGreaterThanOrEqual(SEGMENT_CHARS);
+    const run = segs.slice(full + 1);
+    expect(run.length).toBeLessThanOrEqual(RUN_ROWS_MAX);
+    expect(run.reduce((n, x) => n + x.chars, 0)).toBeLessThan(SEGMENT_CHARS);
     for (let i = 1; i < segs.length; i++) expect(segs[i]!.seqFrom).toBeGreaterThan(segs[i - 1]!.seqTo);
     for (const seg of segs) expect(seg.data.length).toBe(seg.chars);
     return segs;
@@ -96,8 +104,9 @@ describe('terminal output stored in ~64 KB segments', () => {
   /** Every batch's output is in segments, once and in order, and none is left as a chunk row. */
   async function expectStoredOnce(db: ServiceDb['db'], batches: RunnerEvent[][]) {
     expect(await db.sessionEvent.count({ where: { sessionId: SID, type: 'TERMINAL_CHUNK' } })).toBe(0);
-    await expectSegmentsWellCut();
+    const segs = await expectSegmentsWellCut();
     expect(await readAll(db)).toEqual(sentWire(batches));
+    return segs;
   }
 
   it('writes output straight into segments: every seq once and in order across boundaries, holes and resends', async () => {
@@ -116,7 +125,8 @@ describe('terminal output stored in ~64 KB segments', () => {
     const segs = await expectSegmentsWellCut();
     const sentChars = batches.flat().reduce((n, e) => n + (e.type === 'TERMINAL_CHUNK' ? e.data.length : 0), 0);
     expect(sentChars).toBeGreaterThan(8 * SEGMENT_CHARS);
-    expect(segs.length).toBe(Math.ceil(segs.reduce((n, x) => n + x.chars, 0) / SEGMENT_CHARS) || 1);
+    // Folded as it went (expectSegmentsWellCut): all but less than a segment's worth is in full segments.
+    expect(segs.filter((x) => x.chars >= SEGMENT_CHARS).length).toBeGreaterThanOrEqual(8);
     // Nothing is stored one row per chunk: output is written once, into segments.
     expect(await s.db.sessionEvent.count({ where: { sessionId: SID, type: 'TERMINAL_CHUNK' } })).toBe(0);
     expect(await s.db.sessionEvent.count({ where: { sessionId: SID } })).toBe(batches.flat().filter((e) => e.type !== 'TERMINAL_CHUNK').length);
@@ -130,6 +140,30 @@ describe('terminal output stored in ~64 KB segments', () => {
     // Reading from the middle of a segment starts exactly after the given seq.
     const mid = Math.floor((segs[2]!.seqFrom + segs[2]!.seqTo) / 2);
     expect(await readAll(s.db, mid)).toEqual(sentWire(batches).filter((e) => e.seq > mid));
+  }, 120_000);
+
+  it('a quiet session (a chunk per batch) adds rows to its open run, folded by the row cap; a restart carries the run on', async () => {
+    await openWith();
+    const echo = (from: number, n: number) => Array.from({ length: n }, (_, i) => events(from + i, [{ type: 'TERMINAL_CHUNK', data: `key ${from + i}\r\n$ ` } as RunnerEventBody]));
+    const first = echo(1, RUN_ROWS_MAX + 10);
+    for (const b of first) await s.services.events.ingest(s.runner, b);
+    // The row cap folded the first RUN_ROWS_MAX batches into one (short) segment, which the run goes on from.
+    const before = await expectSegmentsWellCut();
+    expect(before.length).toBe(10);
+    expect(before[0]!.seqTo).toBe(RUN_ROWS_MAX + 1);
+    const db2 = await connectDb(s.url);
+    try {
+      // Another process reads the run where this one left it, and folds it at the cap too.
+      const after = restarted(db2);
+      const second = echo(RUN_ROWS_MAX + 11, RUN_ROWS_MAX);
+      for (const b of second) await after.events.ingest(s.runner, b);
+      const segs = await expectSegmentsWellCut();
+      expect(segs.length).toBe(10);
+      expect(segs[0]!.seqTo).toBe(2 * RUN_ROWS_MAX + 1);
+      await expectStoredOnce(db2, [...first, ...second]);
+    } finally {
+      await db2.$disconnect();
+    }
   }, 120_000);
 
   it('a hole left open across a restart: the resend over it is stored once and acked through', async () => {
@@ -184,6 +218,24 @@ describe('terminal output stored in ~64 KB segments', () => {
     expect(await readAll(s.db)).toEqual(sentWire(old));
     for (const b of batches.slice(20)) await s.services.events.ingest(s.runner, b);
     await expectStoredOnce(s.db, batches);
+  }, 120_000);
+
+  it('an open segment appended to by an older version (short of a segment) is taken into the run and folded', async () => {
+    await openWith();
+    const batches = flood(1, 60);
+    const old = batches.slice(0, 3);
+    // As the version that appended to the newest segment left it: one short segment, the prefix on the session.
+    const chunks = old.flat().filter((e) => e.type === 'TERMINAL_CHUNK');
+    await s.db.sessionEvent.createMany({
+      data: old.flat().filter((e) => e.type !== 'TERMINAL_CHUNK').map((e) => ({ sessionId: SID, seq: e.seq, type: e.type, ts: BigInt(e.ts), payload: JSON.stringify(e) })),
+    });
+    await insertSegments(s.db, [{ sessionId: SID, chunks: chunks.map((e) => ({ seq: e.seq, ts: e.ts, data: (e as { data: string }).data })) }]);
+    await s.db.session.update({ where: { id: SID }, data: { lastSeq: old.at(-1)!.at(-1)!.seq } });
+    expect((await s.db.terminalSegment.findFirstOrThrow({ where: { sessionId: SID } })).chars).toBeLessThan(SEGMENT_CHARS);
+    for (const b of batches.slice(3)) await s.services.events.ingest(s.runner, b);
+    const segs = await expectStoredOnce(s.db, batches);
+    expect(segs[0]!.seqFrom).toBe(1);
+    expect(segs[0]!.chars).toBeGreaterThanOrEqual(SEGMENT_CHARS);
   }, 120_000);
 
   it('a serialised screen is stored once, and not at all for a session that is gone', async () => {

@@ -3,7 +3,7 @@ import { ingestWriter, type Db } from '../db';
 import { foldStateChanges, type RefusedChange } from './session-state';
 import type { TickOwner } from './usage';
 import { contiguousPrefix, insertEventsOnce, maxStoredAbove, type Tx } from './repo/session-events';
-import { dropChunkRows, planSegments, readIngestRows, takeChunkRows, writeSegments, type IngestSessionRow, type OutputChunk, type SegmentPlan } from './repo/terminal-segments';
+import { addOutput, dropChunkRows, insertSegments, readIngestRows, readOpenRun, takeChunkRows, type IngestSessionRow, type NewSegment, type OpenRun, type OutputChunk } from './repo/terminal-segments';
 import { updateSessionRows, updateSessionState, type SessionRowChange } from './repo/session-rows';
 import { insertTicksOnce } from './repo/usage-ticks';
 
@@ -100,6 +100,13 @@ export function createBatchStore(db: Db, owners: ReadonlyMap<string, SessionOwne
   const rowsChecked = new Set<string>();
 
   /**
+   * Each session's open run of segment rows (repo/terminal-segments.ts), as of the last commit:
+   * read once per session, then kept, so a batch reads no segment to know where its output goes.
+   * A failed transaction drops its sessions' runs (read again next time).
+   */
+  const openRuns = new Map<string, OpenRun>();
+
+  /**
    * Splits a session's events of the batch (sorted by seq) against its stored prefix: duplicates
    * are dropped; output continuing the prefix goes straight into segments; everything else —
    * other event kinds, and anything above a hole — is stored as event rows.
@@ -130,9 +137,10 @@ export function createBatchStore(db: Db, owners: ReadonlyMap<string, SessionOwne
    * of the fresh events, state included — so a crash can never leave the events stored and the
    * row behind (issue 11 item 14). State changes go through the lifecycle check of session-state.ts.
    *
-   * Output that continues a session's stored prefix is appended to its segments here (issue 17:
+   * Output that continues a session's stored prefix goes into its segments here (issue 17:
    * one row per chunk written, read back by a fold and deleted cost most of the control plane's
-   * CPU per MB). Segments only ever hold seqs at or below the stored prefix, so a resend is
+   * CPU per MB): one more row of the session's open run, folded into ~64 KB segments when due
+   * (repo/terminal-segments.ts). Segments only ever hold seqs at or below the stored prefix, so a resend is
    * recognised by the prefix alone; output above a hole stays event rows until the hole is filled,
    * and is moved into segments in the transaction that moves the prefix over it.
    */
@@ -140,11 +148,20 @@ export function createBatchStore(db: Db, owners: ReadonlyMap<string, SessionOwne
     // SQLite: the kept connection with its statements prepared once (db-writer.ts); PostgreSQL:
     // Prisma's interactive transaction.
     const writer = ingestWriter(db);
-    if (writer) return writer.transaction((tx) => storeIn(tx, orgId, events, ids));
-    return db.$transaction((t) => storeIn(t as unknown as Tx, orgId, events, ids), {
-      timeout: INGEST_TX_TIMEOUT_MS,
-      maxWait: INGEST_TX_MAX_WAIT_MS,
-    });
+    try {
+      const result = writer
+        ? await writer.transaction((tx) => storeIn(tx, orgId, events, ids))
+        : await db.$transaction((t) => storeIn(t as unknown as Tx, orgId, events, ids), {
+            timeout: INGEST_TX_TIMEOUT_MS,
+            maxWait: INGEST_TX_MAX_WAIT_MS,
+          });
+      // Committed: the runs as this batch left them are the stored ones.
+      for (const [id, run] of result.runs) openRuns.set(id, run);
+      return result;
+    } catch (err) {
+      for (const id of ids) openRuns.delete(id);
+      throw err;
+    }
   }
 
   /** The batch's writes inside the caller's transaction (see store). */
@@ -179,17 +196,23 @@ export function createBatchStore(db: Db, owners: ReadonlyMap<string, SessionOwne
     // Every row change of the batch goes out in one set-based statement; only a lifecycle
     // change (rare: a handful per session's life) is written on its own.
     const rowChanges: SessionRowChange[] = [];
-    const segmentPlans: SegmentPlan[] = [];
+    const segments: NewSegment[] = [];
+    const runs = new Map<string, OpenRun>();
     for (const id of ids) {
       const { row, direct: chunks, runEnd } = plans.get(id)!;
       let legacy: OutputChunk[] = [];
-      if (!rowsChecked.has(id)) {
+      let run = rowsChecked.has(id) ? openRuns.get(id) : undefined;
+      if (!run) {
+        const stored = await readOpenRun(tx, id);
+        run = stored.run;
         // First batch of the session on this process: output rows under the prefix from before
         // direct segments go into segments now, and events kept above a hole (by this node
         // before a restart, or by another) are known again, so a resend over them drops the copies.
-        legacy = await takeChunkRows(tx, id, row.open?.seqTo ?? 0, row.lastSeq);
-        const above = await maxStoredAbove(tx, id, row.lastSeq);
-        if (above > (storedBeyond.get(id) ?? 0)) storedBeyond.set(id, above);
+        if (!rowsChecked.has(id)) {
+          legacy = await takeChunkRows(tx, id, stored.top, row.lastSeq);
+          const above = await maxStoredAbove(tx, id, row.lastSeq);
+          if (above > (storedBeyond.get(id) ?? 0)) storedBeyond.set(id, above);
+        }
       }
       const beyond = storedBeyond.get(id) ?? 0;
       const prefix = await advancePrefix(tx, id, runEnd, asRows.filter((e) => e.session_id === id).map((e) => e.seq));
@@ -202,7 +225,8 @@ export function createBatchStore(db: Db, owners: ReadonlyMap<string, SessionOwne
         // Output rows above a hole that this batch filled.
         ...(await takeChunkRows(tx, id, runEnd, prefix)),
       ];
-      if (output.length) segmentPlans.push(planSegments(id, row.open, output));
+      if (output.length) run = await addOutput(tx, id, run, output, segments);
+      runs.set(id, run);
       const mine = freshOf.get(id) ?? [];
       const data = rowFields(mine);
       const { next, refused: no } = foldStateChanges(
@@ -214,9 +238,9 @@ export function createBatchStore(db: Db, owners: ReadonlyMap<string, SessionOwne
       if (next || Object.keys(data).length) changed.add(id);
       if (Object.keys(data).length || prefix !== row.lastSeq) rowChanges.push({ id, lastSeq: prefix, ...data });
     }
-    await writeSegments(tx, segmentPlans);
+    await insertSegments(tx, segments);
     await updateSessionRows(tx, rowChanges);
-    return { fresh, changed, ticks: stored, prefixes, refused };
+    return { fresh, changed, ticks: stored, prefixes, refused, runs };
   }
 
   return {
@@ -229,6 +253,7 @@ export function createBatchStore(db: Db, owners: ReadonlyMap<string, SessionOwne
     forget(id: string): void {
       rowsChecked.delete(id);
       storedBeyond.delete(id);
+      openRuns.delete(id);
     },
   };
 }

@@ -1,4 +1,4 @@
-import { withDriverTransaction, type Db } from '../../db';
+import { ingestWriter, type Db } from '../../db';
 import { placeholders } from './dialect';
 
 /** The two tables of serialised screens: reattach snapshots and seek snapshots. */
@@ -16,8 +16,10 @@ export interface ScreenRow {
 /**
  * Stores a serialised screen once — a row already there for that seq holds the same screen — and
  * not at all when the session is gone (deleted with its output while the screen was serialised).
- * One statement; on SQLite on the driver's transaction (db.ts): a 10,000-line screen is about a MB
- * of text, ~30 ms of CPU through Prisma's JSON protocol and wasm, ~4 ms on the driver (issue 17).
+ * One statement. On SQLite it runs on the ingest writer's kept connection (db-writer.ts): through
+ * Prisma a 10,000-line screen (about a MB of text) cost ~30 ms of CPU in its JSON protocol and
+ * wasm, and every interactive transaction opened a fresh libsql connection with its pragmas and
+ * prepared statements (issue 17: a seek point every 256 KB of a flood paid that each time).
  * CASTs give the SELECT's parameters their column types on PostgreSQL.
  */
 export async function insertScreenOnce(db: Db, table: ScreenTable, row: ScreenRow): Promise<void> {
@@ -26,10 +28,9 @@ export async function insertScreenOnce(db: Db, table: ScreenTable, row: ScreenRo
     'SELECT CAST(? AS TEXT), CAST(? AS INTEGER), CAST(? AS BIGINT), CAST(? AS INTEGER), CAST(? AS INTEGER), CAST(? AS TEXT) ' +
     'WHERE EXISTS (SELECT 1 FROM "Session" WHERE "id" = ?) ON CONFLICT DO NOTHING';
   const args = [row.sessionId, row.seq, Math.floor(row.ts), row.cols, row.rows, row.data, row.sessionId];
-  await withDriverTransaction((slot) =>
-    db.$transaction(async (tx) => {
-      if (slot.tx) await slot.tx.execute({ sql, args });
-      else await tx.$executeRawUnsafe(placeholders(tx, sql), ...args);
-    }),
-  );
+  const writer = ingestWriter(db);
+  // The writer's transaction waits out another connection's write lock with timers (its own
+  // connection has no busy timeout), as every batch's does.
+  if (writer) await writer.transaction((tx) => tx.$executeRawUnsafe(sql, ...args));
+  else await db.$executeRawUnsafe(placeholders(db, sql), ...args);
 }

@@ -1,25 +1,32 @@
 import { describe, expect, it } from 'vitest';
-import { planSegments, type OutputChunk } from './terminal-segments';
+import { cutSegments, foldsRun, NO_RUN, runAfter, type OutputChunk } from './terminal-segments';
 
 const chunks = (from: number, lengths: number[]): OutputChunk[] => lengths.map((n, i) => ({ seq: from + i, ts: 1000 + from + i, data: 'x'.repeat(n) }));
 const seqs = (list: OutputChunk[]) => list.map((c) => c.seq);
 
-describe('planSegments: a batch of output into the open segment and new ones', () => {
-  it('fills the open segment up to the limit, then starts new segments closed at the limit', () => {
-    const plan = planSegments('s', { seqFrom: 1, seqTo: 4, chars: 90 }, chunks(5, [5, 10, 60, 40, 70, 1]), 100);
-    // 90 + 5 = 95 < 100: the next chunk still goes in (a chunk is never split), then it is full.
-    expect(plan.append).toEqual({ seqFrom: 1, chunks: chunks(5, [5, 10]) });
-    expect(plan.fresh.map(seqs)).toEqual([[7, 8], [9, 10]]);
+describe('cutSegments: output cut into segments closed at the limit', () => {
+  it('closes a segment once it reaches the limit (a chunk is never split); the last may be short', () => {
+    expect(cutSegments(chunks(1, [5, 10, 90, 40, 70, 1]), 100).map(seqs)).toEqual([[1, 2, 3], [4, 5], [6]]);
+    expect(cutSegments(chunks(1, [150, 0, 3]), 100).map(seqs)).toEqual([[1], [2, 3]]);
   });
 
-  it('a full open segment, or none, gets no append', () => {
-    expect(planSegments('s', { seqFrom: 1, seqTo: 4, chars: 100 }, chunks(5, [1]), 100)).toEqual({ sessionId: 's', append: null, fresh: [chunks(5, [1])] });
-    expect(planSegments('s', null, chunks(1, [150, 0, 3]), 100).fresh.map(seqs)).toEqual([[1], [2, 3]]);
+  it('empty chunks (all held by the redactor) keep their seq in a segment', () => {
+    expect(cutSegments(chunks(2, [0, 0]), 100).map(seqs)).toEqual([[2, 3]]);
+  });
+});
+
+describe('the open run: rows added until a segment is due, then folded', () => {
+  it('a batch is one more row while the run stays short of the limit and of the row cap', () => {
+    const run = { seqFrom: 1, chars: 60, rows: 3 };
+    expect(foldsRun(run, 39, 100, 4)).toBe(false);
+    expect(foldsRun(run, 40, 100, 4)).toBe(true); // reaches a segment's worth
+    expect(foldsRun({ ...run, rows: 4 }, 1, 100, 4)).toBe(true); // too many rows for replays to read
+    expect(foldsRun(NO_RUN, 1, 100, 4)).toBe(false);
   });
 
-  it('empty chunks (all held by the redactor) keep their seq in the segment', () => {
-    const plan = planSegments('s', { seqFrom: 1, seqTo: 1, chars: 0 }, chunks(2, [0, 0]), 100);
-    expect(plan.append?.chunks.map((c) => c.seq)).toEqual([2, 3]);
-    expect(plan.fresh).toEqual([]);
+  it('after a fold, a short last segment is the new run; a full one leaves none', () => {
+    expect(runAfter(cutSegments(chunks(1, [60, 50, 30]), 100), 100)).toEqual({ seqFrom: 3, chars: 30, rows: 1 });
+    expect(runAfter(cutSegments(chunks(1, [60, 50]), 100), 100)).toEqual(NO_RUN);
+    expect(runAfter([], 100)).toEqual(NO_RUN);
   });
 });

@@ -1,20 +1,24 @@
-import type { DriverSlot } from '../../db';
 import { isPostgres, placeholders } from './dialect';
 import type { Tx } from './session-events';
 
 /**
- * SQL of terminal output stored straight into ~64 KB `TerminalSegment` rows inside the ingest
- * transaction (issue 17): a batch's output is appended to the session's open segment, or starts
- * new ones, in at most one UPDATE and one INSERT for the whole batch — never one row per chunk
- * written, read back and deleted again.
+ * SQL of terminal output stored straight into `TerminalSegment` rows inside the ingest
+ * transaction (issue 17). A batch's output for a session is written as one new row beside the
+ * session's newest ones (its open run); once the run holds a segment's worth, or too many rows, it
+ * is read back, deleted and written again as ~64 KB segments. Each byte is thus written about twice
+ * and read once, whatever the batch size — appending to the newest segment rewrote it whole
+ * (up to 64 KB) for every batch, a keystroke's echo included.
  */
 
-/** Output per segment row (characters of terminal text): a segment is closed once it holds this much. */
+/** Output per segment row (characters of terminal text): the open run is folded into segments of this size once it holds this much. */
 export const SEGMENT_CHARS = 64 * 1024;
+/**
+ * Rows in a session's open run before it is folded even when short of a segment's worth: a quiet
+ * session (an echo per batch) would otherwise leave a row per keystroke for replays to read.
+ */
+export const RUN_ROWS_MAX = 64;
 /** New segments per INSERT: 8 parameters each stays far below SQLite's (32 766) and PostgreSQL's (65 535) variable limits. */
 const SEGMENTS_PER_STATEMENT = 500;
-/** Appends per UPDATE (6 parameters each). */
-const APPENDS_PER_STATEMENT = 500;
 
 /** One chunk of terminal output as stored. */
 export interface OutputChunk {
@@ -23,87 +27,66 @@ export interface OutputChunk {
   data: string;
 }
 
-/** The newest segment of a session: the one a batch's output is appended to while it is short. */
-export interface OpenSegment {
+/**
+ * A session's open run: its segment rows after the last one holding a segment's worth (the rows
+ * a fold takes in next). `seqFrom` 0: no open run.
+ */
+export interface OpenRun {
   seqFrom: number;
-  seqTo: number;
   chars: number;
+  rows: number;
 }
 
-/** What a batch writes for one session: chunks appended to its open segment, and new segments. */
-export interface SegmentPlan {
-  sessionId: string;
-  append: { seqFrom: number; chunks: OutputChunk[] } | null;
-  fresh: OutputChunk[][];
-}
+export const NO_RUN: OpenRun = { seqFrom: 0, chars: 0, rows: 0 };
+
+const charsOf = (chunks: OutputChunk[]) => chunks.reduce((n, c) => n + c.data.length, 0);
 
 /**
- * Cuts a session's chunks (in seq order, all above `open.seqTo`) into an append to the open
- * segment and new segments, each closed once it reaches `max` characters (a chunk is never split:
- * its seq is the unit of resend and replay).
+ * Cuts chunks (in seq order) into segments, each closed once it reaches `max` characters (a chunk
+ * is never split: its seq is the unit of resend and replay); the last may be shorter.
  */
-export function planSegments(sessionId: string, open: OpenSegment | null, chunks: OutputChunk[], max = SEGMENT_CHARS): SegmentPlan {
-  const plan: SegmentPlan = { sessionId, append: null, fresh: [] };
-  let i = 0;
-  if (open && open.chars < max) {
-    let chars = open.chars;
-    const add: OutputChunk[] = [];
-    while (i < chunks.length && chars < max) {
-      add.push(chunks[i]!);
-      chars += chunks[i]!.data.length;
-      i++;
-    }
-    if (add.length) plan.append = { seqFrom: open.seqFrom, chunks: add };
-  }
+export function cutSegments(chunks: OutputChunk[], max = SEGMENT_CHARS): OutputChunk[][] {
+  const out: OutputChunk[][] = [];
   let cur: OutputChunk[] = [];
   let chars = 0;
-  for (; i < chunks.length; i++) {
-    cur.push(chunks[i]!);
-    chars += chunks[i]!.data.length;
+  for (const c of chunks) {
+    cur.push(c);
+    chars += c.data.length;
     if (chars >= max) {
-      plan.fresh.push(cur);
+      out.push(cur);
       cur = [];
       chars = 0;
     }
   }
-  if (cur.length) plan.fresh.push(cur);
-  return plan;
+  if (cur.length) out.push(cur);
+  return out;
 }
 
-/** The chunk index of a segment (JSON [[seq, ts, length], …]) without its brackets: appended as is. */
-const indexEntries = (chunks: OutputChunk[]) => chunks.map((c) => `[${c.seq},${c.ts},${c.data.length}]`).join(',');
-const charsOf = (chunks: OutputChunk[]) => chunks.reduce((n, c) => n + c.data.length, 0);
+/** Whether a batch's `chars` of output fold the open run into segments now (else they are one more row of it). */
+export function foldsRun(run: OpenRun, chars: number, max = SEGMENT_CHARS, maxRows = RUN_ROWS_MAX): boolean {
+  return run.chars + chars >= max || run.rows + 1 > maxRows;
+}
 
-/**
- * Writes the plans: every append in one set-based UPDATE, every new segment in one INSERT. Returns
- * the segments created. With `driver` (SQLite: the driver's transaction under `tx`, db.ts) the
- * output's text goes to the database without Prisma's per-parameter JSON and wasm round trip.
- */
-export async function writeSegments(tx: Tx, plans: SegmentPlan[], driver: DriverSlot['tx'] = null): Promise<number> {
-  const run = async (sql: string, params: Array<string | number>) => {
-    if (driver) await driver.execute({ sql, args: params });
-    else await tx.$executeRawUnsafe(placeholders(tx, sql), ...params);
-  };
-  const appends = plans.flatMap((p) => (p.append ? [{ sessionId: p.sessionId, ...p.append }] : []));
-  for (let i = 0; i < appends.length; i += APPENDS_PER_STATEMENT) {
-    const slice = appends.slice(i, i + APPENDS_PER_STATEMENT);
-    // The index is JSON kept as text: its closing bracket is cut and the new entries appended
-    // (`substr`/`length`/`||` are the same on both databases; the index is ASCII).
-    const sql =
-      'WITH v("sessionId","seqFrom","seqTo","tsTo","chars","chunks","data") AS (VALUES ' +
-        slice.map(() => '(CAST(? AS TEXT),CAST(? AS INTEGER),CAST(? AS INTEGER),CAST(? AS BIGINT),CAST(? AS INTEGER),CAST(? AS TEXT),CAST(? AS TEXT))').join(',') +
-        ') UPDATE "TerminalSegment" SET "seqTo" = v."seqTo", "tsTo" = v."tsTo", "chars" = "TerminalSegment"."chars" + v."chars", ' +
-        '"chunks" = substr("TerminalSegment"."chunks", 1, length("TerminalSegment"."chunks") - 1) || v."chunks", "data" = "TerminalSegment"."data" || v."data" ' +
-        'FROM v WHERE "TerminalSegment"."sessionId" = v."sessionId" AND "TerminalSegment"."seqFrom" = v."seqFrom"';
-    const params = slice.flatMap((a) => {
-      const last = a.chunks.at(-1)!;
-      return [a.sessionId, a.seqFrom, last.seq, last.ts, charsOf(a.chunks), `,${indexEntries(a.chunks)}]`, a.chunks.map((c) => c.data).join('')];
-    });
-    await run(sql, params);
-  }
-  const fresh = plans.flatMap((p) => p.fresh.map((chunks) => ({ sessionId: p.sessionId, chunks })));
-  for (let i = 0; i < fresh.length; i += SEGMENTS_PER_STATEMENT) {
-    const slice = fresh.slice(i, i + SEGMENTS_PER_STATEMENT);
+/** The open run after writing `segments` (the cut of a fold, or of a batch with no run before it). */
+export function runAfter(segments: OutputChunk[][], max = SEGMENT_CHARS): OpenRun {
+  const last = segments.at(-1);
+  const chars = last ? charsOf(last) : 0;
+  return last && chars < max ? { seqFrom: last[0]!.seq, chars, rows: 1 } : NO_RUN;
+}
+
+/** The chunk index of a segment (JSON [[seq, ts, length], …]). */
+const indexOf = (chunks: OutputChunk[]) => `[${chunks.map((c) => `[${c.seq},${c.ts},${c.data.length}]`).join(',')}]`;
+
+/** A new segment row to write. */
+export interface NewSegment {
+  sessionId: string;
+  chunks: OutputChunk[];
+}
+
+/** Writes new segments, many per INSERT. */
+export async function insertSegments(tx: Tx, segments: NewSegment[]): Promise<void> {
+  for (let i = 0; i < segments.length; i += SEGMENTS_PER_STATEMENT) {
+    const slice = segments.slice(i, i + SEGMENTS_PER_STATEMENT);
     const sql = 'INSERT INTO "TerminalSegment" ("sessionId","seqFrom","seqTo","tsFrom","tsTo","chars","chunks","data") VALUES ' + slice.map(() => '(?,?,?,?,?,?,?,?)').join(',');
     const params = slice.flatMap(({ sessionId, chunks }) => [
       sessionId,
@@ -112,45 +95,100 @@ export async function writeSegments(tx: Tx, plans: SegmentPlan[], driver: Driver
       chunks[0]!.ts,
       chunks.at(-1)!.ts,
       charsOf(chunks),
-      `[${indexEntries(chunks)}]`,
+      indexOf(chunks),
       chunks.map((c) => c.data).join(''),
     ]);
-    await run(sql, params);
+    await tx.$executeRawUnsafe(placeholders(tx, sql), ...params);
   }
-  return fresh.length;
 }
 
-/** A session's row as ingest reads it: its state, stored prefix, and open segment. */
+/**
+ * A session's open run as stored, and the highest seq in its segments (0: none): read once per
+ * session by a process, which then keeps the run itself. Rows holding a segment's worth close a
+ * run; the newest one appended to by an older version (short of it) is part of the run.
+ */
+export async function readOpenRun(tx: Tx, sessionId: string, max = SEGMENT_CHARS): Promise<{ run: OpenRun; top: number }> {
+  type Raw = { seqFrom: number | bigint | null; chars: number | bigint | null; rows: number | bigint; top: number | bigint | null };
+  const [r] = await tx.$queryRawUnsafe<Raw[]>(
+    placeholders(
+      tx,
+      'SELECT MIN("seqFrom") AS "seqFrom", SUM("chars") AS "chars", COUNT(*) AS "rows", ' +
+        '(SELECT MAX("seqTo") FROM "TerminalSegment" WHERE "sessionId" = ?) AS "top" ' +
+        'FROM "TerminalSegment" WHERE "sessionId" = ? AND "seqFrom" > COALESCE((SELECT MAX("seqFrom") FROM "TerminalSegment" WHERE "sessionId" = ? AND "chars" >= ?), 0)',
+    ),
+    sessionId,
+    sessionId,
+    sessionId,
+    max,
+  );
+  const rows = Number(r?.rows ?? 0);
+  return { run: rows ? { seqFrom: Number(r!.seqFrom), chars: Number(r!.chars ?? 0), rows } : NO_RUN, top: Number(r?.top ?? 0) };
+}
+
+/**
+ * The open run's rows (every segment of the session from `seqFrom` on), as chunks in seq order,
+ * deleted in the caller's transaction: a fold writes them again with the batch's output.
+ */
+export async function takeRun(tx: Tx, sessionId: string, seqFrom: number): Promise<OutputChunk[]> {
+  const rows = await tx.$queryRawUnsafe<Array<{ chunks: string; data: string }>>(
+    placeholders(tx, 'SELECT "chunks","data" FROM "TerminalSegment" WHERE "sessionId" = ? AND "seqFrom" >= ? ORDER BY "seqFrom"'),
+    sessionId,
+    seqFrom,
+  );
+  if (!rows.length) return [];
+  await tx.$executeRawUnsafe(placeholders(tx, 'DELETE FROM "TerminalSegment" WHERE "sessionId" = ? AND "seqFrom" >= ?'), sessionId, seqFrom);
+  const out: OutputChunk[] = [];
+  for (const row of rows) {
+    let at = 0;
+    for (const [seq, ts, len] of JSON.parse(row.chunks) as Array<[number, number, number]>) {
+      out.push({ seq, ts, data: row.data.slice(at, at + len) });
+      at += len;
+    }
+  }
+  return out;
+}
+
+/**
+ * Adds a session's output (seq order, above its stored segments) to the segments to write in
+ * `out`: one more row of the open run, or — when due — the run taken out and folded with it into
+ * segments. Returns the run after. Runs before the batch's INSERT (a fold deletes rows whose keys
+ * the new segments reuse).
+ */
+export async function addOutput(tx: Tx, sessionId: string, run: OpenRun, output: OutputChunk[], out: NewSegment[], max = SEGMENT_CHARS, maxRows = RUN_ROWS_MAX): Promise<OpenRun> {
+  const chars = charsOf(output);
+  if (run.rows && !foldsRun(run, chars, max, maxRows)) {
+    out.push({ sessionId, chunks: output });
+    return { seqFrom: run.seqFrom, chars: run.chars + chars, rows: run.rows + 1 };
+  }
+  const all = run.rows ? [...(await takeRun(tx, sessionId, run.seqFrom)), ...output] : output;
+  const segments = cutSegments(all, max);
+  for (const chunks of segments) out.push({ sessionId, chunks });
+  return runAfter(segments, max);
+}
+
+/** A session's row as ingest reads it: its state and stored prefix. */
 export interface IngestSessionRow {
   id: string;
   state: string;
   lastSeq: number;
-  open: OpenSegment | null;
 }
 
-const TOP = (col: string) => `(SELECT t."${col}" FROM "TerminalSegment" t WHERE t."sessionId" = "Session"."id" ORDER BY t."seqTo" DESC LIMIT 1) AS "seg_${col}"`;
-const COLUMNS = `"id","state","lastSeq",${TOP('seqFrom')},${TOP('seqTo')},${TOP('chars')}`;
+const COLUMNS = '"id","state","lastSeq"';
 
 /**
- * The session rows an ingest reads and changes, with each one's newest segment, in one statement.
- * On SQLite it is a no-op UPDATE … RETURNING: the transaction is deferred, and a plain read first
- * would let another connection commit before this one writes (SQLITE_BUSY on the snapshot, which
- * no busy timeout waits out); the UPDATE takes the write lock first, waiting for it as every write
- * does. PostgreSQL (read committed) reads without that.
+ * The session rows an ingest reads and changes, in one statement. On SQLite it is a no-op
+ * UPDATE … RETURNING: a deferred transaction (Prisma's) that read first would let another
+ * connection commit before this one writes (SQLITE_BUSY on the snapshot, which no busy timeout
+ * waits out); the UPDATE takes the write lock first, waiting for it as every write does.
+ * PostgreSQL (read committed) reads without that.
  */
 export async function readIngestRows(tx: Tx, ids: string[]): Promise<IngestSessionRow[]> {
   const list = ids.map(() => '?').join(',');
   const sql = isPostgres(tx)
     ? `SELECT ${COLUMNS} FROM "Session" WHERE "id" IN (${list})`
     : `UPDATE "Session" SET "lastSeq" = "lastSeq" WHERE "id" IN (${list}) RETURNING ${COLUMNS}`;
-  type Raw = { id: string; state: string; lastSeq: number | bigint; seg_seqFrom: number | bigint | null; seg_seqTo: number | bigint | null; seg_chars: number | bigint | null };
-  const rows = await tx.$queryRawUnsafe<Raw[]>(placeholders(tx, sql), ...ids);
-  return rows.map((r) => ({
-    id: r.id,
-    state: r.state,
-    lastSeq: Number(r.lastSeq),
-    open: r.seg_seqFrom === null ? null : { seqFrom: Number(r.seg_seqFrom), seqTo: Number(r.seg_seqTo), chars: Number(r.seg_chars) },
-  }));
+  const rows = await tx.$queryRawUnsafe<Array<{ id: string; state: string; lastSeq: number | bigint }>>(placeholders(tx, sql), ...ids);
+  return rows.map((r) => ({ id: r.id, state: r.state, lastSeq: Number(r.lastSeq) }));
 }
 
 /**
