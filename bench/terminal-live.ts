@@ -11,13 +11,14 @@
  * Usage: npm run bench:live   (needs a build: `npx next build`, and /usr/bin/chromium)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Page } from '@playwright/test';
 import { io, type Socket } from 'socket.io-client';
 import { FLOW_CONTROL, TerminalOutputFrameSchema, type SessionSummary } from '../protocol';
 import { MAX_ATTACHED_PER_SOCKET } from '../server/realtime/ui-limits';
+import { chromiumPids, descendantsByCmdline, Timeline, type ProcGroup } from './live-timeline';
 import { Api, call, ROOT, startStack, uiSocket, waitFor, type UiClient } from '../server/integration/harness';
 
 const MB = Number(process.env.BENCH_MB ?? 64);
@@ -36,7 +37,7 @@ const THROUGHPUT_TIMEOUT_MS = 900_000;
  * ~100 ms between keys, so a gap shows what a typed key waits for.
  */
 const KEY_GAP_MS = Number(process.env.BENCH_KEY_GAP_MS ?? 0);
-/** BENCH_ONLY=echo skips the browser throughput part (a quicker run of the echo figures). */
+/** BENCH_ONLY=echo skips the browser throughput part (a quicker run of the echo figures); =throughput skips echo. */
 const ONLY = process.env.BENCH_ONLY ?? 'all';
 
 /**
@@ -178,7 +179,7 @@ function nodeTree(root: number): number[] {
 async function armThroughput(page: Page) {
   await page.evaluate(() => {
     const w = window as unknown as Record<string, unknown> & { __avOnChunk?: (id: string, d: string | Uint8Array) => void; __avTerminals: Record<string, { write(d: string, cb: () => void): void }> };
-    const st = { inside: false, done: false, hash: 0x811c9dc5, chars: 0, t0: 0, t1: 0 };
+    const st = { inside: false, done: false, hash: 0x811c9dc5, chars: 0, t0: 0, t1: 0, wall0: 0, wall1: 0 };
     w.__bench = st;
     w.__avOnChunk = (_id, d) => {
       if (st.done) return;
@@ -192,6 +193,7 @@ async function armThroughput(page: Page) {
           if (i === 0) return;
           st.inside = true;
           st.t0 = performance.now();
+          st.wall0 = Date.now();
         }
         for (; i < n; i++) {
           const c = d.charCodeAt(i);
@@ -208,6 +210,7 @@ async function armThroughput(page: Page) {
           if (i === 0) return;
           st.inside = true;
           st.t0 = performance.now();
+          st.wall0 = Date.now();
         }
         for (; i < n; i++) {
           const c = d[i]!;
@@ -222,27 +225,80 @@ async function armThroughput(page: Page) {
       st.hash = h;
       st.chars += count;
       // Stop the clock when xterm has parsed everything it was given.
-      if (st.done) Object.values(w.__avTerminals)[0]!.write('', () => (st.t1 = performance.now()));
+      if (st.done) Object.values(w.__avTerminals)[0]!.write('', () => ((st.t1 = performance.now()), (st.wall1 = Date.now())));
+    };
+    // The page's side of the time-line: writes handed to xterm, and how long xterm had nothing
+    // left to parse while the run was on (starved: the bytes were still upstream).
+    const term = Object.values(w.__avTerminals)[0]! as { write(d: string | Uint8Array, cb?: () => void): void };
+    const write = term.write.bind(term);
+    const pg = { writes: 0, bytes: 0, pending: 0, idleSince: performance.now(), starvedMs: 0, maxLatencyMs: 0, sent: 0 };
+    w.__benchPage = pg;
+    // Messages the page sends while the run is on (acks, both pages): each costs every hop a read,
+    // a parse and, on the product, a forward to the runner.
+    const send = WebSocket.prototype.send;
+    WebSocket.prototype.send = function (this: WebSocket, data) {
+      if (st.inside && !st.t1) pg.sent++;
+      return send.call(this, data);
+    };
+    term.write = (d, cb) => {
+      const t = performance.now();
+      if (st.inside && !st.t1) {
+        pg.writes++;
+        pg.bytes += d.length;
+        if (pg.pending === 0) pg.starvedMs += t - Math.max(pg.idleSince, st.t0);
+      }
+      pg.pending++;
+      write(d, () => {
+        pg.pending--;
+        const now = performance.now();
+        pg.maxLatencyMs = Math.max(pg.maxLatencyMs, now - t);
+        if (pg.pending === 0) pg.idleSince = now;
+        cb?.();
+      });
     };
   });
 }
 
-async function runThroughput(page: Page, type: (cmd: string) => Promise<void>, pids: () => number[]) {
+/** BENCH_TIMELINE=1: per-process CPU and stalls of each throughput run (bench/live-timeline.ts). */
+const TIMELINE = process.env.BENCH_TIMELINE === '1';
+/** BENCH_PAGE_PROF=DIR: a V8 CPU profile of each page during its throughput run (CDP Profiler). */
+const PAGE_PROF_DIR = process.env.BENCH_PAGE_PROF;
+
+async function runThroughput(page: Page, type: (cmd: string) => Promise<void>, pids: () => number[], label: string, groups: ProcGroup[]) {
   const lines = Math.ceil((MB * 1024 * 1024) / LINE);
   await armThroughput(page);
   // The lower of two windows: a window that caught some leftover work is not the idle rate.
   const idle = Math.min(await cpuRate(pids), await cpuRate(pids));
   const cpu0 = cpuSeconds(pids());
+  const timeline = TIMELINE ? new Timeline(groups, (key) => /^(control plane|runner|chromium renderer|one-hop server)\/main$/.test(key), ['PTY programs', `${groups[0]!.name === 'control plane' ? 'runner' : groups[0]!.name}/main`]) : null;
+  const cdp = PAGE_PROF_DIR ? await page.context().newCDPSession(page) : null;
+  if (cdp) {
+    await cdp.send('Profiler.enable');
+    await cdp.send('Profiler.start');
+  }
+  timeline?.start();
   await type(`printf '\\002'; seq -f '%0${LINE - 1}g' 1 ${lines}; printf '\\003'\r`);
   const st = await waitFor(
     () => page.evaluate(() => {
-      const s = (window as unknown as { __bench: { t1: number; hash: number; chars: number; t0: number } }).__bench;
+      const s = (window as unknown as { __bench: { t1: number; hash: number; chars: number; t0: number; wall0: number; wall1: number } }).__bench;
       return s.t1 ? { ...s } : null;
     }),
     'throughput run',
     THROUGHPUT_TIMEOUT_MS,
   );
+  const timelineLines = timeline?.stop(st.wall0, st.wall1) ?? [];
+  if (cdp) {
+    const { profile } = await cdp.send('Profiler.stop');
+    mkdirSync(PAGE_PROF_DIR!, { recursive: true });
+    writeFileSync(join(PAGE_PROF_DIR!, `page-${label}.cpuprofile`), JSON.stringify(profile));
+    await cdp.detach();
+  }
   console.log(`  the page has the end mark: ${(st.chars / (1024 * 1024)).toFixed(1)} MB in ${((st.t1 - st.t0) / 1000).toFixed(1)} s; waiting for the server to settle`);
+  if (TIMELINE) {
+    const pg = await page.evaluate(() => (window as unknown as { __benchPage: Record<string, number> }).__benchPage);
+    console.log(`  page: ${pg.writes} term.write calls, ${(pg.bytes / Math.max(1, pg.writes) / 1024).toFixed(1)} KB each; ${pg.sent} websocket messages sent (acks); xterm starved (nothing left to parse) ${(pg.starvedMs / 1000).toFixed(2)} s of ${((st.t1 - st.t0) / 1000).toFixed(2)} s; longest write → parsed ${pg.maxLatencyMs.toFixed(0)} ms`);
+    for (const l of timelineLines) console.log(l);
+  }
   // Storing, mirroring and folding may still be catching up when the page has everything: count
   // their CPU too, and let the next measure start on a quiet server.
   await settle(pids, idle);
@@ -359,6 +415,12 @@ async function startOneHop(): Promise<{ child: ChildProcess; port: number }> {
   return { child, port };
 }
 
+function printTable(rows: string[][]) {
+  console.log(`\n| measure | one-hop baseline | Agent Village | target |\n|---|---|---|---|`);
+  for (const r of rows) console.log(`| ${r.join(' | ')} |`);
+  console.log(`\nload average at the end: ${load()}`);
+}
+
 async function main() {
   console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}; load at start ${load()}`);
   const browser = await chromium.launch({
@@ -383,7 +445,17 @@ async function main() {
       await hopPage.goto(`http://127.0.0.1:${hop.port}/`);
       await hopPage.waitForFunction(() => (window as unknown as { __ready?: boolean }).__ready === true);
       await hopPage.locator('.xterm').click();
-      const hopT = await runThroughput(hopPage, (cmd) => hopPage.keyboard.type(cmd), () => [hop.child.pid!]);
+      const chromium = [
+        { name: 'chromium renderer', pids: () => chromiumPids('renderer') },
+        { name: 'chromium gpu', pids: () => chromiumPids('gpu-process') },
+        { name: 'chromium browser', pids: () => chromiumPids('browser') },
+        { name: 'bench', pids: () => [process.pid] },
+      ];
+      const hopT = await runThroughput(hopPage, (cmd) => hopPage.keyboard.type(cmd), () => [hop.child.pid!], 'one-hop', [
+        { name: 'one-hop server', pids: () => [hop.child.pid!] },
+        { name: 'PTY programs', pids: () => descendantsByCmdline(hop.child.pid!, (_c, pid) => pid !== hop.child.pid) },
+        ...chromium,
+      ]);
       console.log(`one-hop throughput: ${hopT.mbps.toFixed(1)} MB/s (${hopT.mb.toFixed(1)} MB in ${hopT.seconds.toFixed(1)} s), checksum ${hopT.checksum}; CPU ${hopT.cpuPerMb.toFixed(3)} s/MB; load ${load()}`);
       const ceil = await ceiling(hopPage);
       console.log(`in-page ceiling (xterm writing the same bytes): ${ceil.toFixed(1)} MB/s`);
@@ -398,7 +470,13 @@ async function main() {
       await page.locator('.terminal-panel[data-phase="live"]').waitFor({ timeout: 60_000 });
       await page.locator('.terminal-panel .xterm').click();
       const avPids = () => nodeTree(stack.server.pid!);
-      const avT = await runThroughput(page, (cmd) => page.keyboard.type(cmd), avPids);
+      const cp = stack.server.pid!;
+      const avT = await runThroughput(page, (cmd) => page.keyboard.type(cmd), avPids, 'av', [
+        { name: 'control plane', pids: () => [cp] },
+        { name: 'runner', pids: () => descendantsByCmdline(cp, (c, pid) => pid !== cp && /node/.test(c) && !c.includes('session-leader')) },
+        { name: 'PTY programs', pids: () => descendantsByCmdline(cp, (c) => !/node/.test(c) || c.includes('session-leader')) },
+        ...chromium,
+      ]);
       console.log(`Agent Village throughput: ${avT.mbps.toFixed(1)} MB/s (${avT.mb.toFixed(1)} MB in ${avT.seconds.toFixed(1)} s), checksum ${avT.checksum}; CPU ${avT.cpuPerMb.toFixed(3)} s/MB (${avPids().length} node processes); load ${load()}`);
       await context.close();
       rows.push(['throughput PTY → browser xterm (DOM renderer)', `${hopT.mbps.toFixed(1)} MB/s`, `${avT.mbps.toFixed(1)} MB/s (${(avT.mbps / hopT.mbps).toFixed(2)}×, ${(avT.mbps / ceil).toFixed(2)}× ceiling ${ceil.toFixed(1)})`, '≥2× one-hop, ≥0.5× ceiling']);
@@ -406,6 +484,10 @@ async function main() {
       rows.push(['server CPU per MB', `${(hopT.cpuPerMb * 1000).toFixed(0)} ms`, `${(avT.cpuPerMb * 1000).toFixed(0)} ms (${(avT.cpuPerMb / hopT.cpuPerMb).toFixed(1)}×)`, '≤2×']);
     }
 
+    if (ONLY === 'throughput') {
+      printTable(rows);
+      return;
+    }
     // ---- (3) echo idle ----
     const h = oneHopClient(hop.port);
     await h.ready;
@@ -459,9 +541,7 @@ async function main() {
     rows.push([`key → echo at the socket, ${SESSIONS} sessions, ${FLOODERS} flooding`, fmt(hopLoaded), fmt(avLoaded), 'p99 ≤50 ms']);
     sockets.forEach((s) => s.close());
 
-    console.log(`\n| measure | one-hop baseline | Agent Village | target |\n|---|---|---|---|`);
-    for (const r of rows) console.log(`| ${r.join(' | ')} |`);
-    console.log(`\nload average at the end: ${load()}`);
+    printTable(rows);
   } finally {
     await browser.close();
     hop.child.kill();
