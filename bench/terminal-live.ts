@@ -18,6 +18,7 @@ import { chromium, type Page } from '@playwright/test';
 import { io, type Socket } from 'socket.io-client';
 import { FLOW_CONTROL, TerminalOutputFrameSchema, type SessionSummary } from '../protocol';
 import { MAX_ATTACHED_PER_SOCKET } from '../server/realtime/ui-limits';
+import { AckScheduler } from '../components/terminal/ack-scheduler';
 import { chromiumPids, descendantsByCmdline, Timeline, type ProcGroup } from './live-timeline';
 import { Api, call, ROOT, startStack, uiSocket, waitFor, type UiClient } from '../server/integration/harness';
 
@@ -372,6 +373,8 @@ async function echoTimes(keys: number, send: (k: string) => void, output: (cb: (
 function avViewer(socket: UiClient, sessionId: string) {
   const listeners = new Set<(d: string) => void>();
   const decoder = new TextDecoder();
+  // Acks in the page's steps (components/terminal/ack-scheduler.ts), as the one-hop client does.
+  const acks = new AckScheduler((seq) => socket.emit('terminal:ack', { session_id: sessionId, seq }));
   socket.on('terminal:output', (raw) => {
     const f = TerminalOutputFrameSchema.safeParse(raw);
     if (!f.success || f.data.session_id !== sessionId) return;
@@ -380,7 +383,7 @@ function avViewer(socket: UiClient, sessionId: string) {
       const text = decoder.decode(f.data.data);
       for (const l of listeners) l(text);
     }
-    socket.emit('terminal:ack', { session_id: sessionId, seq: f.data.from_seq + f.data.sizes.length - 1 });
+    acks.parsed(f.data.from_seq + f.data.sizes.length - 1, f.data.data.byteLength);
   });
   return {
     attach: async () => {
@@ -397,7 +400,20 @@ function avViewer(socket: UiClient, sessionId: string) {
 
 function oneHopClient(port: number) {
   const s: Socket = io(`http://127.0.0.1:${port}`, { transports: ['websocket'], forceNew: true });
-  s.on('output', (d: string) => s.emit('ack', d.length));
+  // Acks as its page does (bench/one-hop/server.ts): every ACK_CHARS, or ACK_DELAY_MS after the first unacked.
+  let unacked = 0;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  const ack = () => {
+    if (timer) clearTimeout(timer);
+    timer = null;
+    s.emit('ack', unacked);
+    unacked = 0;
+  };
+  s.on('output', (d: string) => {
+    unacked += d.length;
+    if (unacked >= FLOW_CONTROL.ACK_CHARS) ack();
+    else timer ??= setTimeout(ack, FLOW_CONTROL.ACK_DELAY_MS);
+  });
   return {
     socket: s,
     ready: new Promise((r) => s.once('output', r)),
