@@ -61,3 +61,49 @@ export function emitBinary(events: WireEvent[], out: LiveEmitter, bytes: ChunkBy
   flushRun();
   flushOthers();
 }
+
+/**
+ * Live events to one viewer, batched the way VS Code and ttyd batch output: the first batch after
+ * a quiet spell goes at once (a key's echo never waits), and batches that arrive for the same
+ * viewer before the event loop comes round again — several runner batches read in one go while
+ * the control plane is busy — are merged and go out together at setImmediate, as one frame per
+ * run of chunks. No timer: sparse output is never held back, and a busy loop sends fewer, bigger
+ * frames (each frame costs this main thread a socket.io encode and two socket writes, the page
+ * a message and an ack).
+ */
+export class LiveOutbox {
+  /** Null while quiet; a list (maybe empty) while a flush is scheduled for the end of this turn. */
+  private pending: WireEvent[] | null = null;
+  private disposed = false;
+
+  constructor(private readonly send: (events: WireEvent[], bytes?: ChunkBytes) => void) {}
+
+  push(events: WireEvent[], bytes?: ChunkBytes): void {
+    if (this.disposed || !events.length) return;
+    if (this.pending) {
+      this.pending.push(...events);
+      return;
+    }
+    this.send(events, bytes);
+    this.pending = [];
+    setImmediate(() => this.flush());
+  }
+
+  /** End of the turn: send what was merged, and keep merging while output keeps coming. */
+  private flush(): void {
+    const merged = this.pending;
+    if (this.disposed || !merged?.length) {
+      this.pending = null;
+      return;
+    }
+    this.pending = [];
+    this.send(merged);
+    setImmediate(() => this.flush());
+  }
+
+  /** The viewer detached or attached again: what is pending is not sent (the new attach paints it). */
+  dispose(): void {
+    this.disposed = true;
+    this.pending = null;
+  }
+}
