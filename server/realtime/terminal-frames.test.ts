@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { TerminalOutputFrameSchema, type WireEvent } from '../../protocol';
-import { ChunkBytes, emitBinary, LiveOutbox } from './terminal-frames';
+import { ChunkBytes, emitBinary } from './terminal-frames';
 
 const chunk = (seq: number, data: string): WireEvent => ({ seq, type: 'TERMINAL_CHUNK', ts: seq, data });
 const other = (seq: number): WireEvent => ({ seq, type: 'FILE_TOUCHED', ts: seq, payload: { seq } });
@@ -47,52 +47,5 @@ describe('binary terminal frames', () => {
     expect(TerminalOutputFrameSchema.safeParse({ ...base, sizes: [3], data: new Uint8Array(2) }).success).toBe(false);
     expect(TerminalOutputFrameSchema.safeParse({ ...base, sizes: [2], data: 'ab' }).success).toBe(false);
     expect(TerminalOutputFrameSchema.safeParse({ ...base, sizes: [2], data: new Uint8Array(2).buffer }).success).toBe(true);
-  });
-});
-
-/** One turn of the event loop: what setImmediate callbacks scheduled before it have run. */
-const nextTurn = () => new Promise<void>((r) => setImmediate(r));
-
-describe('live outbox (flush at once when sparse, merge while the loop is busy)', () => {
-  it('sends the first batch at once and merges the batches of the same turn into one send', async () => {
-    const sent: number[][] = [];
-    const box = new LiveOutbox((events) => sent.push(events.map((e) => e.seq)));
-    box.push([chunk(1, 'a')]);
-    expect(sent).toEqual([[1]]); // an echo never waits
-    box.push([chunk(2, 'b')]);
-    box.push([chunk(3, 'c'), other(4)]);
-    expect(sent).toEqual([[1]]);
-    await nextTurn();
-    expect(sent).toEqual([[1], [2, 3, 4]]);
-    // Quiet for a turn: the next batch goes at once again.
-    await nextTurn();
-    await nextTurn();
-    box.push([chunk(5, 'd')]);
-    expect(sent).toEqual([[1], [2, 3, 4], [5]]);
-  });
-
-  it('loses, doubles and reorders nothing over many turns of a flood', async () => {
-    const sent: number[] = [];
-    const box = new LiveOutbox((events) => sent.push(...events.map((e) => e.seq)));
-    let seq = 0;
-    for (let turn = 0; turn < 50; turn++) {
-      for (let k = 0; k < (turn % 4) + 1; k++) box.push([chunk(++seq, 'x'), chunk(++seq, 'y')]);
-      await nextTurn();
-    }
-    await nextTurn();
-    await nextTurn();
-    expect(sent).toEqual(Array.from({ length: seq }, (_, i) => i + 1));
-  });
-
-  it('sends nothing after dispose (the viewer left or attached again)', async () => {
-    const sent: number[][] = [];
-    const box = new LiveOutbox((events) => sent.push(events.map((e) => e.seq)));
-    box.push([chunk(1, 'a')]);
-    box.push([chunk(2, 'b')]);
-    box.dispose();
-    box.push([chunk(3, 'c')]);
-    await nextTurn();
-    await nextTurn();
-    expect(sent).toEqual([[1]]);
   });
 });

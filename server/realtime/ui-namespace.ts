@@ -20,7 +20,7 @@ import type { Broadcaster } from '../services/ports';
 import type { OriginPolicy } from '../origin-policy';
 import { handle } from './handler';
 import { TypingRights } from './typing-rights';
-import { ChunkBytes, emitBinary, LiveOutbox } from './terminal-frames';
+import { ChunkBytes, emitBinary } from './terminal-frames';
 import { attachTerminalTimeTravel } from './ui-terminal';
 import { createUiEventLimits, MAX_ATTACHED_PER_SOCKET, UI_LIMIT_MESSAGES, type UiEvent, type UiEventLimits } from './ui-limits';
 
@@ -44,8 +44,6 @@ interface Viewer {
   ackSeq: number;
   /** Live output as binary `terminal:output` frames (attach `binary: true`) instead of JSON events. */
   binary: boolean;
-  /** Live events on their way to this viewer (merged while the loop is busy: terminal-frames.ts). */
-  outbox: LiveOutbox;
 }
 
 /** Live events to one viewer, in seq order: binary frames for its output when it asked for them. */
@@ -122,7 +120,6 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
     const v = set?.get(socketId);
     if (!set || !v) return;
     set.delete(socketId);
-    v.outbox.dispose();
     if (set.size === 0) {
       viewers.delete(sessionId);
       forwardedAck.delete(sessionId);
@@ -208,8 +205,7 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
         if (!attached.has(session_id) && attached.size >= MAX_ATTACHED_PER_SOCKET) throw new AppError('CONFLICT', UI_LIMIT_MESSAGES.attached);
         const session = await services.sessions.get(await currentPrincipal(socket), session_id);
         removeViewer(session_id, socket.id);
-        const outbox = new LiveOutbox((events, bytes) => sendLive(session_id, viewer, events, bytes));
-        const viewer: Viewer = { socket, runnerId: session.runner_id, replaying: true, buffer: [], lastSeq: after_seq, ackSeq: after_seq, binary, outbox };
+        const viewer: Viewer = { socket, runnerId: session.runner_id, replaying: true, buffer: [], lastSeq: after_seq, ackSeq: after_seq, binary };
         if (!viewers.has(session_id)) viewers.set(session_id, new Map());
         viewers.get(session_id)!.set(socket.id, viewer);
         attached.add(session_id);
@@ -365,7 +361,7 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
         }
         const fresh = events.filter((e) => e.seq > v.lastSeq);
         if (!fresh.length) continue;
-        v.outbox.push(fresh, bytes);
+        sendLive(sessionId, v, fresh, bytes);
         v.lastSeq = fresh.at(-1)!.seq;
       }
     },
