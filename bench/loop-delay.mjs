@@ -8,6 +8,7 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { isMainThread, threadId } from 'node:worker_threads';
 
 /** Histogram resolution: 1 ms is the finest perf_hooks samples; coarser hides the short tasks. */
 const RESOLUTION_MS = 1;
@@ -16,7 +17,9 @@ const WINDOW_MS = 500;
 
 const dir = process.env.AGENT_VILLAGE_LOOP_DELAY_DIR;
 if (dir) {
-  const role = process.argv.some((a) => a.includes('runner')) ? 'runner' : 'server';
+  // Worker threads (the terminal mirror) inherit the preload: each thread logs to its own file, or
+  // a worker's long parses would be read as the control plane's main thread being late.
+  const role = !isMainThread ? `worker${threadId}` : process.argv.some((a) => a.includes('runner')) ? 'runner' : 'server';
   const file = join(dir, `${role}-${process.pid}.jsonl`);
   const h = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
   h.enable();

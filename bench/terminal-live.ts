@@ -11,14 +11,16 @@
  * Usage: npm run bench:live   (needs a build: `npx next build`, and /usr/bin/chromium)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Page } from '@playwright/test';
 import { io, type Socket } from 'socket.io-client';
 import { FLOW_CONTROL, TerminalOutputFrameSchema, type SessionSummary } from '../protocol';
 import { MAX_ATTACHED_PER_SOCKET } from '../server/realtime/ui-limits';
-import { Api, call, ROOT, startStack, uiSocket, waitFor, type UiClient } from '../server/integration/harness';
+import { AckScheduler } from '../components/terminal/ack-scheduler';
+import { chromiumPids, descendantsByCmdline, Timeline, type ProcGroup } from './live-timeline';
+import { Api, call, ROOT, startStack, uiSocket, type UiClient } from '../server/integration/harness';
 
 const MB = Number(process.env.BENCH_MB ?? 64);
 const ECHO_KEYS = Number(process.env.BENCH_KEYS ?? 200);
@@ -36,7 +38,7 @@ const THROUGHPUT_TIMEOUT_MS = 900_000;
  * ~100 ms between keys, so a gap shows what a typed key waits for.
  */
 const KEY_GAP_MS = Number(process.env.BENCH_KEY_GAP_MS ?? 0);
-/** BENCH_ONLY=echo skips the browser throughput part (a quicker run of the echo figures). */
+/** BENCH_ONLY=echo skips the browser throughput part (a quicker run of the echo figures); =throughput skips echo. */
 const ONLY = process.env.BENCH_ONLY ?? 'all';
 
 /**
@@ -178,8 +180,13 @@ function nodeTree(root: number): number[] {
 async function armThroughput(page: Page) {
   await page.evaluate(() => {
     const w = window as unknown as Record<string, unknown> & { __avOnChunk?: (id: string, d: string | Uint8Array) => void; __avTerminals: Record<string, { write(d: string, cb: () => void): void }> };
-    const st = { inside: false, done: false, hash: 0x811c9dc5, chars: 0, t0: 0, t1: 0 };
+    const st = { inside: false, done: false, hash: 0x811c9dc5, chars: 0, t0: 0, t1: 0, wall0: 0, wall1: 0 };
     w.__bench = st;
+    // The run's end as one promise the bench awaits: polling the page every 50 ms put a CDP
+    // round trip on the renderer's main thread (xterm's thread) 20 times a second, on both sides.
+    // (No function is named in here: tsx's keepNames would wrap it in a __name the page lacks.)
+    const finished: { resolve?: (v: typeof st) => void } = {};
+    w.__benchDone = new Promise<typeof st>((r) => (finished.resolve = r));
     w.__avOnChunk = (_id, d) => {
       if (st.done) return;
       const n = d.length;
@@ -192,6 +199,7 @@ async function armThroughput(page: Page) {
           if (i === 0) return;
           st.inside = true;
           st.t0 = performance.now();
+          st.wall0 = Date.now();
         }
         for (; i < n; i++) {
           const c = d.charCodeAt(i);
@@ -208,6 +216,7 @@ async function armThroughput(page: Page) {
           if (i === 0) return;
           st.inside = true;
           st.t0 = performance.now();
+          st.wall0 = Date.now();
         }
         for (; i < n; i++) {
           const c = d[i]!;
@@ -222,27 +231,82 @@ async function armThroughput(page: Page) {
       st.hash = h;
       st.chars += count;
       // Stop the clock when xterm has parsed everything it was given.
-      if (st.done) Object.values(w.__avTerminals)[0]!.write('', () => (st.t1 = performance.now()));
+      if (st.done)
+        Object.values(w.__avTerminals)[0]!.write('', () => {
+          st.t1 = performance.now();
+          st.wall1 = Date.now();
+          finished.resolve?.({ ...st });
+        });
+    };
+    // The page's side of the time-line: writes handed to xterm, and how long xterm had nothing
+    // left to parse while the run was on (starved: the bytes were still upstream).
+    const term = Object.values(w.__avTerminals)[0]! as { write(d: string | Uint8Array, cb?: () => void): void };
+    const write = term.write.bind(term);
+    const pg = { writes: 0, bytes: 0, pending: 0, idleSince: performance.now(), starvedMs: 0, maxLatencyMs: 0, sent: 0 };
+    w.__benchPage = pg;
+    // Messages the page sends while the run is on (acks, both pages): each costs every hop a read,
+    // a parse and, on the product, a forward to the runner.
+    const send = WebSocket.prototype.send;
+    WebSocket.prototype.send = function (this: WebSocket, data) {
+      if (st.inside && !st.t1) pg.sent++;
+      return send.call(this, data);
+    };
+    term.write = (d, cb) => {
+      const t = performance.now();
+      if (st.inside && !st.t1) {
+        pg.writes++;
+        pg.bytes += d.length;
+        if (pg.pending === 0) pg.starvedMs += t - Math.max(pg.idleSince, st.t0);
+      }
+      pg.pending++;
+      write(d, () => {
+        pg.pending--;
+        const now = performance.now();
+        pg.maxLatencyMs = Math.max(pg.maxLatencyMs, now - t);
+        if (pg.pending === 0) pg.idleSince = now;
+        cb?.();
+      });
     };
   });
 }
 
-async function runThroughput(page: Page, type: (cmd: string) => Promise<void>, pids: () => number[]) {
+/** BENCH_TIMELINE=1: per-process CPU and stalls of each throughput run (bench/live-timeline.ts). */
+const TIMELINE = process.env.BENCH_TIMELINE === '1';
+/** BENCH_PAGE_PROF=DIR: a V8 CPU profile of each page during its throughput run (CDP Profiler). */
+const PAGE_PROF_DIR = process.env.BENCH_PAGE_PROF;
+
+async function runThroughput(page: Page, type: (cmd: string) => Promise<void>, pids: () => number[], label: string, groups: ProcGroup[]) {
   const lines = Math.ceil((MB * 1024 * 1024) / LINE);
   await armThroughput(page);
   // The lower of two windows: a window that caught some leftover work is not the idle rate.
   const idle = Math.min(await cpuRate(pids), await cpuRate(pids));
   const cpu0 = cpuSeconds(pids());
+  const timeline = TIMELINE ? new Timeline(groups, (key) => /^(control plane|runner|chromium renderer|one-hop server)\/main$/.test(key), ['PTY programs', `${groups[0]!.name === 'control plane' ? 'runner' : groups[0]!.name}/main`]) : null;
+  const cdp = PAGE_PROF_DIR ? await page.context().newCDPSession(page) : null;
+  if (cdp) {
+    await cdp.send('Profiler.enable');
+    await cdp.send('Profiler.start');
+  }
+  timeline?.start();
   await type(`printf '\\002'; seq -f '%0${LINE - 1}g' 1 ${lines}; printf '\\003'\r`);
-  const st = await waitFor(
-    () => page.evaluate(() => {
-      const s = (window as unknown as { __bench: { t1: number; hash: number; chars: number; t0: number } }).__bench;
-      return s.t1 ? { ...s } : null;
-    }),
-    'throughput run',
-    THROUGHPUT_TIMEOUT_MS,
-  );
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const st = await Promise.race([
+    page.evaluate(() => (window as unknown as { __benchDone: Promise<{ t1: number; hash: number; chars: number; t0: number; wall0: number; wall1: number }> }).__benchDone),
+    new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('Timed out waiting for the throughput run')), THROUGHPUT_TIMEOUT_MS))),
+  ]).finally(() => clearTimeout(timer));
+  const timelineLines = timeline?.stop(st.wall0, st.wall1) ?? [];
+  if (cdp) {
+    const { profile } = await cdp.send('Profiler.stop');
+    mkdirSync(PAGE_PROF_DIR!, { recursive: true });
+    writeFileSync(join(PAGE_PROF_DIR!, `page-${label}.cpuprofile`), JSON.stringify(profile));
+    await cdp.detach();
+  }
   console.log(`  the page has the end mark: ${(st.chars / (1024 * 1024)).toFixed(1)} MB in ${((st.t1 - st.t0) / 1000).toFixed(1)} s; waiting for the server to settle`);
+  if (TIMELINE) {
+    const pg = await page.evaluate(() => (window as unknown as { __benchPage: Record<string, number> }).__benchPage);
+    console.log(`  page: ${pg.writes} term.write calls, ${(pg.bytes / Math.max(1, pg.writes) / 1024).toFixed(1)} KB each; ${pg.sent} websocket messages sent (acks); xterm starved (nothing left to parse) ${(pg.starvedMs / 1000).toFixed(2)} s of ${((st.t1 - st.t0) / 1000).toFixed(2)} s; longest write → parsed ${pg.maxLatencyMs.toFixed(0)} ms`);
+    for (const l of timelineLines) console.log(l);
+  }
   // Storing, mirroring and folding may still be catching up when the page has everything: count
   // their CPU too, and let the next measure start on a quiet server.
   await settle(pids, idle);
@@ -316,6 +380,8 @@ async function echoTimes(keys: number, send: (k: string) => void, output: (cb: (
 function avViewer(socket: UiClient, sessionId: string) {
   const listeners = new Set<(d: string) => void>();
   const decoder = new TextDecoder();
+  // Acks in the page's steps (components/terminal/ack-scheduler.ts), as the one-hop client does.
+  const acks = new AckScheduler((seq) => socket.emit('terminal:ack', { session_id: sessionId, seq }));
   socket.on('terminal:output', (raw) => {
     const f = TerminalOutputFrameSchema.safeParse(raw);
     if (!f.success || f.data.session_id !== sessionId) return;
@@ -324,7 +390,7 @@ function avViewer(socket: UiClient, sessionId: string) {
       const text = decoder.decode(f.data.data);
       for (const l of listeners) l(text);
     }
-    socket.emit('terminal:ack', { session_id: sessionId, seq: f.data.from_seq + f.data.sizes.length - 1 });
+    acks.parsed(f.data.from_seq + f.data.sizes.length - 1, f.data.data.byteLength);
   });
   return {
     attach: async () => {
@@ -341,7 +407,20 @@ function avViewer(socket: UiClient, sessionId: string) {
 
 function oneHopClient(port: number) {
   const s: Socket = io(`http://127.0.0.1:${port}`, { transports: ['websocket'], forceNew: true });
-  s.on('output', (d: string) => s.emit('ack', d.length));
+  // Acks as its page does (bench/one-hop/server.ts): every ACK_CHARS, or ACK_DELAY_MS after the first unacked.
+  let unacked = 0;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  const ack = () => {
+    if (timer) clearTimeout(timer);
+    timer = null;
+    s.emit('ack', unacked);
+    unacked = 0;
+  };
+  s.on('output', (d: string) => {
+    unacked += d.length;
+    if (unacked >= FLOW_CONTROL.ACK_CHARS) ack();
+    else timer ??= setTimeout(ack, FLOW_CONTROL.ACK_DELAY_MS);
+  });
   return {
     socket: s,
     ready: new Promise((r) => s.once('output', r)),
@@ -357,6 +436,12 @@ async function startOneHop(): Promise<{ child: ChildProcess; port: number }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'bench/one-hop/server.ts'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<number>((res) => child.stdout!.on('data', (b: Buffer) => /listening on (\d+)/.test(b.toString()) && res(Number(/listening on (\d+)/.exec(b.toString())![1]))));
   return { child, port };
+}
+
+function printTable(rows: string[][]) {
+  console.log(`\n| measure | one-hop baseline | Agent Village | target |\n|---|---|---|---|`);
+  for (const r of rows) console.log(`| ${r.join(' | ')} |`);
+  console.log(`\nload average at the end: ${load()}`);
 }
 
 async function main() {
@@ -383,7 +468,17 @@ async function main() {
       await hopPage.goto(`http://127.0.0.1:${hop.port}/`);
       await hopPage.waitForFunction(() => (window as unknown as { __ready?: boolean }).__ready === true);
       await hopPage.locator('.xterm').click();
-      const hopT = await runThroughput(hopPage, (cmd) => hopPage.keyboard.type(cmd), () => [hop.child.pid!]);
+      const chromium = [
+        { name: 'chromium renderer', pids: () => chromiumPids('renderer') },
+        { name: 'chromium gpu', pids: () => chromiumPids('gpu-process') },
+        { name: 'chromium browser', pids: () => chromiumPids('browser') },
+        { name: 'bench', pids: () => [process.pid] },
+      ];
+      const hopT = await runThroughput(hopPage, (cmd) => hopPage.keyboard.type(cmd), () => [hop.child.pid!], 'one-hop', [
+        { name: 'one-hop server', pids: () => [hop.child.pid!] },
+        { name: 'PTY programs', pids: () => descendantsByCmdline(hop.child.pid!, (_c, pid) => pid !== hop.child.pid) },
+        ...chromium,
+      ]);
       console.log(`one-hop throughput: ${hopT.mbps.toFixed(1)} MB/s (${hopT.mb.toFixed(1)} MB in ${hopT.seconds.toFixed(1)} s), checksum ${hopT.checksum}; CPU ${hopT.cpuPerMb.toFixed(3)} s/MB; load ${load()}`);
       const ceil = await ceiling(hopPage);
       console.log(`in-page ceiling (xterm writing the same bytes): ${ceil.toFixed(1)} MB/s`);
@@ -398,7 +493,13 @@ async function main() {
       await page.locator('.terminal-panel[data-phase="live"]').waitFor({ timeout: 60_000 });
       await page.locator('.terminal-panel .xterm').click();
       const avPids = () => nodeTree(stack.server.pid!);
-      const avT = await runThroughput(page, (cmd) => page.keyboard.type(cmd), avPids);
+      const cp = stack.server.pid!;
+      const avT = await runThroughput(page, (cmd) => page.keyboard.type(cmd), avPids, 'av', [
+        { name: 'control plane', pids: () => [cp] },
+        { name: 'runner', pids: () => descendantsByCmdline(cp, (c, pid) => pid !== cp && /node/.test(c) && !c.includes('session-leader')) },
+        { name: 'PTY programs', pids: () => descendantsByCmdline(cp, (c) => !/node/.test(c) || c.includes('session-leader')) },
+        ...chromium,
+      ]);
       console.log(`Agent Village throughput: ${avT.mbps.toFixed(1)} MB/s (${avT.mb.toFixed(1)} MB in ${avT.seconds.toFixed(1)} s), checksum ${avT.checksum}; CPU ${avT.cpuPerMb.toFixed(3)} s/MB (${avPids().length} node processes); load ${load()}`);
       await context.close();
       rows.push(['throughput PTY → browser xterm (DOM renderer)', `${hopT.mbps.toFixed(1)} MB/s`, `${avT.mbps.toFixed(1)} MB/s (${(avT.mbps / hopT.mbps).toFixed(2)}×, ${(avT.mbps / ceil).toFixed(2)}× ceiling ${ceil.toFixed(1)})`, '≥2× one-hop, ≥0.5× ceiling']);
@@ -406,6 +507,10 @@ async function main() {
       rows.push(['server CPU per MB', `${(hopT.cpuPerMb * 1000).toFixed(0)} ms`, `${(avT.cpuPerMb * 1000).toFixed(0)} ms (${(avT.cpuPerMb / hopT.cpuPerMb).toFixed(1)}×)`, '≤2×']);
     }
 
+    if (ONLY === 'throughput') {
+      printTable(rows);
+      return;
+    }
     // ---- (3) echo idle ----
     const h = oneHopClient(hop.port);
     await h.ready;
@@ -459,9 +564,7 @@ async function main() {
     rows.push([`key → echo at the socket, ${SESSIONS} sessions, ${FLOODERS} flooding`, fmt(hopLoaded), fmt(avLoaded), 'p99 ≤50 ms']);
     sockets.forEach((s) => s.close());
 
-    console.log(`\n| measure | one-hop baseline | Agent Village | target |\n|---|---|---|---|`);
-    for (const r of rows) console.log(`| ${r.join(' | ')} |`);
-    console.log(`\nload average at the end: ${load()}`);
+    printTable(rows);
   } finally {
     await browser.close();
     hop.child.kill();

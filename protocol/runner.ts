@@ -19,14 +19,26 @@ import { OrgIdSchema, ProviderIdSchema, RepoIdSchema, RepoRefSchema, RepoTreeSch
  * round trip also crosses the runner socket, the database commit and the browser socket, so the
  * window must cover that bandwidth-delay product: at 100 000 a 64 MB cat crawled at ~1 MB/s.
  * A 1 MB window still drains in well under 100 ms after Ctrl-C. (Figures: README, Benchmarks.)
+ *
+ * Acks are messages, and on a loaded 2-core machine every message costs each hop it crosses a
+ * read, a parse and a write of its own (~0.5 ms on the control plane's main thread, the hop that
+ * bounds throughput: bench:live BENCH_TIMELINE=1), so a viewer acks in big steps: one per
+ * ACK_CHARS parsed, or ACK_DELAY_MS after the last unacked output. LOW_WATERMARK_CHARS sits one
+ * ack step and more below HIGH, so a paused PTY resumes on a character ack while the browser still
+ * has half a window to parse — never on the timer with an idle browser.
  */
 export const FLOW_CONTROL = {
   /** Pause the PTY when this many characters are sent but not yet parsed by a viewer. */
   HIGH_WATERMARK_CHARS: 1_000_000,
   /** Resume it when the backlog falls below this (hysteresis keeps the pipe full meanwhile). */
-  LOW_WATERMARK_CHARS: 250_000,
-  /** A viewer acks at once after parsing this many characters (smaller backlogs wait for a timer). */
-  ACK_CHARS: 50_000,
+  LOW_WATERMARK_CHARS: 500_000,
+  /** A viewer acks at once after parsing this many characters (smaller backlogs wait for ACK_DELAY_MS). */
+  ACK_CHARS: 200_000,
+  /**
+   * Output below ACK_CHARS is acked this long after it was parsed: it only has to arrive before the
+   * backlog could reach the high watermark, and a shorter timer acks every frame of a flood.
+   */
+  ACK_DELAY_MS: 100,
 } as const;
 
 /**

@@ -1,8 +1,9 @@
 /**
  * The one-hop baseline (what wetty is): socket.io + node-pty + an xterm page, no runner, no
  * storage. The bench starts it as its own process so both sides pay for their own event loop.
- * Flow control as wetty and we do it: the page acks characters after xterm parsed them; the PTY
- * pauses above the same watermarks as ours (FLOW_CONTROL), so a 64 MB flood never overruns xterm.
+ * Flow control as wetty and we do it: the page acks characters after xterm parsed them, in the
+ * same steps as ours (FLOW_CONTROL.ACK_CHARS / ACK_DELAY_MS); the PTY pauses above the same
+ * watermarks, so a 64 MB flood never overruns xterm.
  * Usage: node --import tsx bench/one-hop/server.ts  → prints "one-hop listening on PORT".
  */
 import { readFileSync } from 'node:fs';
@@ -28,7 +29,7 @@ let unacked = 0, timer = null;
 const ack = () => { clearTimeout(timer); timer = null; socket.emit('ack', unacked); unacked = 0; };
 socket.on('output', (d) => {
   window.__avOnChunk?.('one-hop', d);
-  term.write(d, () => { unacked += d.length; if (unacked >= ${FLOW_CONTROL.ACK_CHARS}) ack(); else timer ??= setTimeout(ack, 20); });
+  term.write(d, () => { unacked += d.length; if (unacked >= ${FLOW_CONTROL.ACK_CHARS}) ack(); else timer ??= setTimeout(ack, ${FLOW_CONTROL.ACK_DELAY_MS}); });
 });
 term.onData((d) => socket.emit('input', d));
 window.__ready = true;

@@ -1,12 +1,10 @@
 'use client';
 import type { Terminal as XTerm } from '@xterm/xterm';
 import type { TerminalScreen, WireEvent } from '../../protocol';
-import { FLOW_CONTROL, TerminalOutputFrameSchema } from '../../protocol';
+import { TerminalOutputFrameSchema } from '../../protocol';
 import { terminalNote } from '../../common/terminal-notes';
 import type { UiSocket } from '../realtime/socket';
-
-/** Small outputs are acked after this long, coalesced; big ones every FLOW_CONTROL.ACK_CHARS at once. */
-const ACK_INTERVAL_MS = 20;
+import { AckScheduler } from './ack-scheduler';
 
 declare global {
   interface Window {
@@ -30,22 +28,7 @@ export interface LiveStreamHooks {
 export function streamLive(term: XTerm, socket: UiSocket, sessionId: string, hooks: LiveStreamHooks): { dispose(): void; replaying(): boolean } {
   let lastSeq = 0;
   let replaying = true;
-  let ackSeq = 0;
-  let unackedChars = 0;
-  let ackTimer: ReturnType<typeof setTimeout> | null = null;
-
-  const sendAck = () => {
-    if (ackTimer) clearTimeout(ackTimer);
-    ackTimer = null;
-    unackedChars = 0;
-    socket.emit('terminal:ack', { session_id: sessionId, seq: ackSeq });
-  };
-  const scheduleAck = (seq: number, chars: number) => {
-    ackSeq = Math.max(ackSeq, seq);
-    unackedChars += chars;
-    if (unackedChars >= FLOW_CONTROL.ACK_CHARS) return sendAck();
-    ackTimer ??= setTimeout(sendAck, ACK_INTERVAL_MS);
-  };
+  const acks = new AckScheduler((seq) => socket.emit('terminal:ack', { session_id: sessionId, seq }));
 
   const onSnapshot = (body: { session_id: string; screen: TerminalScreen; scrollback: number }) => {
     if (body.session_id !== sessionId) return;
@@ -65,7 +48,7 @@ export function streamLive(term: XTerm, socket: UiSocket, sessionId: string, hoo
         const live = !body.replay;
         window.__avOnChunk?.(sessionId, e.data);
         term.write(e.data, () => {
-          if (live) scheduleAck(seq, chars);
+          if (live) acks.parsed(seq, chars);
         });
       } else {
         const note = terminalNote(e);
@@ -91,7 +74,7 @@ export function streamLive(term: XTerm, socket: UiSocket, sessionId: string, hoo
     }
     lastSeq = last;
     window.__avOnChunk?.(sessionId, data);
-    term.write(data, () => scheduleAck(last, data.byteLength));
+    term.write(data, () => acks.parsed(last, data.byteLength));
   };
   const onReplayed = (body: { session_id: string }) => {
     if (body.session_id !== sessionId) return;
@@ -114,7 +97,7 @@ export function streamLive(term: XTerm, socket: UiSocket, sessionId: string, hoo
   return {
     replaying: () => replaying,
     dispose() {
-      if (ackTimer) clearTimeout(ackTimer);
+      acks.dispose();
       socket.off('session:snapshot', onSnapshot);
       socket.off('session:events', onEvents);
       socket.off('terminal:output', onOutput);

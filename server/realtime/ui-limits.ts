@@ -15,8 +15,8 @@ export const UI_EVENT_LIMITS: Record<UiEvent, { points: number; seconds: number 
   'session:spawn': { points: 10, seconds: 10 },
   'terminal:input': { points: 400, seconds: 1 },
   'terminal:resize': { points: 60, seconds: 1 },
-  // One ack per FLOW_CONTROL.ACK_CHARS (5,000) characters parsed: 5,000 a second is 25 MB/s of
-  // output, more than xterm parses; an ack touches no database, so the room costs nothing.
+  // A terminal acks once per FLOW_CONTROL.ACK_CHARS parsed or ACK_DELAY_MS (tens a second in a
+  // flood): 5,000 is room for every terminal a socket may attach; an ack touches no database.
   'terminal:ack': { points: 5_000, seconds: 1 },
   // Dragging the scrubber seeks often; each seek reads one snapshot and at most one interval of events.
   'terminal:seek': { points: 30, seconds: 1 },

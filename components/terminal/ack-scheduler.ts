@@ -1,0 +1,43 @@
+import { FLOW_CONTROL } from '../../protocol';
+
+/**
+ * A viewer's flow-control acks (protocol/runner.ts FLOW_CONTROL): xterm reports each output it
+ * has parsed; this sends one ack per `chars` parsed, or `delayMs` after the first output not yet
+ * acked — big steps, since every ack is a message each hop has to read, parse and forward.
+ * Only ever acks what was parsed, so a viewer that stops parsing still holds the PTY back.
+ */
+export class AckScheduler {
+  private seq = 0;
+  private sentSeq = 0;
+  private unacked = 0;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+
+  constructor(
+    private readonly send: (seq: number) => void,
+    private readonly chars: number = FLOW_CONTROL.ACK_CHARS,
+    private readonly delayMs: number = FLOW_CONTROL.ACK_DELAY_MS,
+  ) {}
+
+  /** xterm has parsed the output up to `seq`, `chars` characters of it. */
+  parsed(seq: number, chars: number): void {
+    this.seq = Math.max(this.seq, seq);
+    this.unacked += chars;
+    if (this.unacked >= this.chars) return this.flush();
+    this.timer ??= setTimeout(() => this.flush(), this.delayMs);
+  }
+
+  /** Acks everything parsed so far, now. */
+  flush(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.unacked = 0;
+    if (this.seq <= this.sentSeq) return;
+    this.sentSeq = this.seq;
+    this.send(this.seq);
+  }
+
+  dispose(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+}
