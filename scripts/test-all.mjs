@@ -27,7 +27,7 @@ function run(cmd, args, { capture } = {}) {
 
 const vitestJson = resolve(root, '.reports/vitest.json');
 /** The service suites that run a second time on PostgreSQL (server/integration/service-db.ts). */
-const POSTGRES_SUITES = ['delivery-ingest', 'ingest-rows', 'usage-billing', 'patrol-limits', 'dta-locks', 'multinode-webhooks', 'terminal-segments', 'pg-migrations', 'control-plane'].map((n) => `server/integration/${n}.int.test.ts`);
+const POSTGRES_SUITES = ['delivery-ingest', 'ingest-rows', 'usage-billing', 'patrol-limits', 'dta-locks', 'multinode-webhooks', 'terminal-segments', 'pg-migrations', 'control-plane', 'radar-cache'].map((n) => `server/integration/${n}.int.test.ts`);
 
 /**
  * Suites that drive real processes, sockets and a browser on a shared 2-core machine get one more
