@@ -1,13 +1,13 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { PrismaLibSQL } from '@prisma/adapter-libsql';
-import type { Client, Config, Transaction, TransactionMode } from '@libsql/client';
+import type { Client, Config, TransactionMode } from '@libsql/client';
 import { PrismaClient } from './generated/prisma/client';
 import { PROJECT_ROOT } from './env';
 import { connectPostgres, migratePostgres } from './db-postgres';
 import { SqliteWriter } from './db-writer';
+import { Checkpointer } from './db-checkpointer';
 
 export type Db = PrismaClient;
 
@@ -37,31 +37,21 @@ export async function migrate(databaseUrl: string): Promise<void> {
 const BUSY_TIMEOUT_MS = 5_000;
 
 /**
+ * Log pages past which a commit checkpoints the WAL itself. The checkpoint thread
+ * (db-checkpointer.ts) keeps the log far below it; this is the net should that thread stop
+ * (SQLite's default, 1,000 pages, put a copy of ~4 MB and two fsyncs inside a flood's commits).
+ */
+const WAL_AUTOCHECKPOINT_PAGES = 16_384;
+
+/**
  * Per-connection settings (journal_mode=WAL is stored in the file; these are not):
  * - busy_timeout: two control-plane processes on one file wait for each other's writes instead of failing at once;
  * - synchronous=NORMAL: in WAL mode a commit appends to the log without an fsync (only checkpoints
  *   sync), so a crash of the machine may lose the last commits but never corrupts the file. With the
- *   default FULL every commit fsyncs on the event loop: ~115 a second while a shell echoed keys.
+ *   default FULL every commit fsyncs on the event loop: ~115 a second while a shell echoed keys;
+ * - wal_autocheckpoint: see WAL_AUTOCHECKPOINT_PAGES.
  */
-const CONNECTION_PRAGMAS = [`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`, 'PRAGMA synchronous = NORMAL'];
-
-/**
- * The SQLite driver's transaction under a Prisma interactive transaction begun inside
- * `withDriverTransaction` (issue 17): statements with large text (terminal output) run on it
- * directly — the same connection and the same transaction — because Prisma passes every
- * parameter through its JSON protocol and query-compiler wasm (~30 ms of CPU per MB of text,
- * against ~4 ms on the driver). Null on PostgreSQL, or when Prisma began no transaction there.
- */
-export interface DriverSlot {
-  tx: Transaction | null;
-}
-const driverSlots = new AsyncLocalStorage<DriverSlot>();
-
-/** Runs `fn` (which begins one Prisma transaction) with a slot the driver's transaction is put in. */
-export function withDriverTransaction<T>(fn: (slot: DriverSlot) => Promise<T>): Promise<T> {
-  const slot: DriverSlot = { tx: null };
-  return driverSlots.run(slot, () => fn(slot));
-}
+const CONNECTION_PRAGMAS = [`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`, 'PRAGMA synchronous = NORMAL', `PRAGMA wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`];
 
 /**
  * @libsql/client hands its connection to every transaction and opens a fresh one for what
@@ -75,8 +65,6 @@ class LibSQLWithPragmas extends PrismaLibSQL {
     client.transaction = (async (mode?: TransactionMode) => {
       const tx = await transaction(mode);
       for (const pragma of CONNECTION_PRAGMAS) await client.execute(pragma);
-      const slot = driverSlots.getStore();
-      if (slot && !slot.tx) slot.tx = tx;
       return tx;
     }) as Client['transaction'];
     return client;
@@ -103,8 +91,10 @@ export async function connectDb(databaseUrl: string): Promise<Db> {
   for (const pragma of CONNECTION_PRAGMAS) await db.$queryRawUnsafe(pragma);
   const writer = new SqliteWriter(resolveDbFile(databaseUrl), CONNECTION_PRAGMAS);
   writers.set(db, writer);
+  const checkpointer = new Checkpointer(resolveDbFile(databaseUrl), CONNECTION_PRAGMAS);
   const disconnect = db.$disconnect.bind(db);
   db.$disconnect = async () => {
+    await checkpointer.close();
     // Waits for a transaction under way (committed or rolled back) before the connection closes.
     await writer.idle();
     writer.close();

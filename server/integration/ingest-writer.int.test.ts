@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import Database from 'libsql';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -95,5 +96,16 @@ describe.skipIf(onPostgres)('ingest writer: one kept SQLite connection per proce
     expect(await stored()).toMatchObject({ events: 0, rows: [{ lastSeq: 0 }, { lastSeq: 0 }] });
     const { acked } = await s.services.events.ingest(s.runner, [ev(A, touched('src/k'))]);
     expect(acked).toEqual([{ session_id: A, seq: 1 }]);
+  });
+
+  it('the write-ahead log is checkpointed by the checkpoint thread, not inside the writer\'s commits', async () => {
+    const file = resolveDbFile(s.url);
+    const before = statSync(file).size;
+    // ~6 MB of output: far below the connections' own automatic checkpoint (64 MB of log), so only
+    // the checkpoint thread (server/db-checkpointer.ts) can have copied it into the database file.
+    const text = `${'y'.repeat(126)}\r\n`.repeat(1024);
+    for (let i = 0; i < 48; i++) await s.services.events.ingest(s.runner, [ev(A, chunk(text))]);
+    await expect.poll(() => statSync(file).size - before, { timeout: 60_000 }).toBeGreaterThan(40 * text.length); // most of the 48 batches' pages
+    expect(await s.db.terminalSegment.aggregate({ where: { sessionId: A }, _sum: { chars: true } })).toEqual({ _sum: { chars: 48 * text.length } });
   });
 });
