@@ -210,6 +210,8 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
         viewers.get(session_id)!.set(socket.id, viewer);
         attached.add(session_id);
         setImmediate(() => void (snapshot ? paint(session_id, viewer) : replay(session_id, viewer)));
+        // A viewer who may type is about to: its right is checked now, not on the first key.
+        if (!(TERMINAL_STATES as string[]).includes(session.state)) typing.warm(socket.id, session_id);
         return { session };
       }),
     );
