@@ -353,22 +353,42 @@ async function ceiling(page: Page): Promise<number> {
   }, { mb: MB, line: LINE, window: FLOW_CONTROL.HIGH_WATERMARK_CHARS });
 }
 
-/** Type one key at a time and time until its echo comes back. */
-async function echoTimes(keys: number, send: (k: string) => void, output: (cb: (d: string) => void) => () => void): Promise<number[]> {
+/** Where an echo's time went: key → the runner stamping the echo's chunk (`ts`), and from there to the socket. */
+interface EchoSplit {
+  /** The key's index in its run (0: the first key typed into the session). */
+  i: number;
+  total: number;
+  out: number;
+  back: number;
+}
+const echoSplits: EchoSplit[] = [];
+
+/**
+ * Type one key at a time and time until its echo comes back. Outputs that carry the runner's
+ * chunk time (`ts`, same machine clock) also record the split, so the slow keys say which way
+ * they were slow (echoSplits, printed by splitSummary).
+ */
+async function echoTimes(keys: number, send: (k: string) => void, output: (cb: (d: string, ts?: number) => void) => () => void): Promise<number[]> {
   const times: number[] = [];
+  echoSplits.length = 0;
   for (let i = 0; i < keys; i++) {
     const key = String.fromCharCode(97 + (i % 26));
     const t0 = performance.now();
+    const wall0 = Date.now();
+    let ts: number | undefined;
     await new Promise<void>((resolve) => {
-      const off = output((d) => {
+      const off = output((d, chunkTs) => {
         if (d.includes(key)) {
+          ts = chunkTs;
           off();
           resolve();
         }
       });
       send(key);
     });
-    times.push(performance.now() - t0);
+    const total = performance.now() - t0;
+    times.push(total);
+    if (ts !== undefined) echoSplits.push({ i, total, out: ts - wall0, back: Date.now() - ts });
     if (i % 26 === 25) send('\x15'); // Ctrl-U keeps the line short
     if (KEY_GAP_MS > 0) await new Promise((r) => setTimeout(r, KEY_GAP_MS));
   }
@@ -376,9 +396,17 @@ async function echoTimes(keys: number, send: (k: string) => void, output: (cb: (
   return times;
 }
 
+/** The slowest keys of the last echoTimes run, split at the runner's chunk time. */
+function splitSummary(): string {
+  if (!echoSplits.length) return '';
+  const slow = [...echoSplits].sort((a, b) => b.total - a.total).slice(0, 3);
+  const p = (xs: number[], q: number) => pct(xs, q).toFixed(0);
+  return `  echo split at the runner's chunk time: key → chunk p50 ${p(echoSplits.map((e) => e.out), 50)} / p99 ${p(echoSplits.map((e) => e.out), 99)} ms, chunk → socket p50 ${p(echoSplits.map((e) => e.back), 50)} / p99 ${p(echoSplits.map((e) => e.back), 99)} ms; slowest keys (#index: total = out + back): ${slow.map((e) => `#${e.i}: ${e.total.toFixed(0)} = ${e.out} + ${e.back}`).join(', ')}`;
+}
+
 /** A Node client of the product's /ui as the browser uses it: binary frames, acks after "parsing". */
 function avViewer(socket: UiClient, sessionId: string) {
-  const listeners = new Set<(d: string) => void>();
+  const listeners = new Set<(d: string, ts?: number) => void>();
   const decoder = new TextDecoder();
   // Acks in the page's steps (components/terminal/ack-scheduler.ts), as the one-hop client does.
   const acks = new AckScheduler((seq) => socket.emit('terminal:ack', { session_id: sessionId, seq }));
@@ -388,17 +416,28 @@ function avViewer(socket: UiClient, sessionId: string) {
     // Like the one-hop client, a flood's viewer only acks: decoding 100s of MB would be the bench's own cost.
     if (listeners.size) {
       const text = decoder.decode(f.data.data);
-      for (const l of listeners) l(text);
+      for (const l of listeners) l(text, f.data.ts);
     }
     acks.parsed(f.data.from_seq + f.data.sizes.length - 1, f.data.data.byteLength);
   });
   return {
+    // Like the page, type only once the terminal is live (its input is off until the screen is
+    // painted): a key typed earlier waited for the paint, and was timed as the echo.
     attach: async () => {
+      const live = new Promise<void>((resolve) => {
+        const onReplayed = (b: { session_id: string }) => {
+          if (b.session_id !== sessionId) return;
+          socket.off('session:replayed', onReplayed);
+          resolve();
+        };
+        socket.on('session:replayed', onReplayed);
+      });
       const r = await call(socket, 'session:attach', { session_id: sessionId, snapshot: true, binary: true });
       if (!r.ok) throw new Error(r.error.message);
+      await live;
     },
     send: (k: string) => socket.emit('terminal:input', { session_id: sessionId, data: k }),
-    output: (cb: (d: string) => void) => {
+    output: (cb: (d: string, ts?: number) => void) => {
       listeners.add(cb);
       return () => listeners.delete(cb);
     },
@@ -525,6 +564,7 @@ async function main() {
     const idleT0 = Date.now();
     const avIdle = await echoTimes(ECHO_KEYS, v.send, v.output);
     console.log(`echo idle: one-hop ${fmt(hopIdle)}; Agent Village ${fmt(avIdle)}; load ${load()}`);
+    console.log(splitSummary());
     const idleLoop = loopDelayBetween(idleT0, Date.now());
     if (idleLoop) console.log(idleLoop);
     rows.push(['key → echo at the socket, idle', fmt(hopIdle), fmt(avIdle), '≤10 / ≤25 ms']);
@@ -559,6 +599,7 @@ async function main() {
     const loadedT1 = Date.now();
     for (const w of viewers.slice(1, 1 + FLOODERS)) w.send('\x03');
     console.log(`echo with ${SESSIONS} sessions, ${FLOODERS} flooding: one-hop ${fmt(hopLoaded)}; Agent Village ${fmt(avLoaded)}; load ${load()}`);
+    console.log(splitSummary());
     const loadedLoop = loopDelayBetween(loadedT0, loadedT1);
     if (loadedLoop) console.log(loadedLoop);
     rows.push([`key → echo at the socket, ${SESSIONS} sessions, ${FLOODERS} flooding`, fmt(hopLoaded), fmt(avLoaded), 'p99 ≤50 ms']);
