@@ -15,12 +15,11 @@ import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from '
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Page } from '@playwright/test';
-import { io, type Socket } from 'socket.io-client';
-import { FLOW_CONTROL, TerminalOutputFrameSchema, type SessionSummary } from '../protocol';
+import { FLOW_CONTROL, type SessionSummary } from '../protocol';
 import { MAX_ATTACHED_PER_SOCKET } from '../server/realtime/ui-limits';
-import { AckScheduler } from '../components/terminal/ack-scheduler';
+import { avViewer, echoTimes, oneHopClient, pct, splitSummary } from './live-echo';
 import { chromiumPids, descendantsByCmdline, Timeline, type ProcGroup } from './live-timeline';
-import { Api, call, ROOT, startStack, uiSocket, type UiClient } from '../server/integration/harness';
+import { Api, ROOT, startStack, uiSocket, type UiClient } from '../server/integration/harness';
 
 const MB = Number(process.env.BENCH_MB ?? 64);
 const ECHO_KEYS = Number(process.env.BENCH_KEYS ?? 200);
@@ -31,13 +30,6 @@ const LINE = 100;
 /** A flood runs this long before echo is measured beside it (the pipes are full by then). */
 const FLOOD_WARMUP_MS = 2_000;
 const THROUGHPUT_TIMEOUT_MS = 900_000;
-/**
- * BENCH_KEY_GAP_MS: a pause between an echo and the next key (default 0: the next key goes the
- * moment the echo is seen, as the one-hop baseline is measured). Back to back, a key lands while
- * the control plane still stores the previous echo's one-event batch; a person typing leaves
- * ~100 ms between keys, so a gap shows what a typed key waits for.
- */
-const KEY_GAP_MS = Number(process.env.BENCH_KEY_GAP_MS ?? 0);
 /** BENCH_ONLY=echo skips the browser throughput part (a quicker run of the echo figures); =throughput skips echo. */
 const ONLY = process.env.BENCH_ONLY ?? 'all';
 
@@ -92,7 +84,6 @@ function loopDelayBetween(t0: number, t1: number): string {
   return out.length ? `  event-loop delay (${out.join('; ')})` : '';
 }
 
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))]!;
 const fmt = (xs: number[]) => `p50 ${pct(xs, 50).toFixed(1)} / p99 ${pct(xs, 99).toFixed(1)} ms`;
 const load = () => loadavg().map((l) => l.toFixed(1)).join(' ');
 
@@ -353,85 +344,6 @@ async function ceiling(page: Page): Promise<number> {
   }, { mb: MB, line: LINE, window: FLOW_CONTROL.HIGH_WATERMARK_CHARS });
 }
 
-/** Type one key at a time and time until its echo comes back. */
-async function echoTimes(keys: number, send: (k: string) => void, output: (cb: (d: string) => void) => () => void): Promise<number[]> {
-  const times: number[] = [];
-  for (let i = 0; i < keys; i++) {
-    const key = String.fromCharCode(97 + (i % 26));
-    const t0 = performance.now();
-    await new Promise<void>((resolve) => {
-      const off = output((d) => {
-        if (d.includes(key)) {
-          off();
-          resolve();
-        }
-      });
-      send(key);
-    });
-    times.push(performance.now() - t0);
-    if (i % 26 === 25) send('\x15'); // Ctrl-U keeps the line short
-    if (KEY_GAP_MS > 0) await new Promise((r) => setTimeout(r, KEY_GAP_MS));
-  }
-  send('\x15');
-  return times;
-}
-
-/** A Node client of the product's /ui as the browser uses it: binary frames, acks after "parsing". */
-function avViewer(socket: UiClient, sessionId: string) {
-  const listeners = new Set<(d: string) => void>();
-  const decoder = new TextDecoder();
-  // Acks in the page's steps (components/terminal/ack-scheduler.ts), as the one-hop client does.
-  const acks = new AckScheduler((seq) => socket.emit('terminal:ack', { session_id: sessionId, seq }));
-  socket.on('terminal:output', (raw) => {
-    const f = TerminalOutputFrameSchema.safeParse(raw);
-    if (!f.success || f.data.session_id !== sessionId) return;
-    // Like the one-hop client, a flood's viewer only acks: decoding 100s of MB would be the bench's own cost.
-    if (listeners.size) {
-      const text = decoder.decode(f.data.data);
-      for (const l of listeners) l(text);
-    }
-    acks.parsed(f.data.from_seq + f.data.sizes.length - 1, f.data.data.byteLength);
-  });
-  return {
-    attach: async () => {
-      const r = await call(socket, 'session:attach', { session_id: sessionId, snapshot: true, binary: true });
-      if (!r.ok) throw new Error(r.error.message);
-    },
-    send: (k: string) => socket.emit('terminal:input', { session_id: sessionId, data: k }),
-    output: (cb: (d: string) => void) => {
-      listeners.add(cb);
-      return () => listeners.delete(cb);
-    },
-  };
-}
-
-function oneHopClient(port: number) {
-  const s: Socket = io(`http://127.0.0.1:${port}`, { transports: ['websocket'], forceNew: true });
-  // Acks as its page does (bench/one-hop/server.ts): every ACK_CHARS, or ACK_DELAY_MS after the first unacked.
-  let unacked = 0;
-  let timer: ReturnType<typeof setTimeout> | null = null;
-  const ack = () => {
-    if (timer) clearTimeout(timer);
-    timer = null;
-    s.emit('ack', unacked);
-    unacked = 0;
-  };
-  s.on('output', (d: string) => {
-    unacked += d.length;
-    if (unacked >= FLOW_CONTROL.ACK_CHARS) ack();
-    else timer ??= setTimeout(ack, FLOW_CONTROL.ACK_DELAY_MS);
-  });
-  return {
-    socket: s,
-    ready: new Promise((r) => s.once('output', r)),
-    send: (k: string) => s.emit('input', k),
-    output: (cb: (d: string) => void) => {
-      s.on('output', cb);
-      return () => s.off('output', cb);
-    },
-  };
-}
-
 async function startOneHop(): Promise<{ child: ChildProcess; port: number }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'bench/one-hop/server.ts'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<number>((res) => child.stdout!.on('data', (b: Buffer) => /listening on (\d+)/.test(b.toString()) && res(Number(/listening on (\d+)/.exec(b.toString())![1]))));
@@ -525,6 +437,7 @@ async function main() {
     const idleT0 = Date.now();
     const avIdle = await echoTimes(ECHO_KEYS, v.send, v.output);
     console.log(`echo idle: one-hop ${fmt(hopIdle)}; Agent Village ${fmt(avIdle)}; load ${load()}`);
+    console.log(splitSummary());
     const idleLoop = loopDelayBetween(idleT0, Date.now());
     if (idleLoop) console.log(idleLoop);
     rows.push(['key → echo at the socket, idle', fmt(hopIdle), fmt(avIdle), '≤10 / ≤25 ms']);
@@ -559,6 +472,7 @@ async function main() {
     const loadedT1 = Date.now();
     for (const w of viewers.slice(1, 1 + FLOODERS)) w.send('\x03');
     console.log(`echo with ${SESSIONS} sessions, ${FLOODERS} flooding: one-hop ${fmt(hopLoaded)}; Agent Village ${fmt(avLoaded)}; load ${load()}`);
+    console.log(splitSummary());
     const loadedLoop = loopDelayBetween(loadedT0, loadedT1);
     if (loadedLoop) console.log(loadedLoop);
     rows.push([`key → echo at the socket, ${SESSIONS} sessions, ${FLOODERS} flooding`, fmt(hopLoaded), fmt(avLoaded), 'p99 ≤50 ms']);

@@ -53,6 +53,16 @@ export class TypingRights {
     return this.refresh(socketId, sessionId);
   }
 
+  /**
+   * Checks the right ahead of the first key (a terminal was just attached): that key then goes
+   * without waiting for the login, membership and session reads (the first echo of a freshly
+   * opened terminal was the slowest key of every bench:live run). A refusal is simply not kept.
+   */
+  warm(socketId: string, sessionId: string): void {
+    if (this.bySocket.get(socketId)?.has(sessionId)) return;
+    void this.refresh(socketId, sessionId).catch(() => undefined);
+  }
+
   private async refresh(socketId: string, sessionId: string): Promise<TypingTarget> {
     const started = this.now();
     try {

@@ -1,5 +1,5 @@
 import { parse as parseCookie } from 'cookie';
-import type { Namespace, Server, Socket } from 'socket.io';
+import type { Namespace, Server } from 'socket.io';
 import {
   AttachSchema,
   DetachSchema,
@@ -10,7 +10,6 @@ import {
   TERMINAL_STATES,
   type UiClientToServerEvents,
   type UiServerToClientEvents,
-  type WireEvent,
 } from '../../protocol';
 import type { Services } from '../services';
 import { SESSION_COOKIE, type Principal } from '../services/auth';
@@ -20,48 +19,9 @@ import type { Broadcaster } from '../services/ports';
 import type { OriginPolicy } from '../origin-policy';
 import { handle } from './handler';
 import { TypingRights } from './typing-rights';
-import { ChunkBytes, emitBinary } from './terminal-frames';
+import { LiveViewers, sendLive, type UiSocket, type UiSocketData, type Viewer } from './live-viewers';
 import { attachTerminalTimeTravel } from './ui-terminal';
 import { createUiEventLimits, MAX_ATTACHED_PER_SOCKET, UI_LIMIT_MESSAGES, type UiEvent, type UiEventLimits } from './ui-limits';
-
-interface UiSocketData {
-  principal: Principal;
-  /** The login cookie: every event re-reads the principal from it (role, membership, login still valid). */
-  token: string;
-}
-type UiSocket = Socket<UiClientToServerEvents, UiServerToClientEvents, Record<string, never>, UiSocketData>;
-
-/**
- * One attached terminal view. While `replaying`, live events are buffered so the replay from the
- * database and the live stream join with no gap and no duplicate.
- */
-interface Viewer {
-  socket: UiSocket;
-  runnerId: string | null;
-  replaying: boolean;
-  buffer: WireEvent[];
-  lastSeq: number;
-  ackSeq: number;
-  /** Live output as binary `terminal:output` frames (attach `binary: true`) instead of JSON events. */
-  binary: boolean;
-}
-
-/** Live events to one viewer, in seq order: binary frames for its output when it asked for them. */
-function sendLive(sessionId: string, viewer: Viewer, events: WireEvent[], bytes = new ChunkBytes()): void {
-  const { socket } = viewer;
-  if (!viewer.binary) {
-    socket.emit('session:events', { session_id: sessionId, events, replay: false });
-    return;
-  }
-  emitBinary(
-    events,
-    {
-      events: (list) => socket.emit('session:events', { session_id: sessionId, events: list, replay: false }),
-      output: (frame) => socket.emit('terminal:output', { session_id: sessionId, ...frame }),
-    },
-    bytes,
-  );
-}
 
 /**
  * True when the handshake's Origin (if any) is one of this server's origins (PUBLIC_URL or
@@ -82,13 +42,7 @@ export function sameOrigin(headers: Record<string, string | string[] | undefined
 /** The /ui namespace: browsers with a login cookie; rooms per org; terminal attach and input. */
 export function attachUiNamespace(io: Server, services: Services, opts: { originPolicy?: () => OriginPolicy; /** shared across nodes through Redis when clustered (control-plane.ts) */ limits?: UiEventLimits } = {}): Broadcaster {
   const nsp = io.of('/ui') as unknown as Namespace<UiClientToServerEvents, UiServerToClientEvents, Record<string, never>, UiSocketData>;
-  const viewers = new Map<string, Map<string, Viewer>>();
-  const forwardedAck = new Map<string, number>();
-  /**
-   * The highest seq sent live to a watched session's viewers, stored yet or not (the live path
-   * runs ahead of storing): when the last viewer leaves, everything up to it is let go at once.
-   */
-  const liveSeq = new Map<string, number>();
+  const viewers = new LiveViewers(services.sessions);
 
   nsp.use(async (socket, next) => {
     try {
@@ -106,33 +60,6 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
       next(new Error('INTERNAL: handshake failed'));
     }
   });
-
-  /** The fastest viewer drives the PTY; a slower one catches up from the stream it is sent. */
-  function forwardAck(sessionId: string, viewer: Viewer, seq: number) {
-    viewer.ackSeq = Math.min(Math.max(viewer.ackSeq, seq), viewer.lastSeq);
-    if (viewer.ackSeq <= (forwardedAck.get(sessionId) ?? 0)) return;
-    forwardedAck.set(sessionId, viewer.ackSeq);
-    void services.sessions.terminalAck(viewer.runnerId, sessionId, viewer.ackSeq);
-  }
-
-  function removeViewer(sessionId: string, socketId: string) {
-    const set = viewers.get(sessionId);
-    const v = set?.get(socketId);
-    if (!set || !v) return;
-    set.delete(socketId);
-    if (set.size === 0) {
-      viewers.delete(sessionId);
-      forwardedAck.delete(sessionId);
-      const sent = liveSeq.get(sessionId) ?? 0;
-      liveSeq.delete(sessionId);
-      // The last viewer left: let the runner run on without waiting for acks nobody will send.
-      // The stored prefix alone is not enough while storing lags behind what viewers were sent:
-      // what they were sent counts as consumed now, and the rest once it is stored (ingest acks
-      // stored output of sessions nobody watches).
-      if (sent > 0) void services.sessions.terminalAck(v.runnerId, sessionId, sent);
-      void services.sessions.releaseFlowControl(sessionId).catch((e) => console.error('[server] release flow control', e));
-    }
-  }
 
   /**
    * The principal as it is now, not as it was at the handshake: a demoted member's open socket
@@ -204,12 +131,13 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
       handle('session:attach', AttachSchema, async ({ session_id, after_seq, snapshot, binary }) => {
         if (!attached.has(session_id) && attached.size >= MAX_ATTACHED_PER_SOCKET) throw new AppError('CONFLICT', UI_LIMIT_MESSAGES.attached);
         const session = await services.sessions.get(await currentPrincipal(socket), session_id);
-        removeViewer(session_id, socket.id);
+        viewers.remove(session_id, socket.id);
         const viewer: Viewer = { socket, runnerId: session.runner_id, replaying: true, buffer: [], lastSeq: after_seq, ackSeq: after_seq, binary };
-        if (!viewers.has(session_id)) viewers.set(session_id, new Map());
-        viewers.get(session_id)!.set(socket.id, viewer);
+        viewers.add(session_id, socket.id, viewer);
         attached.add(session_id);
         setImmediate(() => void (snapshot ? paint(session_id, viewer) : replay(session_id, viewer)));
+        // A viewer who may type is about to: its right is checked now, not on the first key.
+        if (!(TERMINAL_STATES as string[]).includes(session.state)) typing.warm(socket.id, session_id);
         return { session };
       }),
     );
@@ -221,7 +149,7 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
     async function paint(sessionId: string, viewer: Viewer) {
       try {
         const screen = await services.terminalScreens.current(sessionId);
-        if (viewers.get(sessionId)?.get(socket.id) !== viewer) return; // detached meanwhile
+        if (viewers.get(sessionId, socket.id) !== viewer) return; // detached meanwhile
         socket.emit('session:snapshot', { session_id: sessionId, screen, scrollback: services.terminalScreens.scrollback });
         viewer.lastSeq = screen.seq;
         finishReplay(sessionId, viewer);
@@ -236,7 +164,7 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
       // What the attach painted counts as parsed by this viewer: it never acks those seqs itself
       // (acks during a replay are not flow control), so a PTY paused for a viewer that stopped
       // acking (a frozen or hidden tab) stayed paused for every viewer who came after it.
-      forwardAck(sessionId, viewer, viewer.lastSeq);
+      viewers.forwardAck(sessionId, viewer, viewer.lastSeq);
       const rest = viewer.buffer.filter((e) => e.seq > viewer.lastSeq);
       viewer.buffer = [];
       viewer.replaying = false;
@@ -250,7 +178,7 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
     async function replay(sessionId: string, viewer: Viewer) {
       try {
         for await (const page of services.events.replay(sessionId, viewer.lastSeq)) {
-          if (viewers.get(sessionId)?.get(socket.id) !== viewer) return; // detached meanwhile
+          if (viewers.get(sessionId, socket.id) !== viewer) return; // detached meanwhile
           socket.emit('session:events', { session_id: sessionId, events: page, replay: true });
           viewer.lastSeq = page.at(-1)!.seq;
         }
@@ -265,7 +193,7 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
       'session:detach',
       handle('session:detach', DetachSchema, ({ session_id }) => {
         attached.delete(session_id);
-        removeViewer(session_id, socket.id);
+        viewers.remove(session_id, socket.id);
         return null;
       }),
     );
@@ -313,9 +241,9 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
     on(
       'terminal:ack',
       handle('terminal:ack', UiTerminalAckSchema, ({ session_id, seq }) => {
-        const viewer = viewers.get(session_id)?.get(socket.id);
+        const viewer = viewers.get(session_id, socket.id);
         if (!viewer || viewer.replaying) return null; // acks during replay are not flow control
-        forwardAck(session_id, viewer, seq);
+        viewers.forwardAck(session_id, viewer, seq);
         return null;
       }),
     );
@@ -325,7 +253,7 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
     socket.on('disconnect', () => {
       typing.forgetSocket(socket.id);
       limits.forget(socket.id);
-      for (const id of attached) removeViewer(id, socket.id);
+      for (const id of attached) viewers.remove(id, socket.id);
     });
   });
 
@@ -347,23 +275,11 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
     dtaRunUpdated: (orgId, run) => nsp.to(`org:${orgId}`).emit('dta-run:updated', run),
     questUpdated: (orgId, quest) => nsp.to(`org:${orgId}`).emit('quest:updated', quest),
     agentsUpdated: (orgId, catalog) => nsp.to(`org:${orgId}`).emit('agents:updated', catalog),
-    hasViewers: (sessionId) => (viewers.get(sessionId)?.size ?? 0) > 0,
+    hasViewers: (sessionId) => viewers.watched(sessionId),
     sessionEvents(sessionId, events) {
       // The mirror first: an attach that snapshots it right after this call must include these.
       services.terminalScreens.feed(sessionId, events);
-      const bytes = new ChunkBytes();
-      const watching = viewers.get(sessionId);
-      if (watching?.size && events.length) liveSeq.set(sessionId, Math.max(liveSeq.get(sessionId) ?? 0, ...events.map((e) => e.seq)));
-      for (const v of watching?.values() ?? []) {
-        if (v.replaying) {
-          v.buffer.push(...events);
-          continue;
-        }
-        const fresh = events.filter((e) => e.seq > v.lastSeq);
-        if (!fresh.length) continue;
-        sendLive(sessionId, v, fresh, bytes);
-        v.lastSeq = fresh.at(-1)!.seq;
-      }
+      viewers.fanOut(sessionId, events);
     },
   };
 }
