@@ -25,7 +25,7 @@ import { DEFAULT_TERMINAL_SCROLLBACK, type WireEvent } from '../protocol';
 import { TerminalMirror } from '../server/services/terminal/mirror';
 import { MIRROR_LAZINESS, MIRROR_THREAD_PACING } from '../server/services/terminal/mirror-worker';
 import { PacedTerminal, type Laziness } from '../server/services/terminal/paced-terminal';
-import { DEFAULT_SEEK_EVERY_CHARS, DEFAULT_SNAPSHOT_EVERY_CHARS, SEEK_SCROLLBACK } from '../server/services/terminal/screens';
+import { DEFAULT_SEEK_EVERY_CHARS, DEFAULT_SNAPSHOT_EVERY_CHARS, MAX_SNAPSHOT_STRETCH, SEEK_SCROLLBACK } from '../server/services/terminal/screens';
 
 const { Terminal } = xtermHeadless;
 const MB = Number(process.env.BENCH_MB ?? 4);
@@ -139,14 +139,15 @@ async function manyWrites(events: WireEvent[]): Promise<void> {
   t.dispose();
 }
 
-/** The mirror as screens.ts runs it: seek points inside, a reattach snapshot every 4 MB. */
+/** The mirror as screens.ts runs it: seek points inside, reattach snapshots by screens.ts's rule. */
 async function mirror(events: WireEvent[], seekPoints = true): Promise<void> {
   const m = new TerminalMirror({ cols: COLS, rows: ROWS, scrollback: DEFAULT_TERMINAL_SCROLLBACK });
   const pending: Promise<unknown>[] = [];
   if (seekPoints) m.seekPoints = { every: DEFAULT_SEEK_EVERY_CHARS, lines: SEEK_SCROLLBACK, taken: (p) => pending.push(p) };
   for (let i = 0; i < events.length; i += EVENTS_PER_BATCH) {
     m.feed(events.slice(i, i + EVENTS_PER_BATCH));
-    if (m.charsSinceSnapshot >= DEFAULT_SNAPSHOT_EVERY_CHARS) pending.push(m.snapshot(true));
+    // screens.ts's rule: an interval of parsed output, or MAX_SNAPSHOT_STRETCH intervals of any.
+    if (m.parsedSinceSnapshot >= DEFAULT_SNAPSHOT_EVERY_CHARS || m.charsSinceSnapshot >= DEFAULT_SNAPSHOT_EVERY_CHARS * MAX_SNAPSHOT_STRETCH) pending.push(m.snapshot(true));
     await yieldLoop();
   }
   // Parsed through the end (a screen-only serialisation: the full one is timed on its own).
