@@ -246,7 +246,10 @@ export class PacedTerminal {
     }
     this.ops.splice(0, this.head);
     this.head = 0;
-    if (this.queuedChars > 0) this.firstQueuedAt = performance.now();
+    if (this.queuedChars > 0) {
+      // While parsing, writes wait in the thread's message queue: that time was not quiet.
+      this.firstQueuedAt = this.lastWriteAt = performance.now();
+    }
   }
 
   /**
