@@ -25,13 +25,15 @@ import { DEFAULT_TERMINAL_SCROLLBACK, type WireEvent } from '../protocol';
 import { TerminalMirror } from '../server/services/terminal/mirror';
 import { MIRROR_LAZINESS, MIRROR_THREAD_PACING } from '../server/services/terminal/mirror-worker';
 import { PacedTerminal, type Laziness } from '../server/services/terminal/paced-terminal';
-import { DEFAULT_SEEK_EVERY_CHARS, DEFAULT_SNAPSHOT_EVERY_CHARS, SEEK_SCROLLBACK } from '../server/services/terminal/screens';
+import { DEFAULT_SEEK_EVERY_CHARS, DEFAULT_SNAPSHOT_EVERY_CHARS, MAX_SNAPSHOT_STRETCH, SEEK_SCROLLBACK } from '../server/services/terminal/screens';
 
 const { Terminal } = xtermHeadless;
 const MB = Number(process.env.BENCH_MB ?? 4);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const SNAPSHOT_MBS = (process.env.BENCH_SNAPSHOT_MB ?? '4,16').split(',').map(Number);
 const ALL_ROWS = process.env.BENCH_ALL === '1';
+/** Tails a restarted control plane replays behind its latest reattach snapshot (the snapshot interval's worst case). */
+const RESTORE_MBS = (process.env.BENCH_RESTORE_MB ?? '4,16').split(',').filter(Boolean).map(Number);
 /** The runner's batcher flushes at 64 KB under a flood (runner/pty/output-batcher.ts). */
 const EVENT_CHARS = 64 * 1024;
 /** Events per runner batch in a flood: ~900 KB arrive in one call, as seen in the live profile. */
@@ -137,14 +139,15 @@ async function manyWrites(events: WireEvent[]): Promise<void> {
   t.dispose();
 }
 
-/** The mirror as screens.ts runs it: seek points inside, a reattach snapshot every 4 MB. */
+/** The mirror as screens.ts runs it: seek points inside, reattach snapshots by screens.ts's rule. */
 async function mirror(events: WireEvent[], seekPoints = true): Promise<void> {
   const m = new TerminalMirror({ cols: COLS, rows: ROWS, scrollback: DEFAULT_TERMINAL_SCROLLBACK });
   const pending: Promise<unknown>[] = [];
   if (seekPoints) m.seekPoints = { every: DEFAULT_SEEK_EVERY_CHARS, lines: SEEK_SCROLLBACK, taken: (p) => pending.push(p) };
   for (let i = 0; i < events.length; i += EVENTS_PER_BATCH) {
     m.feed(events.slice(i, i + EVENTS_PER_BATCH));
-    if (m.charsSinceSnapshot >= DEFAULT_SNAPSHOT_EVERY_CHARS) pending.push(m.snapshot(true));
+    // screens.ts's rule: an interval of parsed output, or MAX_SNAPSHOT_STRETCH intervals of any.
+    if (m.parsedSinceSnapshot >= DEFAULT_SNAPSHOT_EVERY_CHARS || m.charsSinceSnapshot >= DEFAULT_SNAPSHOT_EVERY_CHARS * MAX_SNAPSHOT_STRETCH) pending.push(m.snapshot(true));
     await yieldLoop();
   }
   // Parsed through the end (a screen-only serialisation: the full one is timed on its own).
@@ -206,6 +209,27 @@ async function paced(events: WireEvent[], laziness: Laziness | null, snapshotCha
   t.dispose();
 }
 
+/**
+ * A restarted control plane's first attach: a mirror (in the mirror thread) built from a stored
+ * reattach snapshot, fed the `tailMb` of output stored after it, asked for the screen — ms from
+ * building it to the answer (the database read of the tail is not in it).
+ */
+async function restoreMs(text: (chars: number) => string, tailMb: number): Promise<number> {
+  const size = { cols: COLS, rows: ROWS, scrollback: DEFAULT_TERMINAL_SCROLLBACK };
+  const before = new TerminalMirror(size);
+  before.feed(eventsOf(text(1024 * 1024)));
+  const stored = await before.snapshot();
+  before.dispose();
+  const tail = eventsOf(text(tailMb * 1024 * 1024)).map((e) => ({ ...e, seq: e.seq + stored.seq }));
+  const t0 = performance.now();
+  const m = new TerminalMirror(size, stored);
+  for (let i = 0; i < tail.length; i += EVENTS_PER_BATCH) m.feed(tail.slice(i, i + EVENTS_PER_BATCH));
+  await m.snapshot();
+  const ms = performance.now() - t0;
+  m.dispose();
+  return ms;
+}
+
 const cell = (f: Figures) => `${f.cpuMsPerMb.toFixed(0).padStart(5)} ms CPU/MB · main loop busy ${f.loopMsPerMb.toFixed(0).padStart(5)} ms/MB · ${f.wallMsPerMb.toFixed(0).padStart(5)} ms wall/MB · longest ${f.longestMs.toFixed(1).padStart(6)} ms`;
 
 async function main() {
@@ -236,6 +260,11 @@ async function main() {
     const full: string[] = [];
     for (let r = 1; r <= ROUNDS; r++) full.push(`${(await fullSnapshotMs(events)).toFixed(1)} ms`);
     console.log(`  ${'reattach snapshot (10,000 lines), ms'.padEnd(44)}    ${full.join(' · ')}`);
+    for (const mb of RESTORE_MBS) {
+      const ms: string[] = [];
+      for (let r = 1; r <= ROUNDS; r++) ms.push(`${(await restoreMs(w.text, mb)).toFixed(0)} ms`);
+      console.log(`  ${`restart: snapshot + ${mb} MB tail → screen`.padEnd(44)}    ${ms.join(' · ')}`);
+    }
   }
   console.log(`\nload after: ${load()}`);
 }

@@ -5,9 +5,17 @@ import type { PacedTerminalSize } from './paced-terminal';
 /** A JavaScript entry that loads tsx, then the TypeScript worker (so it runs under any host: tsx, vitest). */
 const WORKER = new URL('./mirror-worker-boot.mjs', import.meta.url);
 
+/** A screen read in the thread, and how much of the terminal's output it skipped so far. */
+export interface ThreadScreen {
+  cols: number;
+  rows: number;
+  data: string;
+  skipped: number;
+}
+
 interface Thread {
   worker: Worker;
-  pending: Map<number, { resolve: (s: { cols: number; rows: number; data: string }) => void; reject: (err: Error) => void }>;
+  pending: Map<number, { resolve: (s: ThreadScreen) => void; reject: (err: Error) => void }>;
   /** Set once the thread died: its terminals are gone with it. */
   dead: Error | null;
   /** Marks the thread dead and fails the reads still out. */
@@ -85,7 +93,7 @@ export class ThreadTerminal {
    * The screen (and `scrollback` lines above it) after everything written so far; `lazy` lets the
    * thread answer when it parses that far anyway (nobody waits on the answer).
    */
-  read(scrollback: number, lazy = false): Promise<{ cols: number; rows: number; data: string }> {
+  read(scrollback: number, lazy = false): Promise<ThreadScreen> {
     const t = this.thread;
     if (t.dead) return Promise.reject(t.dead);
     return new Promise((resolve, reject) => {

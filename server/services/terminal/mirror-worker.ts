@@ -17,7 +17,8 @@ export type MirrorRequest =
   | { kind: 'read'; id: number; req: number; scrollback: number; lazy?: boolean }
   | { kind: 'close'; id: number };
 
-export type MirrorReply = { req: number; cols: number; rows: number; data: string } | { req: number; error: string };
+/** `skipped`: output characters this terminal never parsed so far (the scroll-out shortcut). */
+export type MirrorReply = { req: number; cols: number; rows: number; data: string; skipped: number } | { req: number; error: string };
 
 /**
  * In this thread nothing waits on the event loop but the next message, so slices are xterm's own
@@ -46,7 +47,7 @@ function handle(m: MirrorRequest): void {
   const t = terms.get(m.id);
   if (m.kind === 'read') {
     if (!t) return reply({ req: m.req, error: `no mirror ${m.id} in the mirror thread` });
-    void t.after((term, serialize) => ({ cols: term.cols, rows: term.rows, data: serialize(m.scrollback) }), { depth: m.scrollback, urgent: !m.lazy }).then(
+    void t.after((term, serialize) => ({ cols: term.cols, rows: term.rows, data: serialize(m.scrollback), skipped: t.skippedChars }), { depth: m.scrollback, urgent: !m.lazy }).then(
       (s) => reply({ req: m.req, ...s }),
       (err: unknown) => reply({ req: m.req, error: err instanceof Error ? err.message : String(err) }),
     );

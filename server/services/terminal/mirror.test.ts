@@ -31,6 +31,22 @@ function output(lines: number, from = 0): string[] {
 }
 
 describe('TerminalMirror', () => {
+  it('counts toward the next snapshot only the output the thread really parsed, and the screen stays exact', async () => {
+    const chunks = output(6_000);
+    const mirror = new TerminalMirror(SIZE);
+    mirror.feed(chunks.map((c, i) => chunk(i + 1, c)));
+    const total = chunks.join('').length;
+    // An urgent read: the thread parses the queue, skipping what scrolled out of the 1,000 lines kept.
+    const screen = await mirror.seekPoint(SIZE.scrollback);
+    expect(screen.data).toBe(await liveScreen(chunks));
+    expect(mirror.charsSinceSnapshot).toBe(total);
+    expect(mirror.parsedSinceSnapshot).toBeGreaterThan(0);
+    expect(mirror.parsedSinceSnapshot).toBeLessThan(total * 0.9);
+    await mirror.snapshot();
+    expect(mirror.parsedSinceSnapshot).toBe(0);
+    mirror.dispose();
+  });
+
   it('a screen restored from its snapshot serialises exactly like the live terminal (colours, scrollback bound)', async () => {
     const chunks = output(3_000);
     const mirror = new TerminalMirror(SIZE);

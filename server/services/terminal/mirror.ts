@@ -1,6 +1,6 @@
 import type { TerminalScreen, WireEvent } from '../../../protocol';
 import { terminalText } from '../../../common/terminal-notes';
-import { ThreadTerminal } from './mirror-thread';
+import { ThreadTerminal, type ThreadScreen } from './mirror-thread';
 
 /**
  * Events that arrived ahead of a hole are held this many deep, waiting for the resend that fills
@@ -34,6 +34,9 @@ export class TerminalMirror {
   private lastResizes = 0;
   /** Output characters applied since the last snapshot was taken (the persistence cadence). */
   charsSinceSnapshot = 0;
+  /** Characters the thread reported skipped (scroll-out), as of its latest answer, and at the last snapshot. */
+  private skipped = 0;
+  private skippedAtSnapshot = 0;
   /** Output characters applied since the last seek snapshot (a seek parses at most about this much). */
   charsSinceSeekPoint = 0;
   /**
@@ -108,9 +111,10 @@ export class TerminalMirror {
     const ts = this.ts;
     const resizes = this.resizes;
     this.charsSinceSnapshot = 0;
+    this.skippedAtSnapshot = this.skipped;
     // Serialising 10,000 lines is the costly part of an attach: nothing changed, nothing to redo.
     if (this.last?.seq === seq && this.lastResizes === resizes) return this.last;
-    const screen = { seq, ts, ...(await this.term.read(this.size.scrollback, lazy)) };
+    const screen = { seq, ts, ...this.screenOf(await this.term.read(this.size.scrollback, lazy)) };
     this.last = screen;
     this.lastResizes = resizes;
     return screen;
@@ -125,7 +129,21 @@ export class TerminalMirror {
     const seq = this.seq;
     const ts = this.ts;
     this.charsSinceSeekPoint = 0;
-    return this.term.read(lines, lazy).then((s) => ({ seq, ts, ...s }));
+    return this.term.read(lines, lazy).then((s) => ({ seq, ts, ...this.screenOf(s) }));
+  }
+
+  /**
+   * About how much output since the last snapshot was really parsed (not skipped as scrolled out):
+   * what a restart replaying the stored tail behind that snapshot would parse again. An estimate:
+   * the thread reports skips with its answers, which lag up to one parse round behind the output.
+   */
+  get parsedSinceSnapshot(): number {
+    return Math.max(0, this.charsSinceSnapshot - (this.skipped - this.skippedAtSnapshot));
+  }
+
+  private screenOf({ skipped, ...screen }: ThreadScreen): Omit<ThreadScreen, 'skipped'> {
+    this.skipped = Math.max(this.skipped, skipped);
+    return screen;
   }
 
   dispose(): void {

@@ -45,7 +45,7 @@ export interface Laziness {
   maxChars: number;
   /** Parse everything once no output came for this long (quiet sessions' reads land soon). */
   idleMs: number;
-  /** Parse everything once the oldest queued text is this old (a trickle never waits longer). */
+  /** Answer the queued reads once the oldest queued text is this old (a steady trickle never holds them longer). */
   maxAgeMs: number;
 }
 
@@ -179,7 +179,12 @@ export class PacedTerminal {
     }
     if (this.queuedChars >= lazy.maxChars) return this.keepingTail(lazy.maxChars / 2);
     const now = performance.now();
-    if (this.queuedChars === 0 || now - this.lastWriteAt >= lazy.idleMs || now - this.firstQueuedAt >= lazy.maxAgeMs) return n;
+    if (this.queuedChars === 0 || now - this.lastWriteAt >= lazy.idleMs) return n;
+    if (now - this.firstQueuedAt >= lazy.maxAgeMs) {
+      // Old enough: answer the reads waiting, but keep the text after the last of them, which
+      // nobody waits for and which may still turn out to scroll out.
+      for (let i = n - 1; i >= this.head; i--) if (this.ops[i]!.kind !== 'text') return i + 1;
+    }
     return null;
   }
 
@@ -241,7 +246,10 @@ export class PacedTerminal {
     }
     this.ops.splice(0, this.head);
     this.head = 0;
-    if (this.queuedChars > 0) this.firstQueuedAt = performance.now();
+    if (this.queuedChars > 0) {
+      // While parsing, writes wait in the thread's message queue: that time was not quiet.
+      this.firstQueuedAt = this.lastWriteAt = performance.now();
+    }
   }
 
   /**
