@@ -3,7 +3,7 @@
  * receiving end (issue 17), before the ingest. Two parts, each printed beside its baseline:
  *
  * (1) In process, stage by stage, over the same numbered-line output (16 KB TERMINAL_CHUNKs): the
- *     runner's stream redaction, its spool append (and inside it: zod, JSON.stringify, the write),
+ *     runner's stream redaction, its spool append (before: zod, JSON.stringify and the write of a JSONL line),
  *     batch building with acks (EventSender), socket.io's encoding of a batch; the control plane's
  *     socket.io decoding and validation of it. JSON batches (`runner:events`, the baseline) and
  *     binary frames (`runner:frame`, protocol/runner-frame.ts) side by side.
@@ -108,35 +108,39 @@ async function stages(): Promise<void> {
   const batches = batchesOf(events);
   const dir = mkdtempSync(join(tmpdir(), 'bench-spool-'));
   const log = silentLogger;
-  const row = (what: string, json: number, frame?: number) =>
-    console.log(`| ${what} | ${json.toFixed(1)} ms | ${frame === undefined ? 'same' : `${frame.toFixed(1)} ms`} |`);
+  const fmt = (ms: number | undefined) => (ms === undefined ? '—' : `${ms.toFixed(1)} ms`);
+  const row = (what: string, before: number | undefined, now?: number) =>
+    console.log(`| ${what} | ${fmt(before)} | ${now === undefined && before !== undefined ? 'same' : fmt(now)} |`);
   try {
-    console.log('| runner stage (in process) | JSON batches (baseline) | binary frames |');
+    console.log('| runner stage (in process) | before: JSONL spool, JSON batches | now: raw spool, binary frames |');
     console.log('|---|---|---|');
     row('stream redaction (StreamRedactor.push)', perMb(() => {
       const r = createStreamRedactor();
       for (const t of texts) r.push(t);
     }));
+    // Before: what Spool.append did per event until issue 17 (zod, a JSON line, its write).
+    let legacyRound = 0;
+    const legacy = perMb(() => {
+      const fd = openSync(join(dir, `legacy-${legacyRound++}.jsonl`), 'a');
+      for (const e of events) {
+        const parsed = RunnerEventSchema.safeParse(e);
+        if (parsed.success) writeSync(fd, `${JSON.stringify(parsed.data)}\n`);
+      }
+      closeSync(fd);
+    });
     let round = 0;
     const spools = await Promise.all([0, 1].map((i) => Spool.open(join(dir, `append-${i}`), { log })));
-    row('spool append (Spool.append: zod + JSON.stringify + write)', perMb(() => {
+    const spooled: Array<Array<Uint8Array | undefined>> = [];
+    const now = perMb(() => {
       const spool = spools[round++]!;
       for (const t of texts) spool.append(base, { type: 'TERMINAL_CHUNK', data: t } as RunnerEventBody);
+      const pending = spool.pendingAfter(base.session_id, 0);
+      spooled.length = 0;
+      for (let i = 0; i < pending.length; i += CHUNKS_PER_BATCH) spooled.push(pending.slice(i, i + CHUNKS_PER_BATCH).map((p) => p.utf8));
       spool.close();
-    }));
-    row('  of which zod RunnerEventSchema.safeParse', perMb(() => {
-      for (const e of events) RunnerEventSchema.safeParse(e);
-    }));
-    row('  of which JSON.stringify of the event', perMb(() => {
-      for (const e of events) JSON.stringify(e);
-    }));
-    const fd = openSync(join(dir, 'write-only'), 'a');
-    row('  of which the write (writeSync of the text)', perMb(() => {
-      for (const t of texts) writeSync(fd, t);
-    }));
-    closeSync(fd);
-    const both = await spoolAndSendPerMb(dir, texts, log);
-    row('spool append + batch building + acks (EventSender, 1 MB windows)', both);
+    });
+    row('spool append (before: zod + JSON.stringify + write; now: Spool.append)', legacy, now);
+    row('spool append + batch building + acks (EventSender, 1 MB windows)', undefined, await spoolAndSendPerMb(dir, texts, log));
     const encoder = new Encoder();
     let encodedJson: Array<Array<string | Buffer>> = [];
     let encodedFrames: Array<Array<string | Buffer>> = [];
@@ -144,9 +148,9 @@ async function stages(): Promise<void> {
       encodedJson = batches.map((b, i) => encoder.encode(packet('runner:events', b, i)) as Array<string | Buffer>);
     });
     const encFrame = perMb(() => {
-      encodedFrames = batches.map((b, i) => encoder.encode(packet('runner:frame', encodeRunnerFrame(b), i)) as Array<string | Buffer>);
+      encodedFrames = batches.map((b, i) => encoder.encode(packet('runner:frame', encodeRunnerFrame(b, spooled[i]), i)) as Array<string | Buffer>);
     });
-    row('socket.io encode (frames: + encodeRunnerFrame)', encJson, encFrame);
+    row('socket.io encode (now: + encodeRunnerFrame from the spool\'s bytes)', encJson, encFrame);
     const wireJson = encodedJson.reduce((n, parts) => n + parts.reduce((m, p) => m + Buffer.byteLength(p), 0), 0);
     const wireFrame = encodedFrames.reduce((n, parts) => n + parts.reduce((m, p) => m + Buffer.byteLength(p), 0), 0);
     console.log(`| bytes on the wire per MB of output | ${(wireJson / MB / 1048576).toFixed(2)} MB | ${(wireFrame / MB / 1048576).toFixed(2)} MB |`);

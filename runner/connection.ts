@@ -282,11 +282,11 @@ export class RunnerConnection {
    * batches to an older one, which never announced them.
    */
   private transport(serial: number, frames: boolean): EventTransport {
-    return (batch, done) => {
+    return (batch, done, utf8) => {
       if (serial !== this.serial || !this.socket.connected) return done(null);
       const answered = (err: Error | null, raw: unknown) => done(err ? null : asResult(raw));
       const socket = this.socket.timeout(EVENT_ACK_TIMEOUT_MS);
-      if (frames) socket.emit('runner:frame', encodeRunnerFrame(batch), answered);
+      if (frames) socket.emit('runner:frame', encodeRunnerFrame(batch, utf8), answered);
       else socket.emit('runner:events', batch, answered);
     };
   }

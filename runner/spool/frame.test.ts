@@ -23,6 +23,14 @@ describe('runner event frames', () => {
     expect(arrive(frame)).toEqual({ ok: true, events: batch });
   });
 
+  it('takes the bytes the spool wrote when given them: the same frame as encoding the text again', () => {
+    const batch = [chunk('é€😀\r\n'), state(), chunk('second')];
+    const spooled = batch.map((e) => (e.type === 'TERMINAL_CHUNK' ? Buffer.from(e.data) : undefined));
+    const frame = encodeRunnerFrame(batch, spooled);
+    expect(frame).toEqual(encodeRunnerFrame(batch));
+    expect(arrive(frame)).toEqual({ ok: true, events: batch });
+  });
+
   it('carries a chunk with half a surrogate pair whole, as JSON would, so not one code unit changes', () => {
     const batch = [chunk('ab\ud83d'), chunk('\ude00cd')];
     const frame = encodeRunnerFrame(batch);

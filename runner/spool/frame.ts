@@ -1,4 +1,5 @@
 import { RUNNER_FRAME_VERSION, type RunnerEvent, type RunnerFrame, type RunnerFrameHeader } from '../../protocol';
+import { isWellFormed } from './spool-file';
 
 /**
  * A batch as a binary frame (protocol/runner-frame.ts): each TERMINAL_CHUNK's text goes as raw
@@ -6,15 +7,16 @@ import { RUNNER_FRAME_VERSION, type RunnerEvent, type RunnerFrame, type RunnerFr
  * per-event fields are JSON. Escaping `\r\n` and quotes in JSON was most of what sending output
  * cost (issue 17).
  */
-export function encodeRunnerFrame(batch: readonly RunnerEvent[]): RunnerFrame {
+export function encodeRunnerFrame(batch: readonly RunnerEvent[], utf8: ReadonlyArray<Uint8Array | undefined> = []): RunnerFrame {
   const events: RunnerFrameHeader[] = new Array(batch.length);
   const lengths: number[] = new Array(batch.length);
   let total = 0;
   for (let i = 0; i < batch.length; i++) {
     const e = batch[i];
+    const spooled = utf8[i];
     // Half a surrogate pair has no UTF-8 form: such a chunk keeps its string, carried whole.
-    if (e.type === 'TERMINAL_CHUNK' && isWellFormed(e.data)) {
-      const n = Buffer.byteLength(e.data, 'utf8');
+    if (e.type === 'TERMINAL_CHUNK' && (spooled || isWellFormed(e.data))) {
+      const n = spooled ? spooled.byteLength : Buffer.byteLength(e.data, 'utf8');
       const { data: _data, ...head } = e;
       events[i] = { ...head, bytes: n };
       lengths[i] = n;
@@ -29,12 +31,15 @@ export function encodeRunnerFrame(batch: readonly RunnerEvent[]): RunnerFrame {
   for (let i = 0; i < batch.length; i++) {
     const e = batch[i];
     if (lengths[i] < 0 || e.type !== 'TERMINAL_CHUNK') continue;
-    offset += data.write(e.data, offset, 'utf8');
+    // The spool's bytes when it has them: the text is encoded to UTF-8 once, for both.
+    const spooled = utf8[i];
+    if (spooled) {
+      data.set(spooled, offset);
+      offset += spooled.byteLength;
+    } else {
+      offset += data.write(e.data, offset, 'utf8');
+    }
   }
   return { v: RUNNER_FRAME_VERSION, events, data };
 }
 
-/** String.prototype.isWellFormed (Node 20; not yet in the ES2023 lib the tree compiles with). */
-function isWellFormed(text: string): boolean {
-  return (text as string & { isWellFormed(): boolean }).isWellFormed();
-}

@@ -1,6 +1,6 @@
 import { EventAckSchema, describeZodError, type Result, type RunnerEvent } from '../../protocol';
 import type { Logger } from '../log';
-import type { Spool } from './spool';
+import type { PendingEvent, Spool } from './spool';
 
 /** Socket.IO handles big messages fine, but a batch this size keeps one ack round-trip short. */
 export const MAX_BATCH_EVENTS = 256;
@@ -26,8 +26,15 @@ export const MAX_IN_FLIGHT_EXPRESS = 64;
 /** After the server refused or mangled a batch, wait before resending so we do not spin. */
 export const RESEND_BACKOFF_MS = 1_000;
 
-/** Sends one batch; calls `done` with the server's ack, or with null when no ack will come. */
-export type EventTransport = (batch: RunnerEvent[], done: (ack: Result<unknown> | null) => void) => void;
+/**
+ * Sends one batch; calls `done` with the server's ack, or with null when no ack will come.
+ * `utf8[i]` is event i's text as the spool wrote it (TERMINAL_CHUNK), for a binary frame.
+ */
+export type EventTransport = (
+  batch: RunnerEvent[],
+  done: (ack: Result<unknown> | null) => void,
+  utf8: ReadonlyArray<Uint8Array | undefined>,
+) => void;
 
 /**
  * Moves spooled events to the server. Cursors say what was sent on the current connection; on
@@ -142,9 +149,9 @@ export class EventSender {
    * next event is small, waits for the regular pipeline, so its order is kept and a flood of
    * small chunks does not turn into a stream of tiny batches).
    */
-  private nextBatch(expressChars?: number): RunnerEvent[] {
+  private nextBatch(expressChars?: number): PendingEvent[] {
     const ids = this.spool.sessionIds();
-    const batch: RunnerEvent[] = [];
+    const batch: PendingEvent[] = [];
     let chars = 0;
     if (ids.length === 0) return batch;
     this.rotate = (this.rotate + 1) % ids.length;
@@ -159,7 +166,7 @@ export class EventSender {
         if (expressChars !== undefined && chars + p.size > expressChars) break;
         // One oversized event still goes alone rather than never.
         if (batch.length > 0 && chars + p.size > MAX_BATCH_CHARS) break;
-        batch.push(p.event);
+        batch.push(p);
         chars += p.size;
         taken = p.event.seq;
       }
@@ -169,7 +176,8 @@ export class EventSender {
     return batch;
   }
 
-  private sendBatch(transport: EventTransport, batch: RunnerEvent[], express: boolean): void {
+  private sendBatch(transport: EventTransport, pending: PendingEvent[], express: boolean): void {
+    const batch = pending.map((p) => p.event);
     const generation = this.generation;
     if (express) this.expressInFlight++;
     else this.inFlight++;
@@ -193,7 +201,7 @@ export class EventSender {
       this.schedulePump();
     };
     try {
-      transport(batch, done);
+      transport(batch, done, pending.map((p) => p.utf8));
     } catch (err) {
       this.log.error('sending events failed', err);
       done(null);

@@ -5,6 +5,7 @@ import { RunnerEventSchema, type RunnerEvent } from '../../protocol';
 import { captureLogger, makeTempDir, removeTempDir } from '../testing/fixtures';
 import { EventSender, EXPRESS_BATCH_CHARS, MAX_BATCH_EVENTS, MAX_IN_FLIGHT_BATCHES, type EventTransport } from './sender';
 import { Spool, type SessionBase } from './spool';
+import { decodeRecords } from './spool-file';
 
 const base = (sid: string): SessionBase => ({
   session_id: sid,
@@ -19,13 +20,16 @@ function chunk(data: string) {
   return { type: 'TERMINAL_CHUNK' as const, data };
 }
 
+/** The events a `.spool` file holds (spool-file.ts records). */
 function readLines(file: string): RunnerEvent[] {
   if (!fs.existsSync(file)) return [];
-  return fs
-    .readFileSync(file, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => RunnerEventSchema.parse(JSON.parse(l)));
+  const sid = path.basename(file).replace(/\..*$/, '');
+  return decodeRecords(fs.readFileSync(file), sid).records.map((r) => r.event);
+}
+
+/** A spool file as runners wrote it before issue 17: one JSON event a line. */
+function writeLegacyJsonl(file: string, events: RunnerEvent[], tail = ''): void {
+  fs.writeFileSync(file, events.map((e) => `${JSON.stringify(RunnerEventSchema.parse(e))}\n`).join('') + tail);
 }
 
 describe('Spool', () => {
@@ -43,12 +47,12 @@ describe('Spool', () => {
   it('assigns seq per session from 1 and writes each event to the JSONL before returning', async () => {
     const spool = await open();
     const e1 = spool.append(A, chunk('one'))!;
-    expect(readLines(path.join(dir, `${A.session_id}.jsonl`)).map((e) => e.seq)).toEqual([1]);
+    expect(readLines(path.join(dir, `${A.session_id}.spool`)).map((e) => e.seq)).toEqual([1]);
     const e2 = spool.append(A, chunk('two'))!;
     const b1 = spool.append(B, chunk('other'))!;
     expect([e1.seq, e2.seq, b1.seq]).toEqual([1, 2, 1]);
     expect(e1).toMatchObject({ ...A, ts: clock, type: 'TERMINAL_CHUNK', data: 'one' });
-    expect(readLines(path.join(dir, `${A.session_id}.jsonl`)).map((e) => e.seq)).toEqual([1, 2]);
+    expect(readLines(path.join(dir, `${A.session_id}.spool`)).map((e) => e.seq)).toEqual([1, 2]);
     spool.close();
   });
 
@@ -59,7 +63,7 @@ describe('Spool', () => {
     expect(spool.pendingAfter(A.session_id, 0).map((p) => p.event.seq)).toEqual([4, 5]);
     spool.ack(A.session_id, 2);
     expect(spool.ackedSeq(A.session_id)).toBe(3);
-    const jsonl = path.join(dir, `${A.session_id}.jsonl`);
+    const jsonl = path.join(dir, `${A.session_id}.spool`);
     expect(readLines(jsonl)).toHaveLength(5);
     spool.ack(A.session_id, 5);
     expect(spool.pendingCount()).toBe(0);
@@ -124,7 +128,7 @@ describe('Spool', () => {
   it('a small fully acked JSONL is not truncated on the ack (no file work in the loop); a restart still resends nothing acked', async () => {
     const first = await open();
     for (let i = 0; i < 3; i++) first.append(A, chunk(`c${i}`));
-    const jsonl = path.join(dir, `${A.session_id}.jsonl`);
+    const jsonl = path.join(dir, `${A.session_id}.spool`);
     const ackFile = path.join(dir, `${A.session_id}.ack`);
     first.ack(A.session_id, 3);
     expect(first.pendingCount()).toBe(0);
@@ -145,7 +149,7 @@ describe('Spool', () => {
     first.append(A, chunk('a'));
     first.ack(A.session_id, 2);
     first.close();
-    expect(fs.statSync(path.join(dir, `${A.session_id}.jsonl`)).size).toBe(0);
+    expect(fs.statSync(path.join(dir, `${A.session_id}.spool`)).size).toBe(0);
     const second = await open();
     expect(second.pendingAfter(A.session_id, 2).map((p) => [p.event.seq, p.event.type])).toEqual([
       [3, 'OUTPUT_GAP'],
@@ -164,20 +168,110 @@ describe('Spool', () => {
     fs.writeFileSync(path.join(dir, `${A.session_id}.ack`), JSON.stringify({ acked_seq: 1 }));
     const second = await open();
     expect(second.has(A.session_id)).toBe(false);
-    expect(fs.existsSync(path.join(dir, `${A.session_id}.jsonl`))).toBe(false);
+    expect(fs.existsSync(path.join(dir, `${A.session_id}.spool`))).toBe(false);
     expect(second.pendingAfter(B.session_id, 0).map((p) => p.event.type)).toEqual(['TERMINAL_CHUNK', 'SESSION_STATE_CHANGED']);
     second.close();
   });
 
-  it('skips a torn last line left by a crash', async () => {
-    const first = await open();
-    first.append(A, { type: 'SESSION_STATE_CHANGED', from: 'RUNNING', to: 'COMPLETED', reason: 'done' });
-    first.close();
-    fs.appendFileSync(path.join(dir, `${A.session_id}.jsonl`), '{"type":"TERMINAL_CH');
+  it('skips a torn last record left by a crash: a header cut short, or a chunk whose text was cut short', async () => {
+    const file = path.join(dir, `${A.session_id}.spool`);
+    for (const torn of ['{"type":"TERMINAL_CH', `${JSON.stringify({ ...A, ts: 1, seq: 2, type: 'TERMINAL_CHUNK', bytes: 10 })}\n0123`]) {
+      const first = await open();
+      first.append(A, { type: 'SESSION_STATE_CHANGED', from: 'RUNNING', to: 'COMPLETED', reason: 'done' });
+      first.close();
+      fs.appendFileSync(file, torn);
+      const second = await open();
+      expect(second.pendingAfter(A.session_id, 0).map((p) => p.event.seq)).toEqual([1]);
+      expect(readLines(file)).toHaveLength(1);
+      expect(fs.readFileSync(file, 'utf8')).not.toContain(torn);
+      second.ack(A.session_id, 1);
+      second.close();
+      expect(fs.readdirSync(dir)).toEqual([]);
+    }
+  });
+
+  it('writes a chunk as a header line and its raw UTF-8 (no JSON escaping), and reads it back byte for byte', async () => {
+    const spool = await open();
+    const text = 'héllo "wörld" \\ 😀\r\n\x1b[31mred\x1b[0m\n{"type":"TERMINAL_CHUNK"}\n';
+    spool.append(A, chunk(text));
+    spool.append(A, chunk('ab\ud83d')); // half a surrogate pair: kept as JSON, exactly
+    spool.append(A, { type: 'SESSION_STATE_CHANGED', from: 'CREATED', to: 'PREPARING_WORKSPACE', reason: 'r' });
+    const raw = fs.readFileSync(path.join(dir, `${A.session_id}.spool`));
+    const header = JSON.parse(raw.toString('utf8', 0, raw.indexOf(0x0a))) as Record<string, unknown>;
+    expect(header).toMatchObject({ seq: 1, type: 'TERMINAL_CHUNK', bytes: Buffer.byteLength(text) });
+    expect(header.data).toBeUndefined();
+    expect(raw.includes(Buffer.from(text))).toBe(true);
+    // The spool keeps the bytes it wrote for the frame that sends them.
+    const pending = spool.pendingAfter(A.session_id, 0);
+    expect(pending.map((p) => p.utf8?.toString('utf8'))).toEqual([text, undefined, undefined]);
+    expect(pending.reduce((n, p) => n + p.size, 0)).toBe(raw.byteLength);
+    spool.close();
+    // After a restart (a gap and FAILED follow), the same three events come back unchanged.
     const second = await open();
-    expect(second.pendingAfter(A.session_id, 0).map((p) => p.event.seq)).toEqual([1]);
-    expect(readLines(path.join(dir, `${A.session_id}.jsonl`))).toHaveLength(1);
+    expect(second.pendingAfter(A.session_id, 0).slice(0, 3).map((p) => p.event)).toEqual(pending.map((p) => p.event));
     second.close();
+  });
+
+  it('a runner upgraded in place loads the old .jsonl spool, resends its unacked events and continues in .spool', async () => {
+    const ev = (seq: number, body: Record<string, unknown>) => ({ ...A, ts: 1_700_000_000_000 + seq, seq, ...body }) as RunnerEvent;
+    const old = [
+      ev(1, { type: 'SESSION_STATE_CHANGED', from: 'CREATED', to: 'PREPARING_WORKSPACE', reason: 'r' }),
+      ev(2, { type: 'SESSION_STATE_CHANGED', from: 'PREPARING_WORKSPACE', to: 'STARTING_PROVIDER', reason: 'r' }),
+      ev(3, { type: 'SESSION_STATE_CHANGED', from: 'STARTING_PROVIDER', to: 'RUNNING', reason: 'r' }),
+      ev(4, { type: 'TERMINAL_CHUNK', data: 'acked\r\n' }),
+      ev(5, { type: 'TERMINAL_CHUNK', data: 'é€😀 unacked\r\n\x1b[0m' }),
+      ev(6, { type: 'TERMINAL_CHUNK', data: 'ab\ud83d' }),
+    ];
+    writeLegacyJsonl(path.join(dir, `${A.session_id}.jsonl`), old, '{"torn');
+    fs.writeFileSync(path.join(dir, `${A.session_id}.ack`), JSON.stringify({ acked_seq: 4, last_seq: 6, last_ts: null, last_state: 'RUNNING', base: A }));
+    // A finished session of the old runner with everything acked: gone on load.
+    writeLegacyJsonl(path.join(dir, `${B.session_id}.jsonl`), [{ ...ev(1, { type: 'SESSION_STATE_CHANGED', from: 'RUNNING', to: 'COMPLETED', reason: 'done' }), ...B }]);
+    fs.writeFileSync(path.join(dir, `${B.session_id}.ack`), JSON.stringify({ acked_seq: 1 }));
+
+    const spool = await open();
+    expect(spool.has(B.session_id)).toBe(false);
+    const pending = spool.pendingAfter(A.session_id, spool.ackedSeq(A.session_id)).map((p) => p.event);
+    expect(pending.slice(0, 2)).toEqual([old[4], old[5]]);
+    expect(pending.slice(2).map((e) => e.type)).toEqual(['OUTPUT_GAP', 'SESSION_STATE_CHANGED']);
+    expect(fs.readdirSync(dir).sort()).toEqual([`${A.session_id}.ack`, `${A.session_id}.spool`]);
+    expect(readLines(path.join(dir, `${A.session_id}.spool`)).map((e) => e.seq)).toEqual([5, 6, 7, 8]);
+
+    // The sender resends them, in order, from the acked seq + 1.
+    const sender = new EventSender(spool, log);
+    const sent: RunnerEvent[] = [];
+    sender.attach((batch, done) => {
+      sent.push(...batch);
+      done({ ok: true, data: { acked: [{ session_id: A.session_id, seq: batch[batch.length - 1].seq }] } });
+    });
+    expect(await sender.whenDrained(10_000)).toBe(true);
+    expect(sent).toEqual(pending);
+    sender.dispose();
+    spool.close();
+    expect(fs.readdirSync(dir)).toEqual([]);
+  });
+
+  it('reads both files when a crash came between writing the .spool and deleting the .jsonl: nothing lost or doubled', async () => {
+    const first = await open();
+    for (let i = 0; i < 4; i++) first.append(A, chunk(`c${i}`));
+    first.close();
+    const events = readLines(path.join(dir, `${A.session_id}.spool`));
+    writeLegacyJsonl(path.join(dir, `${A.session_id}.jsonl`), events.slice(0, 3));
+    const second = await open();
+    expect(second.pendingAfter(A.session_id, 0).slice(0, 4).map((p) => p.event)).toEqual(events);
+    expect(fs.existsSync(path.join(dir, `${A.session_id}.jsonl`))).toBe(false);
+    second.close();
+  });
+
+  it('checks a chunk against the schema unless it is for the session fields that already passed it', async () => {
+    const spool = await open();
+    expect(spool.append(A, chunk('first'))).not.toBeNull();
+    // Same session id, different fields: the full schema runs (and refuses the bad id).
+    expect(spool.append({ ...A, repo_ref: { ...A.repo_ref }, org_id: 'not an id!' }, chunk('x'))).toBeNull();
+    expect(spool.append(A, { type: 'TERMINAL_CHUNK', data: 'x'.repeat(1_048_577) })).toBeNull();
+    expect(spool.append(A, { type: 'TERMINAL_CHUNK', data: 42 } as never)).toBeNull();
+    const second = spool.append(A, chunk('second'))!;
+    expect(second).toEqual({ ...A, ts: clock, seq: 2, type: 'TERMINAL_CHUNK', data: 'second' });
+    spool.close();
   });
 });
 

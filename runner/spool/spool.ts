@@ -3,6 +3,7 @@ import path from 'node:path';
 import {
   RunnerEventSchema,
   SessionStateSchema,
+  TerminalChunkSchema,
   TERMINAL_STATES,
   type RepoRef,
   type RunnerEvent,
@@ -10,16 +11,18 @@ import {
   type SessionState,
 } from '../../protocol';
 import { errorMessage, type Logger } from '../log';
+import { decodeLegacyJsonl, decodeRecords, encodeRecord, LEGACY_EXT, SPOOL_EXT, type SpoolRecord } from './spool-file';
 
 /**
  * Durable per-session event spool (ARCHITECTURE.md §4 "nothing lost, nothing doubled").
  *
  * Layout under `<data-dir>/spool/`:
- * - `<sid>.jsonl` — events appended synchronously before they are sent, one JSON object a line.
+ * - `<sid>.spool` — events appended synchronously before they are sent, one record each
+ *   (spool-file.ts: a JSON header line, and a chunk's text as raw UTF-8 after it).
  *   It may still hold acked events; they are skipped on load. Truncated when the session is
  *   fully acked and the file has grown past SPOOL_TRUNCATE_BYTES, compacted when it grows large
- *   with an acked prefix.
- * - `<sid>.ack` — small JSON: the acked seq plus what is needed to continue after the JSONL was
+ *   with an acked prefix. (`<sid>.jsonl` is the older runners' form: read on load, then replaced.)
+ * - `<sid>.ack` — small JSON: the acked seq plus what is needed to continue after the spool file was
  *   truncated (last seq/ts/state and the session's base fields). Written throttled: a stale ack
  *   only means a few events are resent, and the server treats duplicates as no-ops.
  * Both files are deleted once a session has ended and every event of it is acked.
@@ -27,10 +30,10 @@ import { errorMessage, type Logger } from '../log';
 
 /** Acks arrive many times a second under load; persisting them that often buys nothing. */
 export const ACK_PERSIST_DELAY_MS = 500;
-/** Rewrite a JSONL whose acked prefix is this big, so a session that is never idle stays small. */
+/** Rewrite a spool file whose acked prefix is this big, so a session that is never idle stays small. */
 export const SPOOL_COMPACT_BYTES = 8 * 1024 * 1024;
 /**
- * A fully acked JSONL is truncated only once it holds this much; below, the ack is persisted
+ * A fully acked spool file is truncated only once it holds this much; below, the ack is persisted
  * throttled like any other. Truncating costs three synchronous file operations (ack file, rename,
  * ftruncate) in the loop that also carries every keystroke's echo, and a flood under flow
  * control empties its backlog on most acks (issue 17: a quarter of the runner's busy time).
@@ -52,11 +55,8 @@ interface AckFile {
   base: SessionBase | null;
 }
 
-export interface PendingEvent {
-  event: RunnerEvent;
-  /** Serialized length, used to size batches without serializing twice. */
-  size: number;
-}
+/** An unacked event; `utf8` (a TERMINAL_CHUNK's text) is what a binary frame sends (frame.ts). */
+export type PendingEvent = SpoolRecord;
 
 interface SessionSpool {
   base: SessionBase;
@@ -162,12 +162,20 @@ export class Spool {
       ts: this.now(),
       seq: (s?.lastSeq ?? 0) + 1,
     };
-    const parsed = RunnerEventSchema.safeParse(candidate);
-    if (!parsed.success) {
-      this.log.error(`invalid ${body.type} event for ${base.session_id} dropped`, parsed.error);
-      return null;
+    let event: RunnerEvent;
+    if (s && body.type === 'TERMINAL_CHUNK' && isChunkText(body.data) && sameBase(s.base, base)) {
+      // The session's output, built here from a string: its base fields passed the full schema
+      // with the session's first event, and a chunk has nothing else to check but its text's
+      // length. (zod on every chunk was a tenth of the runner's spool time, issue 17.)
+      event = { ...s.base, ts: candidate.ts, seq: candidate.seq, type: 'TERMINAL_CHUNK', data: body.data };
+    } else {
+      const parsed = RunnerEventSchema.safeParse(candidate);
+      if (!parsed.success) {
+        this.log.error(`invalid ${body.type} event for ${base.session_id} dropped`, parsed.error);
+        return null;
+      }
+      event = parsed.data;
     }
-    const event = parsed.data;
     if (!s) {
       s = {
         base: { session_id: base.session_id, org_id: base.org_id, repo_id: base.repo_id, repo_ref: base.repo_ref },
@@ -183,11 +191,11 @@ export class Spool {
       };
       this.sessions.set(base.session_id, s);
     }
-    const line = JSON.stringify(event) + '\n';
-    if (s.fd === null) s.fd = fs.openSync(this.jsonlPath(base.session_id), 'a');
-    fs.writeSync(s.fd, line);
-    s.fileBytes += Buffer.byteLength(line);
-    s.pending.push({ event, size: line.length });
+    const { record, parts } = encodeRecord(event);
+    if (s.fd === null) s.fd = fs.openSync(this.spoolPath(base.session_id), 'a');
+    fs.writevSync(s.fd, parts);
+    s.fileBytes += record.size;
+    s.pending.push(record);
     s.lastSeq = event.seq;
     s.lastTs = event.ts;
     if (event.type === 'SESSION_STATE_CHANGED') {
@@ -254,8 +262,12 @@ export class Spool {
     }
   }
 
-  private jsonlPath(sid: string): string {
-    return path.join(this.dir, `${sid}.jsonl`);
+  private spoolPath(sid: string): string {
+    return path.join(this.dir, `${sid}.${SPOOL_EXT}`);
+  }
+
+  private legacyPath(sid: string): string {
+    return path.join(this.dir, `${sid}.${LEGACY_EXT}`);
   }
 
   private ackPath(sid: string): string {
@@ -279,12 +291,12 @@ export class Spool {
     s.ackDirty = false;
   }
 
-  /** The ack file must be durable before the JSONL shrinks, or a restart would lose the seq. */
+  /** The ack file must be durable before the spool file shrinks, or a restart would lose the seq. */
   private truncate(sid: string, s: SessionSpool): void {
     try {
       this.writeAckFile(sid, s);
       if (s.fd !== null) fs.ftruncateSync(s.fd, 0);
-      else fs.truncateSync(this.jsonlPath(sid), 0);
+      else fs.truncateSync(this.spoolPath(sid), 0);
       s.fileBytes = 0;
     } catch (err) {
       this.log.error(`could not truncate the spool of ${sid}`, err);
@@ -294,27 +306,36 @@ export class Spool {
   private compact(sid: string, s: SessionSpool): void {
     try {
       this.writeAckFile(sid, s);
-      this.rewriteJsonl(sid, s);
+      this.rewriteFile(sid, s);
     } catch (err) {
       this.log.error(`could not compact the spool of ${sid}`, err);
     }
   }
 
-  private rewriteJsonl(sid: string, s: SessionSpool): void {
+  /** The pending events, alone, as the session's `.spool` (an older runner's `.jsonl` goes after). */
+  private rewriteFile(sid: string, s: SessionSpool): void {
     if (s.fd !== null) fs.closeSync(s.fd);
     s.fd = null;
-    const text = s.pending.map((p) => JSON.stringify(p.event) + '\n').join('');
-    const tmp = `${this.jsonlPath(sid)}.tmp`;
-    fs.writeFileSync(tmp, text);
-    fs.renameSync(tmp, this.jsonlPath(sid));
-    s.fileBytes = Buffer.byteLength(text);
+    const parts: Buffer[] = [];
+    s.pending = s.pending.map((p) => {
+      const { record, parts: own } = encodeRecord(p.event);
+      parts.push(...own);
+      return record;
+    });
+    const body = Buffer.concat(parts);
+    const tmp = `${this.spoolPath(sid)}.tmp`;
+    fs.writeFileSync(tmp, body);
+    fs.renameSync(tmp, this.spoolPath(sid));
+    // Only now: until the rename, the old file is the only durable copy (both are read on load).
+    fs.rmSync(this.legacyPath(sid), { force: true });
+    s.fileBytes = body.byteLength;
   }
 
   private forget(sid: string, s: SessionSpool): void {
     if (s.fd !== null) fs.closeSync(s.fd);
     s.fd = null;
     this.sessions.delete(sid);
-    for (const p of [this.jsonlPath(sid), this.ackPath(sid)]) {
+    for (const p of [this.spoolPath(sid), this.legacyPath(sid), this.ackPath(sid)]) {
       try {
         fs.rmSync(p, { force: true });
       } catch (err) {
@@ -326,7 +347,7 @@ export class Spool {
   private load(): void {
     const ids = new Set<string>();
     for (const name of fs.readdirSync(this.dir)) {
-      const m = /^(sess_[A-Za-z0-9_-]+)\.(jsonl|ack)$/.exec(name);
+      const m = /^(sess_[A-Za-z0-9_-]+)\.(spool|jsonl|ack)$/.exec(name);
       if (m) ids.add(m[1]);
       else if (name.endsWith('.tmp')) fs.rmSync(path.join(this.dir, name), { force: true });
     }
@@ -341,7 +362,8 @@ export class Spool {
 
   private loadSession(sid: string): void {
     const ack = this.readAckFile(sid);
-    const events = this.readJsonl(sid);
+    // An older runner's `.jsonl` first: a crash between writing the `.spool` and deleting it left both.
+    const events = [...this.readLegacyJsonl(sid), ...this.readSpoolFile(sid)];
     let base = ack?.base ?? null;
     let lastSeq = Math.max(ack?.last_seq ?? 0, ack?.acked_seq ?? 0);
     let lastTs = ack?.last_ts ?? null;
@@ -363,7 +385,7 @@ export class Spool {
     for (const e of events) {
       if (e.seq <= ackedSeq || seen.has(e.seq)) continue;
       seen.add(e.seq);
-      pending.push({ event: e, size: JSON.stringify(e).length + 1 });
+      pending.push({ event: e, size: 0 }); // sized when rewritten below
     }
     pending.sort((a, b) => a.event.seq - b.event.seq);
     const ended = lastState !== null && TERMINAL_STATES.includes(lastState);
@@ -373,9 +395,9 @@ export class Spool {
     }
     const s: SessionSpool = { base, pending, ackedSeq, lastSeq, lastTs, lastState, ended: false, fd: null, fileBytes: 0, ackDirty: true };
     this.sessions.set(sid, s);
-    // Keep only what is still unacked (also drops a torn last line), then continue appending.
+    // Keep only what is still unacked (also drops a torn last record), then continue appending.
     this.writeAckFile(sid, s);
-    this.rewriteJsonl(sid, s);
+    this.rewriteFile(sid, s);
     if (ended) {
       s.ended = true;
     } else {
@@ -398,7 +420,8 @@ export class Spool {
   }
 
   private deleteFiles(sid: string): void {
-    fs.rmSync(this.jsonlPath(sid), { force: true });
+    fs.rmSync(this.spoolPath(sid), { force: true });
+    fs.rmSync(this.legacyPath(sid), { force: true });
     fs.rmSync(this.ackPath(sid), { force: true });
   }
 
@@ -431,26 +454,40 @@ export class Spool {
     }
   }
 
-  private readJsonl(sid: string): RunnerEvent[] {
-    let text: string;
+  private readSpoolFile(sid: string): RunnerEvent[] {
+    let buf: Buffer;
     try {
-      text = fs.readFileSync(this.jsonlPath(sid), 'utf8');
+      buf = fs.readFileSync(this.spoolPath(sid));
     } catch {
       return [];
     }
-    const out: RunnerEvent[] = [];
-    let bad = 0;
-    for (const line of text.split('\n')) {
-      if (!line.trim()) continue;
-      try {
-        const parsed = RunnerEventSchema.safeParse(JSON.parse(line));
-        if (parsed.success && parsed.data.session_id === sid) out.push(parsed.data);
-        else bad++;
-      } catch {
-        bad++;
-      }
-    }
-    if (bad > 0) this.log.warn(`skipped ${bad} unreadable line(s) in the spool of ${sid}`);
-    return out;
+    const { records, bad, unreadableBytes } = decodeRecords(buf, sid);
+    if (bad > 0) this.log.warn(`skipped ${bad} unreadable record(s) in the spool of ${sid}`);
+    if (unreadableBytes > 0) this.log.warn(`the spool of ${sid} ends in ${unreadableBytes} byte(s) of a record cut short; dropped`);
+    return records.map((r) => r.event);
   }
+
+  private readLegacyJsonl(sid: string): RunnerEvent[] {
+    let text: string;
+    try {
+      text = fs.readFileSync(this.legacyPath(sid), 'utf8');
+    } catch {
+      return [];
+    }
+    const { events, bad } = decodeLegacyJsonl(text, sid);
+    if (bad > 0) this.log.warn(`skipped ${bad} unreadable line(s) in the spool of ${sid}`);
+    return events;
+  }
+
+}
+
+const CHUNK_MAX_CHARS = TerminalChunkSchema.shape.data.maxLength ?? 0;
+
+function isChunkText(data: unknown): data is string {
+  return typeof data === 'string' && data.length <= CHUNK_MAX_CHARS;
+}
+
+/** The same session fields as the ones that passed the schema (repo_ref: the same object). */
+function sameBase(a: SessionBase, b: SessionBase): boolean {
+  return a.session_id === b.session_id && a.org_id === b.org_id && a.repo_id === b.repo_id && a.repo_ref === b.repo_ref;
 }

@@ -1,0 +1,104 @@
+import { isUtf8 } from 'node:buffer';
+import { RunnerEventSchema, type RunnerEvent } from '../../protocol';
+
+/**
+ * The files of a session's spool (spool.ts), and how an event is written into them.
+ *
+ * `<sid>.spool`, one record per event, appended in seq order: a JSON header line, and for a
+ * TERMINAL_CHUNK its text as raw UTF-8 right after that line. The chunk's header has `bytes`
+ * (that text's length in bytes) in place of `data`, so output is written without JSON escaping
+ * and its bytes are the same ones a binary frame carries (frame.ts). Any other event is its JSON.
+ *
+ * `<sid>.jsonl`, one JSON event a line, is what runners wrote before (issue 17): still read, so a
+ * runner upgraded in place resends what the old one left unacked, then rewritten as `.spool`.
+ */
+export const SPOOL_EXT = 'spool';
+export const LEGACY_EXT = 'jsonl';
+
+const NEWLINE = 0x0a;
+
+/** An event as spooled: its text's UTF-8 (TERMINAL_CHUNK) kept for the frame that sends it. */
+export interface SpoolRecord {
+  event: RunnerEvent;
+  /** The TERMINAL_CHUNK's data as UTF-8; absent for other events and for text with half a surrogate pair. */
+  utf8?: Buffer;
+  /** Bytes on disk: sizes batches (sender.ts) without encoding anything again. */
+  size: number;
+}
+
+/** The record of one event: the buffers to write, in order. */
+export function encodeRecord(event: RunnerEvent): { record: SpoolRecord; parts: Buffer[] } {
+  if (event.type === 'TERMINAL_CHUNK' && isWellFormed(event.data)) {
+    const utf8 = Buffer.from(event.data, 'utf8');
+    const { data: _data, ...head } = event;
+    const line = Buffer.from(`${JSON.stringify({ ...head, bytes: utf8.byteLength })}\n`, 'utf8');
+    return { record: { event, utf8, size: line.byteLength + utf8.byteLength }, parts: [line, utf8] };
+  }
+  // Half a surrogate pair has no UTF-8 form; JSON keeps it exactly, as before.
+  const line = Buffer.from(`${JSON.stringify(event)}\n`, 'utf8');
+  return { record: { event, size: line.byteLength }, parts: [line] };
+}
+
+/**
+ * Reads a `.spool` file's records of session `sid`. Stops at the first record that is cut short
+ * (a crash mid-append) or unreadable: what follows cannot be framed safely, and a chunk's raw
+ * text must never be read as a header.
+ */
+export function decodeRecords(buf: Buffer, sid: string): { records: SpoolRecord[]; bad: number; unreadableBytes: number } {
+  const records: SpoolRecord[] = [];
+  let bad = 0;
+  let pos = 0;
+  while (pos < buf.byteLength) {
+    const nl = buf.indexOf(NEWLINE, pos);
+    if (nl < 0) break;
+    let head: Record<string, unknown>;
+    try {
+      head = JSON.parse(buf.toString('utf8', pos, nl)) as Record<string, unknown>;
+    } catch {
+      break;
+    }
+    let next = nl + 1;
+    let candidate: unknown = head;
+    let utf8: Buffer | undefined;
+    if (typeof head.bytes === 'number') {
+      const end = next + head.bytes;
+      if (!Number.isInteger(head.bytes) || head.bytes < 0 || end > buf.byteLength) break;
+      utf8 = buf.subarray(next, end);
+      if (!isUtf8(utf8)) break;
+      const { bytes: _bytes, ...rest } = head;
+      candidate = { ...rest, data: utf8.toString('utf8') };
+      next = end;
+    }
+    const parsed = RunnerEventSchema.safeParse(candidate);
+    if (parsed.success && parsed.data.session_id === sid) {
+      // A copy: the record outlives the file's buffer, which would otherwise stay in memory whole.
+      records.push({ event: parsed.data, utf8: utf8 && Buffer.from(utf8), size: next - pos });
+    } else {
+      bad++;
+    }
+    pos = next;
+  }
+  return { records, bad, unreadableBytes: buf.byteLength - pos };
+}
+
+/** The pre-issue-17 `.jsonl`: one event a line; a torn or foreign line is skipped. */
+export function decodeLegacyJsonl(text: string, sid: string): { events: RunnerEvent[]; bad: number } {
+  const events: RunnerEvent[] = [];
+  let bad = 0;
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    try {
+      const parsed = RunnerEventSchema.safeParse(JSON.parse(line));
+      if (parsed.success && parsed.data.session_id === sid) events.push(parsed.data);
+      else bad++;
+    } catch {
+      bad++;
+    }
+  }
+  return { events, bad };
+}
+
+/** String.prototype.isWellFormed (Node 20; not yet in the ES2023 lib the tree compiles with). */
+export function isWellFormed(text: string): boolean {
+  return (text as string & { isWellFormed(): boolean }).isWellFormed();
+}
