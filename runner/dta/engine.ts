@@ -102,6 +102,10 @@ async function execute(
   } catch {
     throw new RunFailure('BAD_INVOCATION', `target.repo_path ${inv.target.repo_path} is not a git work tree`);
   }
+  // A run that will want a new verifier process starts it now: its start (node, its modules) runs
+  // beside the checks below instead of after them; it is told what to prepare once HEAD is known.
+  let early: VerifierProcess | null = inv.mode === 'dry-run' || !inv.expected_patch_sha256 ? new VerifierProcess(root) : null;
+  cleanups.push(() => early?.kill());
   const stateDir = path.join(await gitDir(root), STATE_DIR);
   // A crash in an earlier apply is undone before anything looks at the tree.
   for (const id of recover(path.join(stateDir, 'journal'))) out.notes.push(`rolled back the unfinished apply of ${id}`);
@@ -125,10 +129,11 @@ async function execute(
     }
   }
 
-  // The verifier process starts now (or is the dry-run's, kept): its start overlaps our work.
+  // The verifier process: the one started above, or the dry-run's, kept (or a new one when the kept one is gone).
   let verifier = kept?.verifier?.alive ? kept.verifier : null;
   if (!verifier) {
-    verifier = new VerifierProcess(root);
+    verifier = early ?? new VerifierProcess(root);
+    early = null;
     if (adapter.prepare === undefined) verifier.prepare({ mode: 'prepare', tool: inv.tool, root, head: fp0.head, params, globs, allowed_paths: policy.allowed_paths, ...(verifierMemoDir ? { memo_dir: verifierMemoDir } : {}) });
   }
   let keptVerifier = false;
