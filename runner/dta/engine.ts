@@ -210,10 +210,9 @@ async function execute(
   const fp1 = await treeFingerprint(root);
   if (fp1.hash !== fp0.hash) throw new RunFailure('TREE_CHANGED', 'the work tree changed during the run (HEAD or status differ from the start); nothing was applied');
   onPhase?.('proposed', out, { patch });
-  // Settles once the apply is on disk and its journal gone: flushed beside the verification.
-  let durable: Promise<void>;
+  let backupsRemoved: Promise<void>;
   try {
-    durable = applyAtomic(root, path.join(stateDir, 'journal'), runId, proposed.changes, originals);
+    backupsRemoved = applyAtomic(root, path.join(stateDir, 'journal'), runId, proposed.changes, originals);
   } catch (err) {
     throw new RunFailure('APPLY_FAILED', `apply failed and was rolled back, the tree is as before: ${err instanceof Error ? err.message : String(err)}`);
   }
@@ -226,8 +225,8 @@ async function execute(
 
   // verify, in its own process
   out.verifier = await verifier.run(request('applied', hashes), verifierBudget());
-  // The apply is on disk, and the run's own folder in the git dir gone, by the time the run answers.
-  await durable;
+  // The run's own folder in the git dir is emptied by the time the run answers.
+  await backupsRemoved;
   out.phase = 'verify';
   artifacts.write('verify.json', { run_id: runId, phase: 'verify', verifier: out.verifier });
   if (out.verifier.passed) onPhase?.('verified', out, {});
