@@ -5,7 +5,7 @@ import { DtaInvocationSchema, DtaOutputSchema, type DtaCounts, type DtaError, ty
 import { adapterOf } from './adapters';
 import { ArtifactWriter } from './artifacts';
 import { applyAtomic, recover } from './atomic-apply';
-import { commonDir, excludeRunsDir, gitDir, sha256, topLevel, treeFingerprint } from './git-state';
+import { commonDir, excludeRunsDir, gitDir, headSha, sha256, topLevel, treeFingerprint } from './git-state';
 import { invocationKey, keepProposal, stillFits, takeProposal } from './kept-proposals';
 import { DEFAULT_POLICY, effectiveConstraints, PolicyError, takeRateSlot, type DtaPolicy } from './policy';
 import { discoverAndPropose, type Proposed } from './propose';
@@ -102,14 +102,29 @@ async function execute(
   } catch {
     throw new RunFailure('BAD_INVOCATION', `target.repo_path ${inv.target.repo_path} is not a git work tree`);
   }
+  const globs = inv.target.glob === undefined ? m.defaultGlob : Array.isArray(inv.target.glob) ? inv.target.glob : [inv.target.glob];
+  const prepareRequest = (head: string) => ({ mode: 'prepare' as const, tool: inv.tool, root, head, params, globs, allowed_paths: policy.allowed_paths, ...(verifierMemoDir ? { memo_dir: verifierMemoDir } : {}) });
+  // The rate limit first: a refused run starts nothing.
+  takeRateSlot(path.join(await commonDir(root), STATE_DIR), policy);
+  // A run that will want a new verifier process starts it now, and has it measure HEAD's files
+  // (git's objects: whatever recover() below does to the work tree, HEAD's blobs stay as they
+  // are): its start and its parse run beside the checks below instead of after them.
+  let early: VerifierProcess | null = null;
+  if (inv.mode === 'dry-run' || !inv.expected_patch_sha256) {
+    early = new VerifierProcess(root);
+    if (adapter.prepare === undefined) {
+      const head = await headSha(root).catch(() => null);
+      // No HEAD (an empty repository): nothing to prepare; the run fails on its own below.
+      if (head) early.prepare(prepareRequest(head));
+    }
+  }
+  cleanups.push(() => early?.kill());
   const stateDir = path.join(await gitDir(root), STATE_DIR);
   // A crash in an earlier apply is undone before anything looks at the tree.
   for (const id of recover(path.join(stateDir, 'journal'))) out.notes.push(`rolled back the unfinished apply of ${id}`);
-  takeRateSlot(path.join(await commonDir(root), STATE_DIR), policy);
   await excludeRunsDir(root);
   const fp0 = await treeFingerprint(root);
   if (fp0.status !== '') throw new RunFailure('DIRTY_TREE', `the work tree has uncommitted changes (${fp0.status.split('\0').filter(Boolean).length} paths); commit or stash them first`);
-  const globs = inv.target.glob === undefined ? m.defaultGlob : Array.isArray(inv.target.glob) ? inv.target.glob : [inv.target.glob];
   const key = invocationKey({ root, tool: inv.tool, params, globs, seed: constraints.seed, maxFiles: constraints.max_files, allowedPaths: policy.allowed_paths });
 
   // An approved apply takes its dry-run's proposal when the tree is still the one it was made from.
@@ -125,11 +140,14 @@ async function execute(
     }
   }
 
-  // The verifier process starts now (or is the dry-run's, kept): its start overlaps our work.
+  // The verifier process: the one started above, or the dry-run's, kept (or a new one when the kept one is gone).
   let verifier = kept?.verifier?.alive ? kept.verifier : null;
-  if (!verifier) {
+  if (!verifier && early) {
+    verifier = early;
+    early = null;
+  } else if (!verifier) {
     verifier = new VerifierProcess(root);
-    if (adapter.prepare === undefined) verifier.prepare({ mode: 'prepare', tool: inv.tool, root, head: fp0.head, params, globs, allowed_paths: policy.allowed_paths, ...(verifierMemoDir ? { memo_dir: verifierMemoDir } : {}) });
+    if (adapter.prepare === undefined) verifier.prepare(prepareRequest(fp0.head));
   }
   let keptVerifier = false;
   const v = verifier;

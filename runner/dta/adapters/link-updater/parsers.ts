@@ -5,6 +5,7 @@ import { SAXParser } from 'parse5-sax-parser';
 import postcss from 'postcss';
 import { readHtml, type TagAttr } from './html-htmlparser2';
 import { readMarkdown } from './markdown-markdown-it';
+import { markdownPlaces } from './markdown-places';
 import valueParser from 'postcss-value-parser';
 
 /**
@@ -287,12 +288,42 @@ function placeless(url: string): FoundLink {
   return { start: -1, end: -1, url, rewritable: false };
 }
 
+/** A destination or a URL autolink at [start, end) of the source, as micromark's token has it. */
+function destinationLink(out: FoundLink[], text: string, start: number, end: number, autolink: boolean): void {
+  const raw = text.slice(start, end);
+  if (autolink) {
+    out.push({ start, end, url: raw, rewritable: true });
+    return;
+  }
+  // Escapes and character references mean the source is not the URL: counted, not rewritten.
+  const url = decodeString(raw);
+  if (url) out.push({ start, end, url, rewritable: url === raw });
+}
+
 function markdownLinks(text: string): FoundLink[] {
   const out: FoundLink[] = [];
   if (readers === 'verifier') {
     readMarkdown(text, { url: (url) => out.push(placeless(url)), html: (source) => out.push(...htmlLinks(source, 0).map((l) => placeless(l.url))) });
     return out;
   }
+  const places = markdownPlaces(text);
+  if (places) {
+    for (const p of places) {
+      if (p.kind === 'html') out.push(...htmlLinks(text.slice(p.start, p.end), p.start));
+      else if (p.kind === 'email') out.push({ start: p.start, end: p.start, url: `mailto:${text.slice(p.start, p.end)}`, rewritable: false });
+      else destinationLink(out, text, p.start, p.end, p.kind === 'autolink');
+    }
+    return out;
+  }
+  return micromarkLinks(text);
+}
+
+/**
+ * The links by micromark's token stream: the reading markdown-places.ts is held to, and what a
+ * document it cannot place is read with.
+ */
+export function micromarkLinks(text: string): FoundLink[] {
+  const out: FoundLink[] = [];
   const events = postprocess(markdownContext().document().write(preprocess()(text, undefined, true)));
   for (const [kind, token] of events) {
     if (kind !== 'enter') continue;
@@ -300,15 +331,11 @@ function markdownLinks(text: string): FoundLink[] {
     const end = token.end.offset;
     switch (token.type) {
       case 'resourceDestinationString':
-      case 'definitionDestinationString': {
-        const raw = text.slice(start, end);
-        // Escapes and character references mean the source is not the URL: counted, not rewritten.
-        const url = decodeString(raw);
-        if (url) out.push({ start, end, url, rewritable: url === raw });
+      case 'definitionDestinationString':
+        destinationLink(out, text, start, end, false);
         break;
-      }
       case 'autolinkProtocol':
-        out.push({ start, end, url: text.slice(start, end), rewritable: true });
+        destinationLink(out, text, start, end, true);
         break;
       case 'autolinkEmail':
         out.push({ start, end: start, url: `mailto:${text.slice(start, end)}`, rewritable: false });
