@@ -1,11 +1,8 @@
 import fc from 'fast-check';
-import xtermHeadless from '@xterm/headless';
-import serializeAddon from '@xterm/addon-serialize';
 import { describe, expect, it } from 'vitest';
 import { PacedTerminal } from './paced-terminal';
+import { referenceReads } from './reference-terminal';
 
-const { Terminal } = xtermHeadless;
-const { SerializeAddon } = serializeAddon;
 /** Small, so a short stream scrolls, wraps and trims the scrollback. */
 const SIZE = { cols: 20, rows: 6, scrollback: 30 };
 /** One run parses a few hundred characters: far below this unless something hangs. */
@@ -32,28 +29,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   { weight: 2, arbitrary: fc.integer({ min: 0, max: 40 }).map((n) => ({ read: n })) },
 );
 
-/** The reference: a plain headless terminal, each step applied once everything before it is parsed. */
-async function reference(steps: Step[]): Promise<string[]> {
-  const term = new Terminal({ ...SIZE, allowProposedApi: true });
-  const s = new SerializeAddon();
-  term.loadAddon(s as never);
-  const parsed = () => new Promise<void>((r) => term.write('', r));
-  const reads: string[] = [];
-  for (const st of steps) {
-    if ('write' in st) term.write(st.write);
-    else if ('resize' in st) {
-      await parsed();
-      term.resize(...st.resize);
-    } else {
-      await parsed();
-      reads.push(`${term.cols}x${term.rows} ${s.serialize({ scrollback: st.read })}`);
-    }
-  }
-  await parsed();
-  reads.push(s.serialize({ scrollback: SIZE.scrollback }));
-  term.dispose();
-  return reads;
-}
+const reference = (steps: Step[]) => referenceReads(steps, SIZE);
 
 describe('PacedTerminal', () => {
   it('cut into any slices, with resizes and reads queued between writes, serialises exactly like a plain terminal fed the same', async () => {

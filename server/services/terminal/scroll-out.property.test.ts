@@ -1,11 +1,8 @@
 import fc from 'fast-check';
-import xtermHeadless from '@xterm/headless';
-import serializeAddon from '@xterm/addon-serialize';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PacedTerminal } from './paced-terminal';
+import { referenceReads } from './reference-terminal';
 
-const { Terminal } = xtermHeadless;
-const { SerializeAddon } = serializeAddon;
 /** Small, so a few hundred lines scroll out of the whole buffer and the shortcut can fire. */
 const SIZE = { cols: 20, rows: 6, scrollback: 30 };
 /** One run parses a few tens of KB: far below this unless something hangs. */
@@ -70,28 +67,7 @@ const steps: fc.Arbitrary<Step[]> = fc
   )
   .map((s) => s.flat());
 
-/** The reference: a plain headless terminal fed every byte, each read taken once everything before it is parsed. */
-async function reference(all: Step[]): Promise<string[]> {
-  const term = new Terminal({ ...SIZE, allowProposedApi: true });
-  const s = new SerializeAddon();
-  term.loadAddon(s as never);
-  const parsed = () => new Promise<void>((r) => term.write('', r));
-  const reads: string[] = [];
-  for (const st of all) {
-    if ('write' in st) term.write(st.write);
-    else if ('resize' in st) {
-      await parsed();
-      term.resize(...st.resize);
-    } else {
-      await parsed();
-      reads.push(`${term.cols}x${term.rows} ${s.serialize({ scrollback: st.read })}`);
-    }
-  }
-  await parsed();
-  reads.push(s.serialize({ scrollback: SIZE.scrollback }));
-  term.dispose();
-  return reads;
-}
+const reference = (steps: Step[]) => referenceReads(steps, SIZE);
 
 const fired = { runs: 0, withSkip: 0, skipped: 0, total: 0 };
 
