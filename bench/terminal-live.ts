@@ -18,7 +18,7 @@ import { chromium, type Page } from '@playwright/test';
 import { FLOW_CONTROL, type SessionSummary } from '../protocol';
 import { MAX_ATTACHED_PER_SOCKET } from '../server/realtime/ui-limits';
 import { avViewer, echoTimes, oneHopClient, pct, splitSummary } from './live-echo';
-import { chromiumPids, descendantsByCmdline, Timeline, type ProcGroup } from './live-timeline';
+import { chromiumPids, descendants, descendantsByCmdline, Timeline, type ProcGroup } from './live-timeline';
 import { Api, ROOT, startStack, uiSocket, type UiClient } from '../server/integration/harness';
 
 const MB = Number(process.env.BENCH_MB ?? 64);
@@ -149,23 +149,7 @@ async function settle(pids: () => number[], idle: number): Promise<void> {
 }
 
 /** The node processes under `root` (the control plane and its attached runner), not the shells. */
-function nodeTree(root: number): number[] {
-  const parent = new Map<number, number>();
-  const comm = new Map<number, string>();
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const raw = readFileSync(`/proc/${d}/stat`, 'utf8');
-      comm.set(Number(d), raw.slice(raw.indexOf('(') + 1, raw.lastIndexOf(')')));
-      parent.set(Number(d), Number(raw.slice(raw.lastIndexOf(')') + 2).split(' ')[1]));
-    } catch {
-      // gone
-    }
-  }
-  const out = [root];
-  for (let i = 0; i < out.length; i++) for (const [pid, pp] of parent) if (pp === out[i] && !out.includes(pid)) out.push(pid);
-  return out.filter((pid) => /node|MainThread/.test(comm.get(pid) ?? ''));
-}
+const nodeTree = (root: number): number[] => descendants(root, /node|MainThread/);
 
 /** Installs the checksum tap in a page: between \x02 and \x03, hash and count what xterm is handed. */
 async function armThroughput(page: Page) {
