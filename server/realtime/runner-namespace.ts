@@ -25,6 +25,14 @@ import type { Held } from '../services/leases';
 
 /** A runner that does not answer a command in this time is treated as failed for that command. */
 const COMMAND_TIMEOUT_MS = 15_000;
+/**
+ * Commands that may first clone the repository (the runner's ensureClone) take what the
+ * repository's size and the network need: a 15 s cap failed every large repository's first scan,
+ * and any scan on a loaded machine (a 2,000-directory repository under load 17–20 in CI).
+ */
+export const CLONE_COMMAND_TIMEOUT_MS = 30 * 60_000;
+const CLONING_COMMANDS: ReadonlySet<string> = new Set(['repo:scan', 'repo:inspect', 'session:create']);
+export const commandTimeoutMs = (name: string) => (CLONING_COMMANDS.has(name) ? CLONE_COMMAND_TIMEOUT_MS : COMMAND_TIMEOUT_MS);
 /** No heartbeat for this long (9 missed beats) and the runner is dropped as lost. */
 export const RUNNER_LOST_AFTER_MS = 45_000;
 /** How often the silent-runner sweep runs. */
@@ -267,10 +275,10 @@ export function attachRunnerNamespace(io: Server, services: Services, opts: { cl
     },
     command(runnerId, name, body) {
       const entry = connected.get(runnerId);
-      if (!entry) return cluster.command(runnerId, name, body, COMMAND_TIMEOUT_MS) as never;
+      if (!entry) return cluster.command(runnerId, name, body, commandTimeoutMs(name)) as never;
       return new Promise((resolve) => {
         // socket.io's typed emit cannot express "the ack of K" generically.
-        (entry.socket.timeout(COMMAND_TIMEOUT_MS) as unknown as { emit: (...a: unknown[]) => void }).emit(
+        (entry.socket.timeout(commandTimeoutMs(name)) as unknown as { emit: (...a: unknown[]) => void }).emit(
           name,
           body,
           (err: Error | null, res: Result<unknown>) => {
