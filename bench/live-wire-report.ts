@@ -31,17 +31,21 @@ export function wireTotals(dir: string): WireTotals | null {
   return rows.sort((a, b) => a.t - b.t).at(-1) ?? null;
 }
 
-/** What the control plane sent and received per MB of output between two samples, as one line. */
-export function wirePerMb(a: WireTotals, b: WireTotals | null, mb: number): string {
+/**
+ * What the control plane sent and received between two samples, as one line: per MB of output
+ * (a throughput run), or per second (`unit` 's', an echo run beside floods).
+ */
+export function wirePerMb(a: WireTotals, b: WireTotals | null, mb: number, unit: 'MB' | 's' = 'MB'): string {
   if (!b) return '';
   const per = (n: number) => (n / mb).toFixed(1);
   const kb = (bytes: number, msgs: number) => (msgs ? (bytes / msgs / 1024).toFixed(1) : '0');
-  const json = (chars: number) => `${(chars / 1024 / mb).toFixed(1)} KB/MB of it JSON`;
+  const json = (chars: number) => `${(chars / 1024 / mb).toFixed(1)} KB/${unit} of it JSON`;
   const parts = Object.entries(b.engines).map(([path, e]) => {
     const z = a.engines[path] ?? NONE;
     const out = e.outMsgs - z.outMsgs;
     const inn = e.inMsgs - z.inMsgs;
     return `${path}: out ${per(out)} msgs (${kb(e.outBytes - z.outBytes, out)} KB each, ${json(e.outText - z.outText)}), in ${per(inn)} msgs (${kb(e.inBytes - z.inBytes, inn)} KB each, ${json(e.inText - z.inText)})`;
   });
-  return `  control plane wire per MB: ${parts.join('; ')}; socket writes ${per(b.writes.write - a.writes.write)} write + ${per(b.writes.writev - a.writes.writev)} writev`;
+  const mbs = unit === 's' ? `, ${((Object.values(b.engines).reduce((n, e) => n + e.outBytes, 0) - Object.values(a.engines).reduce((n, e) => n + e.outBytes, 0)) / 1048576 / mb).toFixed(1)} MB/s out` : '';
+  return `  control plane wire per ${unit}: ${parts.join('; ')}; socket writes ${per(b.writes.write - a.writes.write)} write + ${per(b.writes.writev - a.writes.writev)} writev${mbs}`;
 }

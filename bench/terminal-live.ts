@@ -481,12 +481,16 @@ async function main() {
     for (const w of viewers.slice(1, 1 + FLOODERS)) w.send('yes "flooding the terminal with output"\r');
     await new Promise((r) => setTimeout(r, FLOOD_WARMUP_MS));
     const loadedT0 = Date.now();
+    const loadedWire = WIRE_DIR ? wireTotals(WIRE_DIR) : null;
     const avLoaded = await echoTimes(ECHO_KEYS, v.send, v.output);
     const loadedT1 = Date.now();
     for (const w of viewers.slice(1, 1 + FLOODERS)) w.send('\x03');
     console.log(`echo with ${SESSIONS} sessions, ${FLOODERS} flooding: one-hop ${fmt(hopLoaded)}; Agent Village ${fmt(avLoaded)}; load ${load()}`);
     console.log(splitSummary());
     const loadedLoop = loopDelayBetween(loadedT0, loadedT1);
+    if (loadedWire) console.log(wirePerMb(loadedWire, wireTotals(WIRE_DIR!), (loadedT1 - loadedT0) / 1000, 's'));
+    // The window to cut out of a CPU profile: node bench/live-long-tasks.mjs FILE FROM TO.
+    if (PROF_DIR) console.log(`  profile window of this echo run (Date.now()): ${loadedT0} ${loadedT1}`);
     if (loadedLoop) console.log(loadedLoop);
     rows.push([`key → echo at the socket, ${SESSIONS} sessions, ${FLOODERS} flooding`, fmt(hopLoaded), fmt(avLoaded), 'p99 ≤50 ms']);
     sockets.forEach((s) => s.close());
