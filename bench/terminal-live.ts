@@ -303,6 +303,7 @@ async function runThroughput(page: Page, type: (cmd: string) => Promise<void>, p
     await cdp.detach();
   }
   console.log(`  the page has the end mark: ${(st.chars / (1024 * 1024)).toFixed(1)} MB in ${((st.t1 - st.t0) / 1000).toFixed(1)} s; waiting for the server to settle`);
+  if (PROF_DIR) console.log(`  profile window of this run (Date.now()): ${st.wall0} ${st.wall1}`);
   if (TIMELINE) {
     const pg = await page.evaluate(() => (window as unknown as { __benchPage: Record<string, number> }).__benchPage);
     console.log(`  page: ${pg.writes} term.write calls, ${(pg.bytes / Math.max(1, pg.writes) / 1024).toFixed(1)} KB each; ${pg.sent} websocket messages sent (acks); xterm starved (nothing left to parse) ${(pg.starvedMs / 1000).toFixed(2)} s of ${((st.t1 - st.t0) / 1000).toFixed(2)} s; longest write → parsed ${pg.maxLatencyMs.toFixed(0)} ms`);
