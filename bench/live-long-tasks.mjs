@@ -8,6 +8,9 @@
  * Here each delta is capped at twice the profile's median interval, so a task's length is close to
  * the CPU it used, not to how long the machine kept it waiting.
  *
+ * It also splits all the busy time in the window by whose code it was (each sample goes to the
+ * first part its stack names, leaf first: the socket path, redaction, storing, the mirror, GC).
+ *
  * Usage: node bench/live-long-tasks.mjs FILE [FROM TO] [--min MS] [--top N]
  */
 import { readFileSync } from 'node:fs';
@@ -87,6 +90,30 @@ function self(samples) {
   for (const [id, cpu] of samples) acc.set(name(byId.get(id)), (acc.get(name(byId.get(id))) ?? 0) + cpu);
   return [...acc].sort((a, b) => b[1] - a[1]);
 }
+/**
+ * Whose code a sample ran, by the first frame from the leaf up that names a part. Order matters
+ * only within one frame's name; the leaf decides first (a `writev` under the fan-out is the socket
+ * path's, a GC pause is GC's wherever it struck).
+ */
+const PARTS = [
+  ['GC', /^\(garbage collector\)/],
+  ['redaction (common/redact, services/redaction)', /redact\/|services\/redaction\.ts/],
+  ['storing (db-writer, batch-store, repo/, Prisma, libsql)', /db-writer|batch-store|services\/repo\/|runtime\/client\.js|query_compiler|libsql|sqlite3\.js|writer-queue/],
+  ['the mirror (terminal/, postMessage to its thread)', /services\/terminal\/|postMessage|terminal-screens/],
+  ['socket path (socket.io, ws, frames, zod, fan-out)', /socket\.io|engine\.io|\/ws\/|ws\/lib|lib\/(websocket|sender|receiver)\.js|cjs\/(index|binary)\.js|build\/socket\.js|transports\/|writev|zod|core\/schemas|runner-frame|realtime\/|terminal-frames/],
+];
+const partOf = (id) => {
+  for (let n = id; n !== undefined; n = parent.get(n)) {
+    const k = name(byId.get(n));
+    for (const [part, re] of PARTS) if (re.test(k)) return part;
+  }
+  return 'other';
+};
+const byPart = new Map();
+for (const k of tasks) for (const [id, cpu] of k.samples) byPart.set(partOf(id), (byPart.get(partOf(id)) ?? 0) + cpu);
+console.log(`\nbusy time by part (all tasks in the window):`);
+for (const [part, v] of [...byPart].sort((a, b) => b[1] - a[1])) console.log(`${ms(v).padStart(7)}  ${((100 * v) / busyInWindow).toFixed(0).padStart(3)} %  ${part}`);
+
 const all = long.flatMap((k) => k.samples);
 console.log(`\nself time in the long tasks:`);
 for (const [k, v] of self(all).slice(0, TOP)) console.log(`${ms(v).padStart(7)}  ${k}`);
