@@ -63,30 +63,23 @@ const HEAP_DIR = process.env.BENCH_HEAP_PROF;
 /** BENCH_SERVER_NODE_OPTIONS: more Node/V8 flags for the control plane (e.g. `--max-semi-space-size=32` to compare GC settings). */
 const SERVER_NODE_OPTIONS = process.env.BENCH_SERVER_NODE_OPTIONS;
 
+/** Each probe the control plane preloads when its DIR is set, and the variables that tell it (and its runner) the DIR. */
+const PROBES: Array<{ dir: string | undefined; preload: string; vars: string[] }> = [
+  { dir: PROF_DIR, preload: 'bench/cpu-profile.mjs', vars: ['AGENT_VILLAGE_CPU_PROF_DIR'] },
+  { dir: LOOP_DIR, preload: 'bench/loop-delay.mjs', vars: ['AGENT_VILLAGE_LOOP_DELAY_DIR', 'AGENT_RUNNER_BENCH_LOOP_DELAY_DIR'] },
+  { dir: WIRE_DIR, preload: 'bench/live-wire.mjs', vars: ['AGENT_VILLAGE_WIRE_DIR'] },
+  { dir: HEAP_DIR, preload: 'bench/live-heap.mjs', vars: ['AGENT_VILLAGE_HEAP_PROF_DIR'] },
+];
+
 function profileEnv(): Record<string, string> {
   const preload: string[] = SERVER_NODE_OPTIONS ? [SERVER_NODE_OPTIONS] : [];
   const env: Record<string, string> = {};
-  for (const dir of [PROF_DIR, LOOP_DIR, WIRE_DIR, HEAP_DIR]) {
+  for (const { dir, preload: file, vars } of PROBES) {
     if (!dir) continue;
     mkdirSync(dir, { recursive: true });
     chmodSync(dir, 0o777); // the attached runner may run as an unprivileged user
-  }
-  if (PROF_DIR) {
-    preload.push(`--import=${join(ROOT, 'bench/cpu-profile.mjs')}`);
-    env.AGENT_VILLAGE_CPU_PROF_DIR = PROF_DIR;
-  }
-  if (LOOP_DIR) {
-    preload.push(`--import=${join(ROOT, 'bench/loop-delay.mjs')}`);
-    env.AGENT_VILLAGE_LOOP_DELAY_DIR = LOOP_DIR;
-    env.AGENT_RUNNER_BENCH_LOOP_DELAY_DIR = LOOP_DIR;
-  }
-  if (WIRE_DIR) {
-    preload.push(`--import=${join(ROOT, 'bench/live-wire.mjs')}`);
-    env.AGENT_VILLAGE_WIRE_DIR = WIRE_DIR;
-  }
-  if (HEAP_DIR) {
-    preload.push(`--import=${join(ROOT, 'bench/live-heap.mjs')}`);
-    env.AGENT_VILLAGE_HEAP_PROF_DIR = HEAP_DIR;
+    preload.push(`--import=${join(ROOT, file)}`);
+    for (const v of vars) env[v] = dir;
   }
   return preload.length ? { ...env, NODE_OPTIONS: preload.join(' ') } : env;
 }
