@@ -19,6 +19,7 @@ import { FLOW_CONTROL, type SessionSummary } from '../protocol';
 import { MAX_ATTACHED_PER_SOCKET } from '../server/realtime/ui-limits';
 import { avViewer, echoTimes, oneHopClient, pct, splitSummary } from './live-echo';
 import { chromiumPids, descendants, descendantsByCmdline, Timeline, type ProcGroup } from './live-timeline';
+import { wirePerMb, wireTotals } from './live-wire-report';
 import { Api, ROOT, startStack, uiSocket, type UiClient } from '../server/integration/harness';
 
 const MB = Number(process.env.BENCH_MB ?? 64);
@@ -47,22 +48,38 @@ const PROF_DIR = process.env.BENCH_CPU_PROF;
  */
 const LOOP_DIR = process.env.BENCH_LOOP_DELAY;
 
+/**
+ * BENCH_WIRE=DIR: the control plane (bench/live-wire.mjs, preloaded) counts the messages, bytes
+ * and socket writes on each of its engines; each throughput run prints them per MB.
+ */
+const WIRE_DIR = process.env.BENCH_WIRE;
+
+/**
+ * BENCH_HEAP_PROF=DIR: the control plane (bench/live-heap.mjs, preloaded) samples its allocations
+ * during the product's throughput run (between two SIGUSR2s) into DIR as a .heapprofile.
+ */
+const HEAP_DIR = process.env.BENCH_HEAP_PROF;
+
+/** BENCH_SERVER_NODE_OPTIONS: more Node/V8 flags for the control plane (e.g. `--max-semi-space-size=32` to compare GC settings). */
+const SERVER_NODE_OPTIONS = process.env.BENCH_SERVER_NODE_OPTIONS;
+
+/** Each probe the control plane preloads when its DIR is set, and the variables that tell it (and its runner) the DIR. */
+const PROBES: Array<{ dir: string | undefined; preload: string; vars: string[] }> = [
+  { dir: PROF_DIR, preload: 'bench/cpu-profile.mjs', vars: ['AGENT_VILLAGE_CPU_PROF_DIR'] },
+  { dir: LOOP_DIR, preload: 'bench/loop-delay.mjs', vars: ['AGENT_VILLAGE_LOOP_DELAY_DIR', 'AGENT_RUNNER_BENCH_LOOP_DELAY_DIR'] },
+  { dir: WIRE_DIR, preload: 'bench/live-wire.mjs', vars: ['AGENT_VILLAGE_WIRE_DIR'] },
+  { dir: HEAP_DIR, preload: 'bench/live-heap.mjs', vars: ['AGENT_VILLAGE_HEAP_PROF_DIR'] },
+];
+
 function profileEnv(): Record<string, string> {
-  const preload: string[] = [];
+  const preload: string[] = SERVER_NODE_OPTIONS ? [SERVER_NODE_OPTIONS] : [];
   const env: Record<string, string> = {};
-  for (const dir of [PROF_DIR, LOOP_DIR]) {
+  for (const { dir, preload: file, vars } of PROBES) {
     if (!dir) continue;
     mkdirSync(dir, { recursive: true });
     chmodSync(dir, 0o777); // the attached runner may run as an unprivileged user
-  }
-  if (PROF_DIR) {
-    preload.push(`--import=${join(ROOT, 'bench/cpu-profile.mjs')}`);
-    env.AGENT_VILLAGE_CPU_PROF_DIR = PROF_DIR;
-  }
-  if (LOOP_DIR) {
-    preload.push(`--import=${join(ROOT, 'bench/loop-delay.mjs')}`);
-    env.AGENT_VILLAGE_LOOP_DELAY_DIR = LOOP_DIR;
-    env.AGENT_RUNNER_BENCH_LOOP_DELAY_DIR = LOOP_DIR;
+    preload.push(`--import=${join(ROOT, file)}`);
+    for (const v of vars) env[v] = dir;
   }
   return preload.length ? { ...env, NODE_OPTIONS: preload.join(' ') } : env;
 }
@@ -250,7 +267,7 @@ const TIMELINE = process.env.BENCH_TIMELINE === '1';
 /** BENCH_PAGE_PROF=DIR: a V8 CPU profile of each page during its throughput run (CDP Profiler). */
 const PAGE_PROF_DIR = process.env.BENCH_PAGE_PROF;
 
-async function runThroughput(page: Page, type: (cmd: string) => Promise<void>, pids: () => number[], label: string, groups: ProcGroup[]) {
+async function runThroughput(page: Page, type: (cmd: string) => Promise<void>, pids: () => number[], label: string, groups: ProcGroup[], heapOf?: number) {
   const lines = Math.ceil((MB * 1024 * 1024) / LINE);
   await armThroughput(page);
   // The lower of two windows: a window that caught some leftover work is not the idle rate.
@@ -263,6 +280,8 @@ async function runThroughput(page: Page, type: (cmd: string) => Promise<void>, p
     await cdp.send('Profiler.start');
   }
   timeline?.start();
+  const wire0 = label === 'av' && WIRE_DIR ? wireTotals(WIRE_DIR) : null;
+  if (HEAP_DIR && heapOf) process.kill(heapOf, 'SIGUSR2');
   await type(`printf '\\002'; seq -f '%0${LINE - 1}g' 1 ${lines}; printf '\\003'\r`);
   let timer: ReturnType<typeof setTimeout> | undefined;
   const st = await Promise.race([
@@ -277,6 +296,7 @@ async function runThroughput(page: Page, type: (cmd: string) => Promise<void>, p
     await cdp.detach();
   }
   console.log(`  the page has the end mark: ${(st.chars / (1024 * 1024)).toFixed(1)} MB in ${((st.t1 - st.t0) / 1000).toFixed(1)} s; waiting for the server to settle`);
+  if (PROF_DIR) console.log(`  profile window of this run (Date.now()): ${st.wall0} ${st.wall1}`);
   if (TIMELINE) {
     const pg = await page.evaluate(() => (window as unknown as { __benchPage: Record<string, number> }).__benchPage);
     console.log(`  page: ${pg.writes} term.write calls, ${(pg.bytes / Math.max(1, pg.writes) / 1024).toFixed(1)} KB each; ${pg.sent} websocket messages sent (acks); xterm starved (nothing left to parse) ${(pg.starvedMs / 1000).toFixed(2)} s of ${((st.t1 - st.t0) / 1000).toFixed(2)} s; longest write → parsed ${pg.maxLatencyMs.toFixed(0)} ms`);
@@ -286,6 +306,9 @@ async function runThroughput(page: Page, type: (cmd: string) => Promise<void>, p
   // their CPU too, and let the next measure start on a quiet server.
   await settle(pids, idle);
   const cpu = cpuSeconds(pids()) - cpu0;
+  if (HEAP_DIR && heapOf) process.kill(heapOf, 'SIGUSR2');
+  const wire = wire0 && WIRE_DIR ? wirePerMb(wire0, wireTotals(WIRE_DIR), st.chars / (1024 * 1024)) : '';
+  if (wire) console.log(wire);
   let expected = '';
   for (let i = 1; i <= lines; i++) expected += `${String(i).padStart(LINE - 1, '0')}\r\n`;
   const mb = st.chars / (1024 * 1024);
@@ -395,7 +418,7 @@ async function main() {
         { name: 'runner', pids: () => descendantsByCmdline(cp, (c, pid) => pid !== cp && /node/.test(c) && !c.includes('session-leader')) },
         { name: 'PTY programs', pids: () => descendantsByCmdline(cp, (c) => !/node/.test(c) || c.includes('session-leader')) },
         ...chromium,
-      ]);
+      ], cp);
       console.log(`Agent Village throughput: ${avT.mbps.toFixed(1)} MB/s (${avT.mb.toFixed(1)} MB in ${avT.seconds.toFixed(1)} s), checksum ${avT.checksum}; CPU ${avT.cpuPerMb.toFixed(3)} s/MB (${avPids().length} node processes); load ${load()}`);
       await context.close();
       rows.push(['throughput PTY → browser xterm (DOM renderer)', `${hopT.mbps.toFixed(1)} MB/s`, `${avT.mbps.toFixed(1)} MB/s (${(avT.mbps / hopT.mbps).toFixed(2)}×, ${(avT.mbps / ceil).toFixed(2)}× ceiling ${ceil.toFixed(1)})`, '≥2× one-hop, ≥0.5× ceiling']);
@@ -452,12 +475,16 @@ async function main() {
     for (const w of viewers.slice(1, 1 + FLOODERS)) w.send('yes "flooding the terminal with output"\r');
     await new Promise((r) => setTimeout(r, FLOOD_WARMUP_MS));
     const loadedT0 = Date.now();
+    const loadedWire = WIRE_DIR ? wireTotals(WIRE_DIR) : null;
     const avLoaded = await echoTimes(ECHO_KEYS, v.send, v.output);
     const loadedT1 = Date.now();
     for (const w of viewers.slice(1, 1 + FLOODERS)) w.send('\x03');
     console.log(`echo with ${SESSIONS} sessions, ${FLOODERS} flooding: one-hop ${fmt(hopLoaded)}; Agent Village ${fmt(avLoaded)}; load ${load()}`);
     console.log(splitSummary());
     const loadedLoop = loopDelayBetween(loadedT0, loadedT1);
+    if (loadedWire) console.log(wirePerMb(loadedWire, wireTotals(WIRE_DIR!), (loadedT1 - loadedT0) / 1000, 's'));
+    // The window to cut out of a CPU profile: node bench/live-long-tasks.mjs FILE FROM TO.
+    if (PROF_DIR) console.log(`  profile window of this echo run (Date.now()): ${loadedT0} ${loadedT1}`);
     if (loadedLoop) console.log(loadedLoop);
     rows.push([`key → echo at the socket, ${SESSIONS} sessions, ${FLOODERS} flooding`, fmt(hopLoaded), fmt(avLoaded), 'p99 ≤50 ms']);
     sockets.forEach((s) => s.close());
