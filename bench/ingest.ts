@@ -208,7 +208,6 @@ async function outputStoring(): Promise<Array<{ kb: number; storeMs: number; hel
         const t0 = performance.now();
         await store.store(orgId, b, ids);
         held += performance.now() - t0;
-        store.committed(ids);
       }
       const cpu = process.cpuUsage(cpu0);
       out.push({ kb, storeMs: (cpu.user + cpu.system) / 1000 / mb, heldMs: held / mb, zodMs: (zod.user + zod.system) / 1000 / mb });
