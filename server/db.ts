@@ -51,7 +51,7 @@ const WAL_AUTOCHECKPOINT_PAGES = 16_384;
  *   default FULL every commit fsyncs on the event loop: ~115 a second while a shell echoed keys;
  * - wal_autocheckpoint: see WAL_AUTOCHECKPOINT_PAGES.
  */
-const CONNECTION_PRAGMAS = [`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`, 'PRAGMA synchronous = NORMAL', `PRAGMA wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`];
+export const CONNECTION_PRAGMAS = [`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`, 'PRAGMA synchronous = NORMAL', `PRAGMA wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`];
 
 /**
  * @libsql/client hands its connection to every transaction and opens a fresh one for what
