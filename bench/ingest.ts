@@ -11,18 +11,23 @@
  * BENCH_WATCHED sessions) and runner batch → stored and acknowledged p99.
  * PostgreSQL is a throwaway cluster (Debian's binaries); without them that column says so.
  * Then (d): terminal output alone through the batch store (batch-store.ts, the batch's
- * transaction), CPU per MB and the event loop's time held per MB, by output per session per batch
- * (a flood sends tens of KB per session per batch, a quiet session an echo), beside the zod floor.
+ * transaction), CPU per MB of every thread and of the main thread alone, by output per session per batch
+ * (a flood sends tens of KB per session per batch, a quiet session an echo), beside the zod floor;
+ * on SQLite through the writer thread and, as the baseline, with the same writes on this thread.
  * Asserts nothing. Usage: npm run bench:ingest   (BENCH_SECONDS, BENCH_BATCH, BENCH_SESSIONS, BENCH_RUNNERS;
  * BENCH_PART=output runs (d) alone, BENCH_OUTPUT_MB per size, BENCH_OUTPUT_KB sizes, BENCH_DB=sqlite skips PostgreSQL)
  */
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { loadavg, cpus } from 'node:os';
 import { Server } from 'socket.io';
 import { io as connect } from 'socket.io-client';
 import { RunnerEventBatchSchema, UsageTickSchema, type RunnerEvent, type WireEvent } from '../protocol';
 import { openServiceDb } from '../server/integration/service-db';
+import { CONNECTION_PRAGMAS } from '../server/db';
+import { SqliteWriter } from '../server/db-writer';
 import { createBatchStore, type SessionOwner } from '../server/services/batch-store';
+import { createBatchWriter } from '../server/services/repo/ingest-batch';
 import { PG_BIN, startPostgres } from '../scripts/pg-cluster.mjs';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
@@ -164,79 +169,126 @@ const OUTPUT_SIZES_KB = (process.env.BENCH_OUTPUT_KB ?? '0.1,4,16,64').split(','
 const OUTPUT_MB = Number(process.env.BENCH_OUTPUT_MB ?? 8);
 const OUTPUT_SESSIONS = 4;
 
-/** (d): main-thread CPU per MB storing terminal output, by KB per session per batch; and zod validating the same batches (the floor). */
-async function outputStoring(): Promise<Array<{ kb: number; storeMs: number; heldMs: number; zodMs: number }>> {
-  const out: Array<{ kb: number; storeMs: number; heldMs: number; zodMs: number }> = [];
+/** CPU time of this process's main thread so far (ms): its schedstat, in ns, beside the whole process's cpuUsage (every thread). */
+const mainThreadMs = () => Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
+
+/**
+ * Where (d) runs a batch's transaction: `thread` is the product's path on SQLite (batch-store.ts →
+ * the ingest writer thread); `main` is the baseline, the same batch writer on the same kind of
+ * kept connection in this thread (where it ran before the writer thread); PostgreSQL has one path.
+ */
+type OutputPath = 'thread' | 'main' | 'postgres';
+
+interface OutputFigures {
+  kb: number;
+  path: OutputPath;
+  /** CPU per MB, every thread of the process (main, the writer thread, GC and compiler helpers). */
+  storeMs: number;
+  /** CPU per MB of the main thread alone (the event loop every socket waits behind). */
+  mainMs: number;
+  /** Wall time per MB from handing a batch to the store to its commit. */
+  wallMs: number;
+  zodMs: number;
+}
+
+/** The baseline: the batch writer on a kept connection in this thread, as batch-store.ts ran it before the writer thread. */
+function storeInThisThread(file: string) {
+  const writer = new SqliteWriter(file, CONNECTION_PRAGMAS);
+  const batches = createBatchWriter();
+  return {
+    store: (orgId: string, events: RunnerEvent[], ids: string[]) => batches.store((fn) => writer.transaction(fn), { orgId, events, ids, owners: {} }),
+    close: async () => {
+      await writer.idle();
+      writer.close();
+    },
+  };
+}
+
+/** (d): CPU per MB storing terminal output (all threads, and the main thread), by KB per session per batch; and zod validating the same batches (the floor). */
+async function outputStoring(paths: OutputPath[]): Promise<OutputFigures[]> {
+  const out: OutputFigures[] = [];
   for (const kb of OUTPUT_SIZES_KB) {
-    const env = await openServiceDb({ defaultPlan: 'enterprise' });
-    try {
-      const { db, orgId, admin, runner } = env;
-      const ids = Array.from({ length: OUTPUT_SESSIONS }, (_, i) => `sess_out${String(i).padStart(5, '0')}`);
-      const owners = new Map<string, SessionOwner>();
-      for (const id of ids) {
-        await db.session.create({
-          data: { id, orgId, repoId: 'repo_test01', runnerId: runner.id, createdById: admin.userId, provider: 'shell', roomPath: '', title: id, state: 'RUNNING', reason: 'bench' },
-        });
-        owners.set(id, { orgId, runnerId: runner.id, repoId: 'repo_test01', userId: admin.userId, kind: 'agent' });
+    for (const path of paths) {
+      const env = await openServiceDb({ defaultPlan: 'enterprise' });
+      let close = async () => {};
+      try {
+        const { db, orgId, admin, runner } = env;
+        const ids = Array.from({ length: OUTPUT_SESSIONS }, (_, i) => `sess_out${String(i).padStart(5, '0')}`);
+        const owners = new Map<string, SessionOwner>();
+        for (const id of ids) {
+          await db.session.create({
+            data: { id, orgId, repoId: 'repo_test01', runnerId: runner.id, createdById: admin.userId, provider: 'shell', roomPath: '', title: id, state: 'RUNNING', reason: 'bench' },
+          });
+          owners.set(id, { orgId, runnerId: runner.id, repoId: 'repo_test01', userId: admin.userId, kind: 'agent' });
+        }
+        let store: { store: (orgId: string, events: RunnerEvent[], ids: string[]) => Promise<unknown> } = createBatchStore(db, owners);
+        if (path === 'main') {
+          const here = storeInThisThread(env.file);
+          store = here;
+          close = here.close;
+        }
+        let line = 0;
+        const text = () => {
+          let data = '';
+          while (data.length < kb * 1024) data += `${String(++line).padStart(98, '0')}\r\n`;
+          return data;
+        };
+        const mb = kb < 1 ? OUTPUT_MB / 10 : OUTPUT_MB;
+        const seq = new Map(ids.map((id) => [id, 0]));
+        const batches: RunnerEvent[][] = [];
+        for (let sent = 0; sent < mb * 1024 * 1024; ) {
+          batches.push(
+            ids.map((id) => {
+              const data = text();
+              sent += data.length;
+              return { session_id: id, org_id: orgId, repo_id: 'repo_test01', repo_ref: { provider: 'local', owner: '', name: 'demo' }, ts: Date.now(), seq: seq.set(id, seq.get(id)! + 1).get(id)!, type: 'TERMINAL_CHUNK', data } as RunnerEvent;
+            }),
+          );
+        }
+        const zod0 = process.cpuUsage();
+        for (const b of batches) RunnerEventBatchSchema.parse(b);
+        const zod = process.cpuUsage(zod0);
+        // One batch first: a writer thread starting (and its modules loading) is not a cost per MB.
+        await store.store(orgId, batches[0]!, ids);
+        const cpu0 = process.cpuUsage();
+        const main0 = mainThreadMs();
+        const wall0 = performance.now();
+        for (const b of batches.slice(1)) await store.store(orgId, b, ids);
+        const wall = performance.now() - wall0;
+        const main = mainThreadMs() - main0;
+        const cpu = process.cpuUsage(cpu0);
+        const stored = mb * ((batches.length - 1) / batches.length);
+        out.push({ kb, path, storeMs: (cpu.user + cpu.system) / 1000 / stored, mainMs: main / stored, wallMs: wall / stored, zodMs: (zod.user + zod.system) / 1000 / mb });
+      } finally {
+        await close();
+        await env.close();
       }
-      const store = createBatchStore(db, owners);
-      let line = 0;
-      const text = () => {
-        let data = '';
-        while (data.length < kb * 1024) data += `${String(++line).padStart(98, '0')}\r\n`;
-        return data;
-      };
-      const mb = kb < 1 ? OUTPUT_MB / 10 : OUTPUT_MB;
-      const seq = new Map(ids.map((id) => [id, 0]));
-      const batches: RunnerEvent[][] = [];
-      for (let sent = 0; sent < mb * 1024 * 1024; ) {
-        batches.push(
-          ids.map((id) => {
-            const data = text();
-            sent += data.length;
-            return { session_id: id, org_id: orgId, repo_id: 'repo_test01', repo_ref: { provider: 'local', owner: '', name: 'demo' }, ts: Date.now(), seq: seq.set(id, seq.get(id)! + 1).get(id)!, type: 'TERMINAL_CHUNK', data } as RunnerEvent;
-          }),
-        );
-      }
-      const zod0 = process.cpuUsage();
-      for (const b of batches) RunnerEventBatchSchema.parse(b);
-      const zod = process.cpuUsage(zod0);
-      const cpu0 = process.cpuUsage();
-      // The writer's statements are synchronous: a batch's wall time in store() is the time it held the event loop.
-      let held = 0;
-      for (const b of batches) {
-        const t0 = performance.now();
-        await store.store(orgId, b, ids);
-        held += performance.now() - t0;
-        store.committed(ids);
-      }
-      const cpu = process.cpuUsage(cpu0);
-      out.push({ kb, storeMs: (cpu.user + cpu.system) / 1000 / mb, heldMs: held / mb, zodMs: (zod.user + zod.system) / 1000 / mb });
-    } finally {
-      await env.close();
     }
   }
   return out;
 }
 
-async function printOutputStoring(label: string) {
-  const rows = await outputStoring();
+const PATH_NAMES: Record<OutputPath, string> = { thread: 'writer thread', main: 'main thread (baseline)', postgres: 'Prisma transaction' };
+
+async function printOutputStoring(label: string, paths: OutputPath[]) {
+  const rows = await outputStoring(paths);
   console.log(`\n(d) terminal output through the batch store, ${label}, ${OUTPUT_SESSIONS} sessions; load ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
-  console.log('| KB per session per batch | storing, CPU per MB (all threads) | event loop held per MB | zod validation of the same batches (floor) |');
-  console.log('|---|---|---|---|');
-  for (const r of rows) console.log(`| ${r.kb} | ${r.storeMs.toFixed(1)} ms | ${r.heldMs.toFixed(1)} ms | ${r.zodMs.toFixed(1)} ms |`);
+  console.log('| KB per session per batch | transaction in | storing, CPU per MB (all threads) | main thread CPU per MB | wall per MB | zod validation of the same batches (floor) |');
+  console.log('|---|---|---|---|---|---|');
+  for (const r of rows) console.log(`| ${r.kb} | ${PATH_NAMES[r.path]} | ${r.storeMs.toFixed(1)} ms | ${r.mainMs.toFixed(1)} ms | ${r.wallMs.toFixed(1)} ms | ${r.zodMs.toFixed(1)} ms |`);
+  console.log(`load at end ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
 }
 
 async function main() {
   const load = loadavg()[0]!.toFixed(1);
   if (process.env.BENCH_PART === 'output') {
     console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? '?'}, Node ${process.version}; load ${load}`);
-    await printOutputStoring('SQLite');
+    await printOutputStoring('SQLite', ['main', 'thread']);
     if (PG_BIN && process.env.BENCH_DB !== 'sqlite') {
       const cluster = await startPostgres();
       process.env.AV_TEST_POSTGRES_URL = cluster.url.replace(/\/[^/]*$/, '');
       try {
-        await printOutputStoring('PostgreSQL');
+        await printOutputStoring('PostgreSQL', ['postgres']);
       } finally {
         delete process.env.AV_TEST_POSTGRES_URL;
         cluster.stop();
@@ -274,7 +326,7 @@ async function main() {
   console.log(`\n${'measure'.padEnd(58)} ${'SQLite'.padStart(24)} ${'PostgreSQL'.padStart(24)}`);
   for (const [label, f] of rows) console.log(`${label.padEnd(58)} ${f(sqlite).padStart(24)} ${pgCell(f).padStart(24)}`);
   console.log(`load at end ${loadavg()[0]!.toFixed(1)}`);
-  await printOutputStoring('SQLite');
+  await printOutputStoring('SQLite', ['main', 'thread']);
 }
 
 main().catch((err) => {

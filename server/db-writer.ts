@@ -2,7 +2,9 @@ import Database from 'libsql';
 
 /**
  * The SQLite ingest writer (issue 17): one kept connection, with its prepared statements cached,
- * that a runner batch's transaction runs on. Through Prisma each batch paid the query compiler
+ * that a runner batch's transaction runs on. It lives in the writer thread (db-writer-worker.ts;
+ * the control plane talks to it through db-writer-thread.ts), so its synchronous statements hold
+ * that thread, never the control plane's event loop. Through Prisma each batch paid the query compiler
  * (wasm), its JSON protocol for every parameter, a fresh connection per interactive transaction
  * (@libsql/client hands its connection to the transaction and opens another, ~1 ms), and a new
  * prepare() per statement; here a statement is prepared once per SQL text and run again.
@@ -10,8 +12,8 @@ import Database from 'libsql';
  * It is a second connection beside Prisma's, so it takes SQLite's one write lock like any other
  * writer: `BEGIN IMMEDIATE` takes it up front (a deferred transaction that reads first could not
  * upgrade when another connection committed in between), and a lock held elsewhere is waited out
- * here with timers — never inside the driver, whose busy wait would block the event loop, and with
- * it the holder if that is a Prisma transaction of this very process. In WAL mode nothing after
+ * here with timers — never inside the driver, whose busy wait would block the thread's event loop
+ * (and with it every request queued behind, a `close` included). In WAL mode nothing after
  * BEGIN IMMEDIATE waits for a lock; if anything still reports SQLITE_BUSY the transaction rolls
  * back and the caller's busy retry (busy-retry.ts) runs the batch again.
  */

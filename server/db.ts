@@ -6,7 +6,7 @@ import type { Client, Config, TransactionMode } from '@libsql/client';
 import { PrismaClient } from './generated/prisma/client';
 import { PROJECT_ROOT } from './env';
 import { connectPostgres, migratePostgres } from './db-postgres';
-import { SqliteWriter } from './db-writer';
+import { IngestWriterThread, setIngestWriter } from './db-writer-thread';
 import { Checkpointer } from './db-checkpointer';
 
 export type Db = PrismaClient;
@@ -51,7 +51,7 @@ const WAL_AUTOCHECKPOINT_PAGES = 16_384;
  *   default FULL every commit fsyncs on the event loop: ~115 a second while a shell echoed keys;
  * - wal_autocheckpoint: see WAL_AUTOCHECKPOINT_PAGES.
  */
-const CONNECTION_PRAGMAS = [`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`, 'PRAGMA synchronous = NORMAL', `PRAGMA wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`];
+export const CONNECTION_PRAGMAS = [`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`, 'PRAGMA synchronous = NORMAL', `PRAGMA wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`];
 
 /**
  * @libsql/client hands its connection to every transaction and opens a fresh one for what
@@ -71,16 +71,12 @@ class LibSQLWithPragmas extends PrismaLibSQL {
   }
 }
 
-/** The SQLite ingest writer of each client connectDb opened (none on PostgreSQL). */
-const writers = new WeakMap<Db, SqliteWriter>();
-
 /**
- * The kept connection a runner batch's transaction runs on (db-writer.ts), or null on PostgreSQL,
- * which keeps Prisma's transaction. It lives and closes with the client (`$disconnect`).
+ * The ingest writer a runner batch's transaction runs in (db-writer-thread.ts: a worker thread
+ * with its kept connection), or null on PostgreSQL, which keeps Prisma's transaction. It lives and
+ * closes with the client (`$disconnect`).
  */
-export function ingestWriter(db: Db): SqliteWriter | null {
-  return writers.get(db) ?? null;
-}
+export { ingestWriter } from './db-writer-thread';
 
 /** SQLite tuned for one writer queue and concurrent readers; or PostgreSQL through the pg adapter. */
 export async function connectDb(databaseUrl: string): Promise<Db> {
@@ -89,15 +85,14 @@ export async function connectDb(databaseUrl: string): Promise<Db> {
   // WAL lets pages read while the event writer commits; the busy timeout absorbs brief lock waits.
   await db.$queryRawUnsafe('PRAGMA journal_mode=WAL');
   for (const pragma of CONNECTION_PRAGMAS) await db.$queryRawUnsafe(pragma);
-  const writer = new SqliteWriter(resolveDbFile(databaseUrl), CONNECTION_PRAGMAS);
-  writers.set(db, writer);
+  const writer = new IngestWriterThread(resolveDbFile(databaseUrl), CONNECTION_PRAGMAS);
+  setIngestWriter(db, writer);
   const checkpointer = new Checkpointer(resolveDbFile(databaseUrl), CONNECTION_PRAGMAS);
   const disconnect = db.$disconnect.bind(db);
   db.$disconnect = async () => {
     await checkpointer.close();
-    // Waits for a transaction under way (committed or rolled back) before the connection closes.
-    await writer.idle();
-    writer.close();
+    // Waits for the transactions sent (each committed or rolled back) before the connection closes.
+    await writer.close();
     await disconnect();
   };
   return db;

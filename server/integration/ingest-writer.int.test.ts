@@ -1,15 +1,18 @@
 import { spawn } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import Database from 'libsql';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { resolveDbFile } from '../db';
+import { ingestWriter, resolveDbFile } from '../db';
+import { WriterReplySchema, type WriterReply } from '../db-writer-messages';
 import { chunkBody, createRunningSessions, openServiceDb, runnerEvents, touchedBody, type ServiceDb } from './service-db';
 
 /**
- * SQLite's ingest writer (server/db-writer.ts): a runner batch runs on one kept connection, not
- * Prisma's transaction. All or nothing per batch, another writer's lock waited out, and a process
- * killed mid-transaction leaves nothing stored. SQLite only: PostgreSQL keeps Prisma's transaction.
+ * SQLite's ingest writer (server/db-writer.ts, in the thread of db-writer-thread.ts): a runner
+ * batch runs on one kept connection, not Prisma's transaction. All or nothing per batch, another
+ * writer's lock waited out, a process or writer thread killed mid-transaction leaves nothing
+ * stored, and messages to the thread are validated. SQLite only: PostgreSQL keeps Prisma's transaction.
  */
 
 const A = 'sess_writer0001';
@@ -96,6 +99,82 @@ describe.skipIf(onPostgres)('ingest writer: one kept SQLite connection per proce
     expect(await stored()).toMatchObject({ events: 0, rows: [{ lastSeq: 0 }, { lastSeq: 0 }] });
     const { acked } = await s.services.events.ingest(s.runner, [ev(A, touched('src/k'))]);
     expect(acked).toEqual([{ session_id: A, seq: 1 }]);
+  });
+
+  /** Whether some connection holds the write lock now (the writer thread inside a batch's transaction). */
+  const lockHeld = () => {
+    const other = new Database(resolveDbFile(s.url));
+    try {
+      other.prepare('PRAGMA busy_timeout = 0').all();
+      other.exec('BEGIN IMMEDIATE');
+      other.exec('ROLLBACK');
+      return false;
+    } catch (err) {
+      if (/SQLITE_BUSY|database is locked/i.test(`${(err as Error).message} ${(err as { code?: string }).code}`)) return true;
+      throw err;
+    } finally {
+      other.close();
+    }
+  };
+
+  /** Every segment row takes a while to write: a batch's transaction stays open long enough to kill its thread inside it. */
+  async function slowSegments() {
+    await s.db.$executeRawUnsafe('CREATE TABLE "slow" ("x" INTEGER)');
+    await s.db.$executeRawUnsafe('WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 250) INSERT INTO "slow" SELECT x FROM n');
+    await s.db.$executeRawUnsafe('CREATE TRIGGER slow_segment AFTER INSERT ON "TerminalSegment" BEGIN SELECT count(*) FROM "slow" a, "slow" b, "slow" c; END');
+  }
+
+  it('the writer thread killed mid-batch: the batch goes to a new thread and is stored once; killed twice, it fails with a clear error, and the resend is stored once', async () => {
+    const writer = ingestWriter(s.db)!;
+    await slowSegments();
+    const first = [ev(A, touched('src/a')), ev(A, chunk('a1\r\n')), ev(B, chunk('b1\r\n'))];
+    const ingest = s.services.events.ingest(s.runner, first);
+    await expect.poll(lockHeld, { interval: 5, timeout: 60_000 }).toBe(true);
+    await writer.terminate();
+    expect((await ingest).acked).toEqual([{ session_id: A, seq: 2 }, { session_id: B, seq: 1 }]);
+    expect(await stored()).toEqual({
+      events: 1,
+      segments: [[A, 2, 2, 'a1\r\n'], [B, 1, 1, 'b1\r\n']],
+      rows: [{ lastSeq: 2, currentRoom: 'src/a' }, { lastSeq: 1, currentRoom: null }],
+    });
+
+    const second = [ev(A, chunk('a2\r\n'))];
+    const failing = s.services.events.ingest(s.runner, second);
+    const settled = failing.catch((err: Error) => err);
+    for (let kill = 0; kill < 2; kill++) {
+      await expect.poll(lockHeld, { interval: 5, timeout: 60_000 }).toBe(true);
+      await writer.terminate();
+    }
+    expect(String(await settled)).toMatch(/the SQLite ingest writer thread exited .*a new thread takes the next request/);
+
+    await s.db.$executeRawUnsafe('DROP TRIGGER slow_segment');
+    // The runner resends what was not acked, and a lost ack makes it resend everything once more.
+    expect((await s.services.events.ingest(s.runner, second)).acked).toEqual([{ session_id: A, seq: 3 }]);
+    await s.services.events.ingest(s.runner, [...first, ...second]);
+    expect(await stored()).toEqual({
+      events: 1,
+      segments: [[A, 2, 2, 'a1\r\n'], [A, 3, 3, 'a2\r\n'], [B, 1, 1, 'b1\r\n']],
+      rows: [{ lastSeq: 3, currentRoom: 'src/a' }, { lastSeq: 1, currentRoom: null }],
+    });
+  });
+
+  it('the writer thread answers a malformed request with an error, stores nothing of it, and goes on', async () => {
+    const worker = new Worker(new URL('../db-writer-worker-boot.mjs', import.meta.url), { workerData: { file: resolveDbFile(s.url), pragmas: [] }, execArgv: [] });
+    const replies: WriterReply[] = [];
+    worker.on('message', (r: unknown) => replies.push(WriterReplySchema.parse(r)));
+    try {
+      const good = { orgId: s.orgId, events: [ev(A, chunk('ok\r\n'))], ids: [A], owners: {} };
+      worker.postMessage('not a request');
+      worker.postMessage({ kind: 'store', req: 1, batch: { ...good, events: [{ ...good.events[0], seq: -1 }] } });
+      worker.postMessage({ kind: 'screen', req: 2, table: 'Session', row: {} });
+      worker.postMessage({ kind: 'store', req: 3, batch: good });
+      await expect.poll(() => replies.length, { timeout: 60_000 }).toBe(4);
+      expect(replies.map((r) => [r.req, r.ok])).toEqual([[null, false], [1, false], [2, false], [3, true]]);
+      for (const r of replies.slice(0, 3)) expect(!r.ok && r.error.message).toMatch(/malformed request/);
+    } finally {
+      await worker.terminate();
+    }
+    expect(await stored()).toMatchObject({ events: 0, segments: [[A, 1, 1, 'ok\r\n']], rows: [{ lastSeq: 1 }, { lastSeq: 0 }] });
   });
 
   it('the write-ahead log is checkpointed by the checkpoint thread, not inside the writer\'s commits', async () => {

@@ -97,7 +97,6 @@ export function createEventService(
         await new Promise<void>((resolve) => setImmediate(resolve));
         // A busy database (a backup, a long report, another node) is waited out, not failed.
         const result = await withBusyRetry(`storing ${events.length} events from runner ${runner.name}`, () => batches.store(runner.orgId, events, ids));
-        batches.committed(ids);
         usage.stored(result.ticks);
         return result;
       });
