@@ -146,6 +146,19 @@ describe('TerminalMirror in its thread', () => {
     mirror.dispose();
   });
 
+  it('lazy reads alone (nobody waiting) still reach the thread and answer the screen of their seq', async () => {
+    // Nothing urgent is asked: the outbox posts on its own, and the thread parses when idle.
+    const chunks = output(300);
+    const mirror = new TerminalMirror(SIZE);
+    const points: Promise<TerminalScreen>[] = [];
+    for (let i = 0; i < chunks.length; i += 100) {
+      mirror.feed(chunks.slice(i, i + 100).map((c, j) => chunk(i + j + 1, c)));
+      points.push(mirror.seekPoint(10, true));
+    }
+    for (const p of await Promise.all(points)) expect(p.data).toBe(await liveScreenLines(chunks.slice(0, p.seq), 10));
+    mirror.dispose();
+  });
+
   it('a stopped mirror thread fails the reads out, marks its mirrors broken, and the next mirror starts a new one', async () => {
     const old = new TerminalMirror(SIZE);
     old.feed([chunk(1, 'before\r\n')]);
