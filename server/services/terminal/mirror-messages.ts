@@ -23,9 +23,9 @@ export const MirrorRequestSchema = z.discriminatedUnion('kind', [
 ]);
 export type MirrorRequest = z.infer<typeof MirrorRequestSchema>;
 
-/** `skipped`: output characters this terminal never parsed so far (the scroll-out shortcut). */
+/** `parsed`: output characters this terminal really parsed up to the read (what scrolled out first is not). */
 export const MirrorReplySchema = z.union([
-  z.object({ req: Id, cols: Cells, rows: Cells, data: z.string(), skipped: Lines }),
+  z.object({ req: Id, cols: Cells, rows: Cells, data: z.string(), parsed: Lines }),
   z.object({ req: Id, error: z.string() }),
 ]);
 export type MirrorReply = z.infer<typeof MirrorReplySchema>;

@@ -47,6 +47,26 @@ describe('TerminalMirror', () => {
     mirror.dispose();
   });
 
+  it('output still queued in the thread does not count as parsed, so a flood does not bring the next snapshot early', async () => {
+    const chunks = output(20_000);
+    const total = chunks.join('').length;
+    const mirror = new TerminalMirror(SIZE);
+    mirror.feed(chunks.map((c, i) => chunk(i + 1, c)));
+    // Nothing answered yet: nothing is known to be parsed (it counted all of it before).
+    expect(mirror.charsSinceSnapshot).toBe(total);
+    expect(mirror.parsedSinceSnapshot).toBe(0);
+    const lazy = mirror.snapshot(true);
+    // While that snapshot is out, the next is not due by what was parsed.
+    mirror.feed(output(5_000, 20_000).map((c, i) => chunk(chunks.length + i + 1, c)));
+    expect(mirror.parsedSinceSnapshot).toBe(0);
+    await lazy;
+    await mirror.seekPoint(10);
+    // Only what the thread parsed after the snapshot's place counts: the 1,000-line scrollback's worth, not 5,000 lines.
+    expect(mirror.parsedSinceSnapshot).toBeGreaterThan(0);
+    expect(mirror.parsedSinceSnapshot).toBeLessThan(output(5_000, 20_000).join('').length / 2);
+    mirror.dispose();
+  });
+
   it('a screen restored from its snapshot serialises exactly like the live terminal (colours, scrollback bound)', async () => {
     const chunks = output(3_000);
     const mirror = new TerminalMirror(SIZE);
