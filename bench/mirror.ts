@@ -14,8 +14,11 @@
  * feeding the mirror costs the control plane's event loop, waiting for a core left out); "main
  * loop busy" the event loop's busy wall time; "longest" is the worst event-loop delay seen (on a
  * loaded machine it includes waiting for a core). The "1 event/turn" rows feed the mirror thread
- * as the live path does (one runner batch per macrotask), once with a message per request (the
- * feed before issue 17's outbox) and once through the outbox. Asserts nothing.
+ * as the live path does (one runner batch per macrotask, at BENCH_FEED_MBPS; their wall time
+ * includes that pacing): with a message per request (the feed before issue 17's outbox), through
+ * the outbox with a reattach snapshot every 4 MB of any output (what the parsed-output rule came
+ * to in a flood before the thread reported what it parsed), and as screens.ts runs it now.
+ * Asserts nothing.
  * Usage: npm run bench:mirror   (BENCH_MB per workload, BENCH_ROUNDS, BENCH_WORKLOAD: a name's part, BENCH_ROW: a row label's part,
  *        BENCH_SNAPSHOT_MB: the reattach snapshot interval of the "after" rows, default 4 and 16)
  */
@@ -23,7 +26,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import { setImmediate as yieldLoop } from 'node:timers/promises';
+import { setImmediate as yieldLoop, setTimeout as sleep } from 'node:timers/promises';
 import xtermHeadless from '@xterm/headless';
 import { DEFAULT_TERMINAL_SCROLLBACK, type WireEvent } from '../protocol';
 import { TerminalMirror } from '../server/services/terminal/mirror';
@@ -40,6 +43,12 @@ const SNAPSHOT_MBS = (process.env.BENCH_SNAPSHOT_MB ?? '4,16').split(',').map(Nu
 const ALL_ROWS = process.env.BENCH_ALL === '1';
 /** Tails a restarted control plane replays behind its latest reattach snapshot (the snapshot interval's worst case). */
 const RESTORE_MBS = (process.env.BENCH_RESTORE_MB ?? '4,16').split(',').filter(Boolean).map(Number);
+/**
+ * The "1 event/turn" rows feed at this rate (MB/s; 0: as fast as the loop turns), about what
+ * bench:live delivers through both hops: a mirror thread fed faster than it parses answers its lazy
+ * reads only at the end, which is not what the live path sees.
+ */
+const FEED_MBPS = Number(process.env.BENCH_FEED_MBPS ?? 6);
 /** The runner's batcher flushes at 64 KB under a flood (runner/pty/output-batcher.ts). */
 const EVENT_CHARS = 64 * 1024;
 /** Events per runner batch in a flood: ~900 KB arrive in one call, as seen in the live profile. */
@@ -162,14 +171,22 @@ async function manyWrites(events: WireEvent[]): Promise<void> {
  * The mirror as screens.ts runs it: seek points inside, reattach snapshots by screens.ts's rule;
  * `perTurn` events fed per macrotask (the live path feeds ~1.4 per call, bench:live 08:50).
  */
-async function mirror(events: WireEvent[], seekPoints = true, perTurn = EVENTS_PER_BATCH): Promise<void> {
+async function mirror(events: WireEvent[], seekPoints = true, perTurn = EVENTS_PER_BATCH, mbps = 0, everyChars = false): Promise<void> {
   const m = new TerminalMirror({ cols: COLS, rows: ROWS, scrollback: DEFAULT_TERMINAL_SCROLLBACK });
   const pending: Promise<unknown>[] = [];
   if (seekPoints) m.seekPoints = { every: DEFAULT_SEEK_EVERY_CHARS, lines: SEEK_SCROLLBACK, taken: (p) => pending.push(p) };
+  const t0 = performance.now();
+  let fed = 0;
   for (let i = 0; i < events.length; i += perTurn) {
-    m.feed(events.slice(i, i + perTurn));
-    // screens.ts's rule: an interval of parsed output, or MAX_SNAPSHOT_STRETCH intervals of any.
-    if (m.parsedSinceSnapshot >= DEFAULT_SNAPSHOT_EVERY_CHARS || m.charsSinceSnapshot >= DEFAULT_SNAPSHOT_EVERY_CHARS * MAX_SNAPSHOT_STRETCH) pending.push(m.snapshot(true));
+    const batch = events.slice(i, i + perTurn);
+    m.feed(batch);
+    for (const e of batch) fed += e.data!.length;
+    const due = mbps > 0 ? t0 + (fed / (mbps * 1024 * 1024)) * 1000 - performance.now() : 0;
+    if (due > 1) await sleep(due);
+    // screens.ts's rule: an interval of parsed output, or MAX_SNAPSHOT_STRETCH intervals of any
+    // (`everyChars`: an interval of any output, what the rule came to in a flood before 09:10).
+    const parsed = everyChars ? m.charsSinceSnapshot : m.parsedSinceSnapshot;
+    if (parsed >= DEFAULT_SNAPSHOT_EVERY_CHARS || m.charsSinceSnapshot >= DEFAULT_SNAPSHOT_EVERY_CHARS * MAX_SNAPSHOT_STRETCH) pending.push(m.snapshot(true));
     await yieldLoop();
   }
   // Parsed through the end (a screen-only serialisation: the full one is timed on its own).
@@ -276,8 +293,9 @@ async function main() {
     ['TerminalMirror, no seek points', (_t, e) => mirror(e, false), ALL_ROWS],
     ['TerminalMirror (thread) as screens.ts runs it', (_t, e) => mirror(e)],
     // The thread's outbox: a message per request (as before issue 17's batching), then batched.
-    ['TerminalMirror, 1 event/turn, a message each', (_t, e) => mirror(e, true, 1), true, () => freshThread({ holdMs: 0, maxChars: 0 })],
-    ['TerminalMirror, 1 event/turn, outbox', (_t, e) => mirror(e, true, 1), true, () => freshThread({ holdMs: OUTBOX_HOLD_MS, maxChars: OUTBOX_MAX_CHARS })],
+    [`TerminalMirror, 1 event/turn, ${FEED_MBPS} MB/s, a message each`, (_t, e) => mirror(e, true, 1, FEED_MBPS), true, () => freshThread({ holdMs: 0, maxChars: 0 })],
+    [`TerminalMirror, 1 event/turn, ${FEED_MBPS} MB/s, outbox, snapshot/4 MB any`, (_t, e) => mirror(e, true, 1, FEED_MBPS, true), true, () => freshThread({ holdMs: OUTBOX_HOLD_MS, maxChars: OUTBOX_MAX_CHARS })],
+    [`TerminalMirror, 1 event/turn, ${FEED_MBPS} MB/s, outbox`, (_t, e) => mirror(e, true, 1, FEED_MBPS), true, () => freshThread({ holdMs: OUTBOX_HOLD_MS, maxChars: OUTBOX_MAX_CHARS })],
   ];
   for (const w of WORKLOADS.filter((x) => x.name.includes(process.env.BENCH_WORKLOAD ?? ''))) {
     const text = w.text(MB * 1024 * 1024);
