@@ -10,19 +10,28 @@
  * this thread so CPU and the longest synchronous step are theirs alone; "skipped" is the share of
  * characters the scroll-out shortcut never parsed. BENCH_ALL=1 adds rows that split the difference
  * (many writes, Uint8Array input, the mirror thread without seek points). "CPU" counts every
- * thread of the process; "main loop busy" only the event loop; "longest" is the worst event-loop
- * delay seen (on a loaded machine it includes waiting for a core). Asserts nothing.
- * Usage: npm run bench:mirror   (BENCH_MB per workload, BENCH_ROUNDS, BENCH_WORKLOAD: a name's part,
+ * thread of the process; "main thread CPU" only this thread's time on a core (schedstat: what
+ * feeding the mirror costs the control plane's event loop, waiting for a core left out); "main
+ * loop busy" the event loop's busy wall time; "longest" is the worst event-loop delay seen (on a
+ * loaded machine it includes waiting for a core). The "1 event/turn" rows feed the mirror thread
+ * as the live path does (one runner batch per macrotask, at BENCH_FEED_MBPS; their wall time
+ * includes that pacing): with a message per request (the feed before issue 17's outbox), through
+ * the outbox with a reattach snapshot every 4 MB of any output (what the parsed-output rule came
+ * to in a flood before the thread reported what it parsed), and as screens.ts runs it now.
+ * Asserts nothing.
+ * Usage: npm run bench:mirror   (BENCH_MB per workload, BENCH_ROUNDS, BENCH_WORKLOAD: a name's part, BENCH_ROW: a row label's part,
  *        BENCH_SNAPSHOT_MB: the reattach snapshot interval of the "after" rows, default 4 and 16)
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import { setImmediate as yieldLoop } from 'node:timers/promises';
+import { setImmediate as yieldLoop, setTimeout as sleep } from 'node:timers/promises';
 import xtermHeadless from '@xterm/headless';
 import { DEFAULT_TERMINAL_SCROLLBACK, type WireEvent } from '../protocol';
 import { TerminalMirror } from '../server/services/terminal/mirror';
+import { OUTBOX_HOLD_MS, OUTBOX_MAX_CHARS, type OutboxLimits } from '../server/services/terminal/mirror-outbox';
+import { setMirrorOutboxLimits, stopMirrorThread } from '../server/services/terminal/mirror-thread';
 import { MIRROR_LAZINESS, MIRROR_THREAD_PACING } from '../server/services/terminal/mirror-worker';
 import { PacedTerminal, type Laziness } from '../server/services/terminal/paced-terminal';
 import { DEFAULT_SEEK_EVERY_CHARS, DEFAULT_SNAPSHOT_EVERY_CHARS, MAX_SNAPSHOT_STRETCH, SEEK_SCROLLBACK } from '../server/services/terminal/screens';
@@ -34,6 +43,12 @@ const SNAPSHOT_MBS = (process.env.BENCH_SNAPSHOT_MB ?? '4,16').split(',').map(Nu
 const ALL_ROWS = process.env.BENCH_ALL === '1';
 /** Tails a restarted control plane replays behind its latest reattach snapshot (the snapshot interval's worst case). */
 const RESTORE_MBS = (process.env.BENCH_RESTORE_MB ?? '4,16').split(',').filter(Boolean).map(Number);
+/**
+ * The "1 event/turn" rows feed at this rate (MB/s; 0: as fast as the loop turns), about what
+ * bench:live delivers through both hops: a mirror thread fed faster than it parses answers its lazy
+ * reads only at the end, which is not what the live path sees.
+ */
+const FEED_MBPS = Number(process.env.BENCH_FEED_MBPS ?? 6);
 /** The runner's batcher flushes at 64 KB under a flood (runner/pty/output-batcher.ts). */
 const EVENT_CHARS = 64 * 1024;
 /** Events per runner batch in a flood: ~900 KB arrive in one call, as seen in the live profile. */
@@ -93,6 +108,10 @@ const WORKLOADS: { name: string; text: (chars: number) => string }[] = [
 interface Figures {
   /** The whole process, every thread (the mirror thread included). */
   cpuMsPerMb: number;
+  /** This thread alone: what feeding the mirror costs the control plane's event loop, preemption left out. */
+  mainCpuMsPerMb: number;
+  /** Times this thread lost its core to another thread (a woken mirror thread among them), per MB. */
+  preemptedPerMb: number;
   /** The main thread's event loop busy (what live traffic waits behind). */
   loopMsPerMb: number;
   wallMsPerMb: number;
@@ -100,10 +119,17 @@ interface Figures {
   longestMs: number;
 }
 
+/** Nanoseconds this thread has run on a CPU (schedstat: exact, unlike the 10 ms ticks of /proc's stat). */
+const threadCpuNs = () => Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0]);
+/** How often this thread was taken off its core while it could still run. */
+const preemptions = () => Number(/nonvoluntary_ctxt_switches:\s*(\d+)/.exec(readFileSync('/proc/thread-self/status', 'utf8'))?.[1] ?? 0);
+
 /** CPU, wall time and the longest event-loop stall of `run`. */
 async function measure(chars: number, run: () => Promise<void>): Promise<Figures> {
   const h = monitorEventLoopDelay({ resolution: 1 });
   await yieldLoop();
+  const main0 = threadCpuNs();
+  const pre0 = preemptions();
   const cpu0 = process.cpuUsage();
   const elu0 = performance.eventLoopUtilization();
   const t0 = performance.now();
@@ -111,10 +137,12 @@ async function measure(chars: number, run: () => Promise<void>): Promise<Figures
   await run();
   h.disable();
   const wall = performance.now() - t0;
+  const main = threadCpuNs() - main0;
+  const preempted = preemptions() - pre0;
   const cpu = process.cpuUsage(cpu0);
   const elu = performance.eventLoopUtilization(elu0);
   const mb = chars / (1024 * 1024);
-  return { cpuMsPerMb: (cpu.user + cpu.system) / 1000 / mb, loopMsPerMb: elu.active / mb, wallMsPerMb: wall / mb, longestMs: h.max / 1e6 };
+  return { cpuMsPerMb: (cpu.user + cpu.system) / 1000 / mb, mainCpuMsPerMb: main / 1e6 / mb, preemptedPerMb: preempted / mb, loopMsPerMb: elu.active / mb, wallMsPerMb: wall / mb, longestMs: h.max / 1e6 };
 }
 
 const newTerm = (scrollback = DEFAULT_TERMINAL_SCROLLBACK) => new Terminal({ cols: COLS, rows: ROWS, scrollback, allowProposedApi: true });
@@ -139,15 +167,26 @@ async function manyWrites(events: WireEvent[]): Promise<void> {
   t.dispose();
 }
 
-/** The mirror as screens.ts runs it: seek points inside, reattach snapshots by screens.ts's rule. */
-async function mirror(events: WireEvent[], seekPoints = true): Promise<void> {
+/**
+ * The mirror as screens.ts runs it: seek points inside, reattach snapshots by screens.ts's rule;
+ * `perTurn` events fed per macrotask (the live path feeds ~1.4 per call, bench:live 08:50).
+ */
+async function mirror(events: WireEvent[], seekPoints = true, perTurn = EVENTS_PER_BATCH, mbps = 0, everyChars = false): Promise<void> {
   const m = new TerminalMirror({ cols: COLS, rows: ROWS, scrollback: DEFAULT_TERMINAL_SCROLLBACK });
   const pending: Promise<unknown>[] = [];
   if (seekPoints) m.seekPoints = { every: DEFAULT_SEEK_EVERY_CHARS, lines: SEEK_SCROLLBACK, taken: (p) => pending.push(p) };
-  for (let i = 0; i < events.length; i += EVENTS_PER_BATCH) {
-    m.feed(events.slice(i, i + EVENTS_PER_BATCH));
-    // screens.ts's rule: an interval of parsed output, or MAX_SNAPSHOT_STRETCH intervals of any.
-    if (m.parsedSinceSnapshot >= DEFAULT_SNAPSHOT_EVERY_CHARS || m.charsSinceSnapshot >= DEFAULT_SNAPSHOT_EVERY_CHARS * MAX_SNAPSHOT_STRETCH) pending.push(m.snapshot(true));
+  const t0 = performance.now();
+  let fed = 0;
+  for (let i = 0; i < events.length; i += perTurn) {
+    const batch = events.slice(i, i + perTurn);
+    m.feed(batch);
+    for (const e of batch) fed += e.data!.length;
+    const due = mbps > 0 ? t0 + (fed / (mbps * 1024 * 1024)) * 1000 - performance.now() : 0;
+    if (due > 1) await sleep(due);
+    // screens.ts's rule: an interval of parsed output, or MAX_SNAPSHOT_STRETCH intervals of any
+    // (`everyChars`: an interval of any output, what the rule came to in a flood before 09:10).
+    const parsed = everyChars ? m.charsSinceSnapshot : m.parsedSinceSnapshot;
+    if (parsed >= DEFAULT_SNAPSHOT_EVERY_CHARS || m.charsSinceSnapshot >= DEFAULT_SNAPSHOT_EVERY_CHARS * MAX_SNAPSHOT_STRETCH) pending.push(m.snapshot(true));
     await yieldLoop();
   }
   // Parsed through the end (a screen-only serialisation: the full one is timed on its own).
@@ -230,12 +269,22 @@ async function restoreMs(text: (chars: number) => string, tailMb: number): Promi
   return ms;
 }
 
-const cell = (f: Figures) => `${f.cpuMsPerMb.toFixed(0).padStart(5)} ms CPU/MB · main loop busy ${f.loopMsPerMb.toFixed(0).padStart(5)} ms/MB · ${f.wallMsPerMb.toFixed(0).padStart(5)} ms wall/MB · longest ${f.longestMs.toFixed(1).padStart(6)} ms`;
+/** A fresh mirror thread whose outbox has these limits, started and warm before the clock starts. */
+async function freshThread(limits: OutboxLimits): Promise<void> {
+  await stopMirrorThread();
+  setMirrorOutboxLimits(limits);
+  const m = new TerminalMirror({ cols: COLS, rows: ROWS, scrollback: DEFAULT_TERMINAL_SCROLLBACK });
+  m.feed(eventsOf('warm\r\n'));
+  await m.snapshot();
+  m.dispose();
+}
+
+const cell = (f: Figures) => `${f.cpuMsPerMb.toFixed(0).padStart(5)} ms CPU/MB · main thread CPU ${f.mainCpuMsPerMb.toFixed(1).padStart(5)} ms/MB, preempted ${f.preemptedPerMb.toFixed(0).padStart(3)}×/MB · main loop busy ${f.loopMsPerMb.toFixed(0).padStart(5)} ms/MB · ${f.wallMsPerMb.toFixed(0).padStart(5)} ms wall/MB · longest ${f.longestMs.toFixed(1).padStart(6)} ms`;
 
 async function main() {
   console.log(`bench:mirror — ${MB} MB per workload, ${COLS}×${ROWS}, scrollback ${DEFAULT_TERMINAL_SCROLLBACK}, ${ROUNDS} rounds; ${cpus().length}× ${cpus()[0]?.model ?? '?'}; load ${load()}`);
   const MB_CHARS = 1024 * 1024;
-  const rows: [string, (text: string, events: WireEvent[]) => Promise<void>, boolean?][] = [
+  const rows: [string, (text: string, events: WireEvent[]) => Promise<void>, boolean?, (() => Promise<void>)?][] = [
     ['floor: bare Terminal, one write', (t) => floor(t)],
     ['bare Terminal, one write of UTF-8 bytes', (t) => floor(t, true), ALL_ROWS],
     ['bare Terminal, 64 KB writes', (_t, e) => manyWrites(e), ALL_ROWS],
@@ -243,14 +292,19 @@ async function main() {
     ...SNAPSHOT_MBS.map((mb): [string, (text: string, events: WireEvent[]) => Promise<void>, boolean] => [`after: lazy + scroll-out, snapshot/${mb} MB`, (_t, e) => paced(e, MIRROR_LAZINESS, mb * MB_CHARS), true]),
     ['TerminalMirror, no seek points', (_t, e) => mirror(e, false), ALL_ROWS],
     ['TerminalMirror (thread) as screens.ts runs it', (_t, e) => mirror(e)],
+    // The thread's outbox: a message per request (as before issue 17's batching), then batched.
+    [`TerminalMirror, 1 event/turn, ${FEED_MBPS} MB/s, a message each`, (_t, e) => mirror(e, true, 1, FEED_MBPS), true, () => freshThread({ holdMs: 0, maxChars: 0 })],
+    [`TerminalMirror, 1 event/turn, ${FEED_MBPS} MB/s, outbox, snapshot/4 MB any`, (_t, e) => mirror(e, true, 1, FEED_MBPS, true), true, () => freshThread({ holdMs: OUTBOX_HOLD_MS, maxChars: OUTBOX_MAX_CHARS })],
+    [`TerminalMirror, 1 event/turn, ${FEED_MBPS} MB/s, outbox`, (_t, e) => mirror(e, true, 1, FEED_MBPS), true, () => freshThread({ holdMs: OUTBOX_HOLD_MS, maxChars: OUTBOX_MAX_CHARS })],
   ];
   for (const w of WORKLOADS.filter((x) => x.name.includes(process.env.BENCH_WORKLOAD ?? ''))) {
     const text = w.text(MB * 1024 * 1024);
     const events = eventsOf(text);
     console.log(`\n${w.name} (${(text.length / 1048576).toFixed(1)} M chars)`);
-    for (const [label, run, shown = true] of rows) {
-      if (!shown) continue;
+    for (const [label, run, shown = true, setup] of rows) {
+      if (!shown || !label.includes(process.env.BENCH_ROW ?? '')) continue;
       for (let r = 1; r <= ROUNDS; r++) {
+        await setup?.();
         lastSkipped = -1;
         const f = await measure(text.length, () => run(text, events));
         const skipped = lastSkipped >= 0 ? ` · skipped ${((lastSkipped / text.length) * 100).toFixed(0).padStart(3)} %` : '';

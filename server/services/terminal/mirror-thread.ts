@@ -1,20 +1,23 @@
 import { Worker } from 'node:worker_threads';
-import type { MirrorReply, MirrorRequest } from './mirror-worker';
+import { MirrorReplySchema, refusal, requestNumber, type MirrorRequest } from './mirror-messages';
+import { OUTBOX_HOLD_MS, OUTBOX_MAX_CHARS, Outbox, type OutboxLimits } from './mirror-outbox';
 import type { PacedTerminalSize } from './paced-terminal';
 
 /** A JavaScript entry that loads tsx, then the TypeScript worker (so it runs under any host: tsx, vitest). */
 const WORKER = new URL('./mirror-worker-boot.mjs', import.meta.url);
 
-/** A screen read in the thread, and how much of the terminal's output it skipped so far. */
+/** A screen read in the thread, and how much of the terminal's output it really parsed up to that read. */
 export interface ThreadScreen {
   cols: number;
   rows: number;
   data: string;
-  skipped: number;
+  parsed: number;
 }
 
 interface Thread {
   worker: Worker;
+  /** Requests on their way: every terminal's, in call order, a batch per postMessage. */
+  outbox: Outbox<MirrorRequest>;
   pending: Map<number, { resolve: (s: ThreadScreen) => void; reject: (err: Error) => void }>;
   /** Set once the thread died: its terminals are gone with it. */
   dead: Error | null;
@@ -25,23 +28,42 @@ interface Thread {
 let current: Thread | null = null;
 let nextId = 1;
 let nextReq = 1;
+let outboxLimits: OutboxLimits = { holdMs: OUTBOX_HOLD_MS, maxChars: OUTBOX_MAX_CHARS };
+
+/** The outbox of the next thread started (bench:mirror compares with a message per request). */
+export function setMirrorOutboxLimits(limits: OutboxLimits): void {
+  outboxLimits = limits;
+}
 
 function start(): Thread {
   const fail = (err: Error) => {
     if (t.dead) return;
     t.dead = err;
+    t.outbox.clear();
     for (const p of t.pending.values()) p.reject(err);
     t.pending.clear();
     if (current === t) current = null;
   };
-  const t: Thread = { worker: new Worker(WORKER, { execArgv: [] }), pending: new Map(), dead: null, fail };
-  t.worker.on('message', (r: MirrorReply) => {
-    const p = t.pending.get(r.req);
+  const worker = new Worker(WORKER, { execArgv: [] });
+  const t: Thread = { worker, outbox: new Outbox((batch) => worker.postMessage(batch), outboxLimits), pending: new Map(), dead: null, fail };
+  const settle = (req: number, answer: ThreadScreen | Error) => {
+    const p = t.pending.get(req);
     if (!p) return;
-    t.pending.delete(r.req);
+    t.pending.delete(req);
     if (t.pending.size === 0) t.worker.unref();
-    if ('error' in r) p.reject(new Error(r.error));
-    else p.resolve(r);
+    if (answer instanceof Error) p.reject(answer);
+    else p.resolve(answer);
+  };
+  t.worker.on('message', (raw: unknown) => {
+    const r = MirrorReplySchema.safeParse(raw);
+    if (!r.success) {
+      const message = refusal('a reply of the terminal mirror thread', r.error);
+      console.error(`[server] ${message}`);
+      const req = requestNumber(raw);
+      if (req !== null) settle(req, new Error(message));
+      return;
+    }
+    settle(r.data.req, 'error' in r.data ? new Error(r.data.error) : r.data);
   });
   t.worker.on('error', (err) => {
     console.error('[server] the terminal mirror thread failed', err);
@@ -64,8 +86,9 @@ export async function stopMirrorThread(): Promise<void> {
 }
 
 /**
- * A headless terminal in the mirror thread: writes, resizes and reads go there in call order, and
- * a read answers the screen after exactly the writes made before it.
+ * A headless terminal in the mirror thread: writes, resizes and reads go there in call order
+ * (through the thread's one outbox, mirror-outbox.ts), and a read answers the screen after exactly
+ * the writes made before it.
  */
 export class ThreadTerminal {
   private readonly thread: Thread;
@@ -100,7 +123,8 @@ export class ThreadTerminal {
       const req = nextReq++;
       t.pending.set(req, { resolve, reject });
       t.worker.ref();
-      this.send({ kind: 'read', id: this.id, req, scrollback, lazy });
+      // A lazy read waits with the output before it; someone waits on any other now.
+      this.send({ kind: 'read', id: this.id, req, scrollback, lazy }, !lazy);
     });
   }
 
@@ -108,7 +132,7 @@ export class ThreadTerminal {
     this.send({ kind: 'close', id: this.id });
   }
 
-  private send(m: MirrorRequest): void {
-    if (!this.thread.dead) this.thread.worker.postMessage(m);
+  private send(m: MirrorRequest, urgent = false): void {
+    if (!this.thread.dead) this.thread.outbox.push(m, m.kind === 'write' ? m.text.length : 0, urgent);
   }
 }

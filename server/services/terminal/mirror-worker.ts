@@ -1,24 +1,16 @@
 import { parentPort } from 'node:worker_threads';
-import { PacedTerminal, type Laziness, type PacedTerminalSize } from './paced-terminal';
+import { MirrorRequestSchema, refusal, requestNumber, type MirrorReply, type MirrorRequest } from './mirror-messages';
+import { PacedTerminal, type Laziness } from './paced-terminal';
 
 /**
  * The mirror thread (mirror-thread.ts): every session's headless terminal lives here, so parsing
  * output and serialising 10,000 lines (up to ~150 ms in one go, bench:mirror) never hold the
  * control plane's event loop. Messages are handled in arrival order and each terminal applies its
  * writes, resizes and reads in that order, so a read answers the screen after exactly the writes
- * sent before it. The messages stay inside this process (no zod: they never cross a trust
- * boundary, and the live path sends one per output chunk).
+ * sent before it. Requests come in batches (mirror-outbox.ts) and each is checked on arrival
+ * (mirror-messages.ts): a bad one is refused — a read among them answered with the error — and
+ * the others go on.
  */
-export type MirrorRequest =
-  | ({ kind: 'open'; id: number; data?: string } & PacedTerminalSize)
-  | { kind: 'write'; id: number; text: string }
-  | { kind: 'resize'; id: number; cols: number; rows: number }
-  /** `lazy`: answered when the thread parses that far anyway (seek points, periodic snapshots), not now. */
-  | { kind: 'read'; id: number; req: number; scrollback: number; lazy?: boolean }
-  | { kind: 'close'; id: number };
-
-/** `skipped`: output characters this terminal never parsed so far (the scroll-out shortcut). */
-export type MirrorReply = { req: number; cols: number; rows: number; data: string; skipped: number } | { req: number; error: string };
 
 /**
  * In this thread nothing waits on the event loop but the next message, so slices are xterm's own
@@ -47,7 +39,7 @@ function handle(m: MirrorRequest): void {
   const t = terms.get(m.id);
   if (m.kind === 'read') {
     if (!t) return reply({ req: m.req, error: `no mirror ${m.id} in the mirror thread` });
-    void t.after((term, serialize) => ({ cols: term.cols, rows: term.rows, data: serialize(m.scrollback), skipped: t.skippedChars }), { depth: m.scrollback, urgent: !m.lazy }).then(
+    void t.after((term, serialize) => ({ cols: term.cols, rows: term.rows, data: serialize(m.scrollback), parsed: t.parsedChars }), { depth: m.scrollback, urgent: !m.lazy }).then(
       (s) => reply({ req: m.req, ...s }),
       (err: unknown) => reply({ req: m.req, error: err instanceof Error ? err.message : String(err) }),
     );
@@ -64,4 +56,18 @@ function handle(m: MirrorRequest): void {
 
 const reply = (r: MirrorReply) => parentPort!.postMessage(r);
 
-parentPort?.on('message', handle);
+function receive(batch: unknown): void {
+  for (const raw of Array.isArray(batch) ? batch : [batch]) {
+    const m = MirrorRequestSchema.safeParse(raw);
+    if (m.success) {
+      handle(m.data);
+      continue;
+    }
+    const error = refusal('a request to the terminal mirror thread', m.error);
+    const req = requestNumber(raw);
+    if (req !== null) reply({ req, error });
+    else console.error(`[server] ${error}`);
+  }
+}
+
+parentPort?.on('message', receive);

@@ -47,6 +47,26 @@ describe('TerminalMirror', () => {
     mirror.dispose();
   });
 
+  it('output still queued in the thread does not count as parsed, so a flood does not bring the next snapshot early', async () => {
+    const chunks = output(20_000);
+    const total = chunks.join('').length;
+    const mirror = new TerminalMirror(SIZE);
+    mirror.feed(chunks.map((c, i) => chunk(i + 1, c)));
+    // Nothing answered yet: nothing is known to be parsed (it counted all of it before).
+    expect(mirror.charsSinceSnapshot).toBe(total);
+    expect(mirror.parsedSinceSnapshot).toBe(0);
+    const lazy = mirror.snapshot(true);
+    // While that snapshot is out, the next is not due by what was parsed.
+    mirror.feed(output(5_000, 20_000).map((c, i) => chunk(chunks.length + i + 1, c)));
+    expect(mirror.parsedSinceSnapshot).toBe(0);
+    await lazy;
+    await mirror.seekPoint(10);
+    // Only what the thread parsed after the snapshot's place counts: the 1,000-line scrollback's worth, not 5,000 lines.
+    expect(mirror.parsedSinceSnapshot).toBeGreaterThan(0);
+    expect(mirror.parsedSinceSnapshot).toBeLessThan(output(5_000, 20_000).join('').length / 2);
+    mirror.dispose();
+  });
+
   it('a screen restored from its snapshot serialises exactly like the live terminal (colours, scrollback bound)', async () => {
     const chunks = output(3_000);
     const mirror = new TerminalMirror(SIZE);
@@ -143,6 +163,19 @@ describe('TerminalMirror in its thread', () => {
     expect({ cols: snap.cols, rows: snap.rows }).toEqual({ cols: 50, rows: 10 });
     expect(snap.data).toBe(s.serialize({ scrollback: SIZE.scrollback }));
     term.dispose();
+    mirror.dispose();
+  });
+
+  it('lazy reads alone (nobody waiting) still reach the thread and answer the screen of their seq', async () => {
+    // Nothing urgent is asked: the outbox posts on its own, and the thread parses when idle.
+    const chunks = output(300);
+    const mirror = new TerminalMirror(SIZE);
+    const points: Promise<TerminalScreen>[] = [];
+    for (let i = 0; i < chunks.length; i += 100) {
+      mirror.feed(chunks.slice(i, i + 100).map((c, j) => chunk(i + j + 1, c)));
+      points.push(mirror.seekPoint(10, true));
+    }
+    for (const p of await Promise.all(points)) expect(p.data).toBe(await liveScreenLines(chunks.slice(0, p.seq), 10));
     mirror.dispose();
   });
 

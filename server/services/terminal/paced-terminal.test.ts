@@ -46,4 +46,18 @@ describe('PacedTerminal laziness', () => {
     expect(await lazy).toBe('line 9');
     t.dispose();
   });
+
+  it('counts every character written once, as parsed or as skipped (what the mirror snapshot cadence reads)', async () => {
+    const t = new PacedTerminal(SIZE, PACING, { maxChars: 1 << 20, idleMs: NEVER_MS, maxAgeMs: NEVER_MS });
+    let total = 0;
+    for (let i = 0; i < 2_000; i++) {
+      const line = `\x1b[3${i % 8}mline ${i}\x1b[0m\r\n`;
+      t.write(line);
+      total += line.length;
+    }
+    await t.after(() => null, { depth: 5 });
+    expect(t.skippedChars).toBeGreaterThan(total / 2);
+    expect(t.parsedChars + t.skippedChars).toBe(total);
+    t.dispose();
+  });
 });

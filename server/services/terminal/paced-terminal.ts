@@ -73,6 +73,8 @@ export class PacedTerminal {
   private stepStart = 0;
   /** Output characters never parsed because they scrolled out before any read (bench:mirror, tests). */
   skippedChars = 0;
+  /** Output characters xterm really parsed so far (what a restart replaying them would parse again). */
+  parsedChars = 0;
 
   constructor(
     size: PacedTerminalSize,
@@ -291,6 +293,7 @@ export class PacedTerminal {
         }
       }
       await this.feed(text, from, next);
+      this.parsedChars += next - from;
       p = next;
     }
   }
