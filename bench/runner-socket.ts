@@ -33,7 +33,7 @@ import {
   type RunnerEventBody,
 } from '../protocol';
 import { silentLogger, type Logger } from '../runner/log';
-import { encodeRunnerFrame } from '../runner/spool/frame';
+import { encodeRunnerFrame, type FrameBytes } from '../runner/spool/frame';
 import { EventSender } from '../runner/spool/sender';
 import { Spool, type SessionBase } from '../runner/spool/spool';
 
@@ -130,7 +130,7 @@ async function stages(): Promise<void> {
     });
     let round = 0;
     const spools = await Promise.all([0, 1].map((i) => Spool.open(join(dir, `append-${i}`), { log })));
-    const spooled: Array<Array<Uint8Array | undefined>> = [];
+    const spooled: Array<Array<FrameBytes | undefined>> = [];
     const now = perMb(() => {
       const spool = spools[round++]!;
       for (const t of texts) spool.append(base, { type: 'TERMINAL_CHUNK', data: t } as RunnerEventBody);
