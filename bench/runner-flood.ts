@@ -12,7 +12,8 @@
  * not counted on either side. Rounds alternate baseline / runner, BENCH_ROUNDS (2) of each.
  *
  * Asserts nothing. Usage: npm run bench:runner   (BENCH_MB 16; BENCH_CPU_PROF=DIR writes the
- * runner's .cpuprofile; BENCH_RUNNER_NODE_OPTIONS adds node flags to the runner, e.g. GC sizes)
+ * runner's .cpuprofile; BENCH_RUNNER_NODE_OPTIONS adds node flags to the runner, e.g. GC sizes:
+ * variants separated by `|` each get a row per round, e.g. `|--max-semi-space-size=64`)
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -37,7 +38,7 @@ import { descendantsByCmdline } from './live-timeline';
 const MB = Number(process.env.BENCH_MB ?? 16);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const PROF_DIR = process.env.BENCH_CPU_PROF;
-const RUNNER_NODE_OPTIONS = (process.env.BENCH_RUNNER_NODE_OPTIONS ?? '').split(' ').filter(Boolean);
+const RUNNER_VARIANTS = (process.env.BENCH_RUNNER_NODE_OPTIONS ?? '').split('|').map((v) => v.split(' ').filter(Boolean));
 const STORE_MS = Number(process.env.BENCH_STORE_MS ?? 2);
 const VIEWER_CHARS_PER_MS = (Number(process.env.BENCH_VIEWER_MBPS ?? 8) * 1024 * 1024) / 1000;
 /** `seq -f %098g` lines: 98 digits and a newline, which the PTY turns into CR LF (100 bytes). */
@@ -194,16 +195,16 @@ interface Figure {
 
 const exited = (child: ChildProcess) => new Promise<void>((r) => (child.exitCode !== null ? r() : child.once('exit', () => r())));
 
-async function runnerRound(cp: FakeControlPlane, url: string, tmp: string, round: number): Promise<Figure> {
+async function runnerRound(cp: FakeControlPlane, url: string, tmp: string, round: number, nodeOptions: string[]): Promise<Figure> {
   const source = makeSampleRepo(join(tmp, `source-${round}`));
   const child = spawn(
     process.execPath,
     [
       ...(PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROF_DIR}`] : []),
-      ...RUNNER_NODE_OPTIONS,
+      ...nodeOptions,
       '--import', 'tsx', join(ROOT, 'runner/index.ts'), '--server', url, '--name', 'bench', '--data-dir', join(tmp, `data-${round}`),
     ],
-    { cwd: ROOT, env: { PATH: process.env.PATH, HOME: tmp, LANG: 'C.UTF-8', NODE_ENV: process.env.NODE_ENV, AGENT_RUNNER_TOKEN: TOKEN, AGENT_RUNNER_SANDBOX: 'off' }, stdio: process.env.BENCH_DEBUG ? ['ignore', 'ignore', 'inherit'] : 'ignore' },
+    { cwd: ROOT, env: { PATH: process.env.PATH, HOME: tmp, LANG: 'C.UTF-8', NODE_ENV: process.env.NODE_ENV, AGENT_RUNNER_TOKEN: TOKEN, AGENT_RUNNER_SANDBOX: 'off' }, stdio: process.env.BENCH_DEBUG ? ['ignore', 'inherit', 'inherit'] : 'ignore' },
   );
   try {
     cp.registered = false;
@@ -274,7 +275,7 @@ if (process.argv[2] === 'one-hop') {
   await oneHop(process.argv[3]!);
 } else {
   console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? '?'}, Node ${process.version}; load ${load()}`);
-  console.log(`${MB} MB of numbered lines (${COMMAND}); runner node options: ${RUNNER_NODE_OPTIONS.join(' ') || 'none'}`);
+  console.log(`${MB} MB of numbered lines (${COMMAND})`);
   console.log(`fake control plane: batches acked ${STORE_MS} ms after arrival; the viewer parses ${(VIEWER_CHARS_PER_MS / 1048.576).toFixed(1)} MB/s`);
   console.log('| process | MB/s | CPU ms per MB | main thread | other threads | session leader | frames | load (1/5/15 min) |');
   console.log('|---|---|---|---|---|---|---|---|');
@@ -284,7 +285,10 @@ if (process.argv[2] === 'one-hop') {
   try {
     for (let round = 0; round < ROUNDS; round++) {
       console.log(row('one-hop: node-pty + socket.io-client (baseline)', await oneHopRound(cp, url)));
-      console.log(row('runner: PTY → batch → redact → spool → frames', await runnerRound(cp, url, tmp, round)));
+      for (const [i, options] of RUNNER_VARIANTS.entries()) {
+        const figure = await runnerRound(cp, url, tmp, round * RUNNER_VARIANTS.length + i, options);
+        console.log(row(`runner: PTY → batch → redact → spool → frames${options.length ? ` (${options.join(' ')})` : ''}`, figure));
+      }
     }
   } finally {
     await cp.close();
