@@ -188,7 +188,8 @@ interface Figure {
   seconds: number;
   main: number;
   helpers: number;
-  leader: number;
+  /** The session leader's CPU ms (null: none, the one-hop). */
+  leader: number | null;
   /** How the output was cut into frames and chunks (the runner). */
   shape?: string;
 }
@@ -224,7 +225,7 @@ async function runnerRound(cp: FakeControlPlane, url: string, tmp: string, round
     await cp.waiters.until(() => cp.tail.includes(LAST_LINE));
     const seconds = (performance.now() - t0) / 1000;
     const cpu = threadCpu(child.pid!);
-    const leaderMs = leader ? processCpu(leader) - leader0 : 0;
+    const leaderMs = leader ? processCpu(leader) - leader0 : null;
     const mb = (cp.outputChars - chars0) / 1024 / 1024;
     await cp.command('session:stop', { session_id: cmd.session_id });
     const shape = `${cp.frames} frames, ${cp.chunks} chunks (${((cp.outputChars - chars0) / Math.max(1, cp.chunks) / 1024).toFixed(1)} KB each)`;
@@ -248,7 +249,7 @@ async function oneHopRound(cp: FakeControlPlane, url: string): Promise<Figure> {
     await cp.waiters.until(() => cp.oneHopDone);
     const seconds = (performance.now() - t0) / 1000;
     const cpu = threadCpu(child.pid!);
-    return { mb: cp.oneHopChars / 1024 / 1024, seconds, main: cpu.main - cpu0.main, helpers: cpu.helpers - cpu0.helpers, leader: 0 };
+    return { mb: cp.oneHopChars / 1024 / 1024, seconds, main: cpu.main - cpu0.main, helpers: cpu.helpers - cpu0.helpers, leader: null };
   } finally {
     child.kill('SIGTERM');
     await exited(child);
@@ -268,7 +269,7 @@ async function oneHop(url: string): Promise<void> {
 
 function row(what: string, f: Figure): string {
   const perMb = (ms: number) => (ms / f.mb).toFixed(1);
-  return `| ${what} | ${(f.mb / f.seconds).toFixed(1)} | **${perMb(f.main + f.helpers)}** | ${perMb(f.main)} | ${perMb(f.helpers)} | ${f.leader ? perMb(f.leader) : '—'} | ${f.shape ?? '—'} | ${load()} |`;
+  return `| ${what} | ${(f.mb / f.seconds).toFixed(1)} | **${perMb(f.main + f.helpers)}** | ${perMb(f.main)} | ${perMb(f.helpers)} | ${f.leader === null ? '—' : perMb(f.leader)} | ${f.shape ?? '—'} | ${load()} |`;
 }
 
 if (process.argv[2] === 'one-hop') {
