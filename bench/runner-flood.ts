@@ -13,7 +13,9 @@
  *
  * Asserts nothing. Usage: npm run bench:runner   (BENCH_MB 16; BENCH_CPU_PROF=DIR writes the
  * runner's .cpuprofile; BENCH_RUNNER_NODE_OPTIONS adds node flags to the runner, e.g. GC sizes:
- * variants separated by `|` each get a row per round, e.g. `|--max-semi-space-size=64`)
+ * variants separated by `|` each get a row per round, e.g. `|--max-semi-space-size=64`;
+ * BENCH_BEFORE=DIR adds a row per round for the runner of another checkout, e.g. main's from
+ * `git archive main | tar -x -C DIR` with node_modules linked in)
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -39,6 +41,7 @@ const MB = Number(process.env.BENCH_MB ?? 16);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const PROF_DIR = process.env.BENCH_CPU_PROF;
 const RUNNER_VARIANTS = (process.env.BENCH_RUNNER_NODE_OPTIONS ?? '').split('|').map((v) => v.split(' ').filter(Boolean));
+const BEFORE_ROOT = process.env.BENCH_BEFORE;
 const STORE_MS = Number(process.env.BENCH_STORE_MS ?? 2);
 const VIEWER_CHARS_PER_MS = (Number(process.env.BENCH_VIEWER_MBPS ?? 8) * 1024 * 1024) / 1000;
 /** `seq -f %098g` lines: 98 digits and a newline, which the PTY turns into CR LF (100 bytes). */
@@ -196,16 +199,16 @@ interface Figure {
 
 const exited = (child: ChildProcess) => new Promise<void>((r) => (child.exitCode !== null ? r() : child.once('exit', () => r())));
 
-async function runnerRound(cp: FakeControlPlane, url: string, tmp: string, round: number, nodeOptions: string[]): Promise<Figure> {
+async function runnerRound(cp: FakeControlPlane, url: string, tmp: string, round: number, nodeOptions: string[], root = ROOT): Promise<Figure> {
   const source = makeSampleRepo(join(tmp, `source-${round}`));
   const child = spawn(
     process.execPath,
     [
       ...(PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROF_DIR}`] : []),
       ...nodeOptions,
-      '--import', 'tsx', join(ROOT, 'runner/index.ts'), '--server', url, '--name', 'bench', '--data-dir', join(tmp, `data-${round}`),
+      '--import', 'tsx', join(root, 'runner/index.ts'), '--server', url, '--name', 'bench', '--data-dir', join(tmp, `data-${round}`),
     ],
-    { cwd: ROOT, env: { PATH: process.env.PATH, HOME: tmp, LANG: 'C.UTF-8', NODE_ENV: process.env.NODE_ENV, AGENT_RUNNER_TOKEN: TOKEN, AGENT_RUNNER_SANDBOX: 'off' }, stdio: process.env.BENCH_DEBUG ? ['ignore', 'inherit', 'inherit'] : 'ignore' },
+    { cwd: root, env: { PATH: process.env.PATH, HOME: tmp, LANG: 'C.UTF-8', NODE_ENV: process.env.NODE_ENV, AGENT_RUNNER_TOKEN: TOKEN, AGENT_RUNNER_SANDBOX: 'off' }, stdio: process.env.BENCH_DEBUG ? ['ignore', 'inherit', 'inherit'] : 'ignore' },
   );
   try {
     cp.registered = false;
@@ -286,6 +289,7 @@ if (process.argv[2] === 'one-hop') {
   try {
     for (let round = 0; round < ROUNDS; round++) {
       console.log(row('one-hop: node-pty + socket.io-client (baseline)', await oneHopRound(cp, url)));
+      if (BEFORE_ROOT) console.log(row(`runner of ${BEFORE_ROOT} (before)`, await runnerRound(cp, url, tmp, 1000 + round, RUNNER_VARIANTS[0]!, BEFORE_ROOT)));
       for (const [i, options] of RUNNER_VARIANTS.entries()) {
         const figure = await runnerRound(cp, url, tmp, round * RUNNER_VARIANTS.length + i, options);
         console.log(row(`runner: PTY → batch → redact → spool → frames${options.length ? ` (${options.join(' ')})` : ''}`, figure));
