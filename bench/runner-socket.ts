@@ -4,6 +4,7 @@
  *
  * (1) In process, stage by stage, over the same numbered-line output (16 KB TERMINAL_CHUNKs): the
  *     runner's stream redaction, its spool append (before: zod, JSON.stringify and the write of a JSONL line),
+ *     a shell test run's kept output tail,
  *     batch building with acks (EventSender), socket.io's encoding of a batch; the control plane's
  *     socket.io decoding and validation of it. JSON batches (`runner:events`, the baseline) and
  *     binary frames (`runner:frame`, protocol/runner-frame.ts) side by side.
@@ -32,8 +33,10 @@ import {
   type RunnerEvent,
   type RunnerEventBody,
 } from '../protocol';
+import { MAX_CAPTURED_OUTPUT } from '../runner/hooks/hook-bridge';
 import { silentLogger, type Logger } from '../runner/log';
-import { encodeRunnerFrame } from '../runner/spool/frame';
+import { OutputTail } from '../runner/pty/output-tail';
+import { encodeRunnerFrame, type FrameBytes } from '../runner/spool/frame';
 import { EventSender } from '../runner/spool/sender';
 import { Spool, type SessionBase } from '../runner/spool/spool';
 
@@ -130,7 +133,7 @@ async function stages(): Promise<void> {
     });
     let round = 0;
     const spools = await Promise.all([0, 1].map((i) => Spool.open(join(dir, `append-${i}`), { log })));
-    const spooled: Array<Array<Uint8Array | undefined>> = [];
+    const spooled: Array<Array<FrameBytes | undefined>> = [];
     const now = perMb(() => {
       const spool = spools[round++]!;
       for (const t of texts) spool.append(base, { type: 'TERMINAL_CHUNK', data: t } as RunnerEventBody);
@@ -141,6 +144,22 @@ async function stages(): Promise<void> {
     });
     row('spool append (before: zod + JSON.stringify + write; now: Spool.append)', legacy, now);
     row('spool append + batch building + acks (EventSender, 1 MB windows)', undefined, await spoolAndSendPerMb(dir, texts, log));
+    // A shell session's test run keeps its output's last 1 MB for the summary (hook-bridge.ts).
+    row(
+      'test-run output tail, 1 MB kept (before: slice per read; now: OutputTail)',
+      perMb(() => {
+        let out = '';
+        for (const t of texts) {
+          const o = out + t;
+          out = o.length > MAX_CAPTURED_OUTPUT ? o.slice(o.length - MAX_CAPTURED_OUTPUT) : o;
+        }
+      }),
+      perMb(() => {
+        const tail = new OutputTail(MAX_CAPTURED_OUTPUT);
+        for (const t of texts) tail.append(t);
+        void tail.value;
+      }),
+    );
     const encoder = new Encoder();
     let encodedJson: Array<Array<string | Buffer>> = [];
     let encodedFrames: Array<Array<string | Buffer>> = [];

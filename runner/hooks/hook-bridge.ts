@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { ProviderId, RunnerEventBody } from '../../protocol';
 import type { HookCall, HookReply } from './hook-server';
+import { OutputTail } from '../pty/output-tail';
 import { isTestCommand, parseTestCounts } from './test-counts';
 
 /**
@@ -123,7 +124,7 @@ export class HookBridge {
   /** Agent test runs by tool_use_id (or command when a CLI gives no id). */
   private readonly pendingTests = new Map<string, PendingTest>();
   /** A test a person started in the shell: its output is captured until the prompt returns. */
-  private shellTest: { command: string; output: string } | null = null;
+  private shellTest: { command: string; output: OutputTail } | null = null;
 
   constructor(private readonly opts: HookBridgeOptions) {
     const roots = [path.resolve(opts.worktree)];
@@ -137,9 +138,7 @@ export class HookBridge {
 
   /** Terminal output of the session (before batching); kept only while a shell test runs. */
   observeOutput(data: string): void {
-    if (!this.shellTest) return;
-    const out = this.shellTest.output + data;
-    this.shellTest.output = out.length > MAX_CAPTURED_OUTPUT ? out.slice(out.length - MAX_CAPTURED_OUTPUT) : out;
+    this.shellTest?.output.append(data);
   }
 
   /** Like handle(), but a shell tool call that needs approval waits for the session's gate. */
@@ -249,7 +248,7 @@ export class HookBridge {
   private preexec(commandLine: string): void {
     const command = commandLine.trim();
     if (!command || !isTestCommand(command)) return;
-    this.shellTest = { command, output: '' };
+    this.shellTest = { command, output: new OutputTail(MAX_CAPTURED_OUTPUT) };
     this.opts.sink.emit({ type: 'TEST_RUN_STARTED', command: clip(command, MAX_COMMAND) });
   }
 
@@ -257,7 +256,7 @@ export class HookBridge {
     const test = this.shellTest;
     if (!test) return;
     this.shellTest = null;
-    const counts = parseTestCounts(test.output);
+    const counts = parseTestCounts(test.output.value);
     const code = /^\d+$/.test(status.trim()) ? Number(status.trim()) : null;
     this.opts.sink.emit({ type: 'TEST_RUN_FINISHED', command: clip(test.command, MAX_COMMAND), passed: counts?.passed ?? 0, failed: counts?.failed ?? 0, exit_code: code });
   }

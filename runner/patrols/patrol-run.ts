@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MAX_ALERT_EXCERPT_CHARS, PATROL_KIND_LABELS, type PatrolSpec, type RunnerEventBody, WIRE_LIMITS } from '../../protocol';
 import { bashQuote } from '../pty/clean-env';
+import { OutputTail } from '../pty/output-tail';
 import { parseTestCounts, stripAnsi, type TestCounts } from '../hooks/test-counts';
 import { git } from '../workspace/git';
 import { parseFindings, type Finding } from './findings';
@@ -46,14 +47,10 @@ export async function preparePatrolLaunch(spec: PatrolSpec, home: string, env: R
   return { file: bash, args: ['--noprofile', '--norc', '-c', spec.command], env: { ...env, PATH: `${bin}:${env.PATH}`, CI: 'true', SHELL: bash } };
 }
 
-export class PatrolOutput {
-  private text = '';
-  append(data: string): void {
-    this.text += data;
-    if (this.text.length > PATROL_OUTPUT_KEEP_CHARS * 1.5) this.text = this.text.slice(-PATROL_OUTPUT_KEEP_CHARS);
-  }
-  get value(): string {
-    return this.text.length > PATROL_OUTPUT_KEEP_CHARS ? this.text.slice(-PATROL_OUTPUT_KEEP_CHARS) : this.text;
+/** What a patrol printed, its tail kept for the findings. */
+export class PatrolOutput extends OutputTail {
+  constructor() {
+    super(PATROL_OUTPUT_KEEP_CHARS);
   }
 }
 

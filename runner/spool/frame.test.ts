@@ -31,6 +31,18 @@ describe('runner event frames', () => {
     expect(arrive(frame)).toEqual({ ok: true, events: batch });
   });
 
+  it("sends a batch's only chunk as the spool's own bytes, not a copy; several chunks are copied into one buffer", () => {
+    const batch = [state(), chunk('seul é\r\n'), state()];
+    const spooled = batch.map((e) => (e.type === 'TERMINAL_CHUNK' ? Buffer.from(e.data) : undefined));
+    const frame = encodeRunnerFrame(batch, spooled);
+    expect(frame.data).toBe(spooled[1]);
+    expect(arrive(frame)).toEqual({ ok: true, events: batch });
+    const two = [chunk('one'), chunk('two')];
+    const both = encodeRunnerFrame(two, two.map((e) => Buffer.from((e as { data: string }).data)));
+    expect(Buffer.from(both.data).toString()).toBe('onetwo');
+    expect(arrive(both)).toEqual({ ok: true, events: two });
+  });
+
   it('carries a chunk with half a surrogate pair whole, as JSON would, so not one code unit changes', () => {
     const batch = [chunk('ab\ud83d'), chunk('\ude00cd')];
     const frame = encodeRunnerFrame(batch);

@@ -1,5 +1,6 @@
 import { EventAckSchema, describeZodError, type Result, type RunnerEvent } from '../../protocol';
 import type { Logger } from '../log';
+import type { FrameBytes } from './frame';
 import type { PendingEvent, Spool } from './spool';
 
 /** Socket.IO handles big messages fine, but a batch this size keeps one ack round-trip short. */
@@ -33,7 +34,7 @@ export const RESEND_BACKOFF_MS = 1_000;
 export type EventTransport = (
   batch: RunnerEvent[],
   done: (ack: Result<unknown> | null) => void,
-  utf8: ReadonlyArray<Uint8Array | undefined>,
+  utf8: ReadonlyArray<FrameBytes | undefined>,
 ) => void;
 
 /**

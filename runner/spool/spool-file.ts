@@ -21,7 +21,7 @@ const NEWLINE = 0x0a;
 export interface SpoolRecord {
   event: RunnerEvent;
   /** The TERMINAL_CHUNK's data as UTF-8; absent for other events and for text with half a surrogate pair. */
-  utf8?: Buffer;
+  utf8?: Buffer<ArrayBuffer>;
   /** Bytes on disk: sizes batches (sender.ts) without encoding anything again. */
   size: number;
 }

@@ -143,6 +143,29 @@ describe('Spool', () => {
     second.close();
   });
 
+  it('persists acks in place through truncations and timed flushes (no rename, no temporary file); a crashed runner\'s successor reads the last one', async () => {
+    const first = await open(0);
+    const ackFile = path.join(dir, `${A.session_id}.ack`);
+    first.append(A, chunk('a'));
+    first.ack(A.session_id, 1);
+    const { ino } = fs.statSync(ackFile);
+    for (let i = 2; i <= 20; i++) {
+      first.append(A, chunk(`c${i}`));
+      first.ack(A.session_id, i);
+      expect(fs.readdirSync(dir).sort()).toEqual([`${A.session_id}.ack`, `${A.session_id}.spool`]);
+    }
+    expect(fs.statSync(ackFile).ino).toBe(ino);
+    // The runner dies here: nothing flushed or closed. The next one continues after seq 20.
+    const second = await open();
+    expect(second.ackedSeq(A.session_id)).toBe(20);
+    expect(second.pendingAfter(A.session_id, 0).map((p) => [p.event.seq, p.event.type])).toEqual([
+      [21, 'OUTPUT_GAP'],
+      [22, 'SESSION_STATE_CHANGED'],
+    ]);
+    second.close();
+    first.close();
+  });
+
   it('continues the seq after a restart even when the JSONL was truncated', async () => {
     const first = await open(0);
     first.append(A, { type: 'SESSION_STATE_CHANGED', from: 'CREATED', to: 'PREPARING_WORKSPACE', reason: 'r' });

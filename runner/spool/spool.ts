@@ -2,15 +2,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {
   RunnerEventSchema,
-  SessionStateSchema,
   TerminalChunkSchema,
   TERMINAL_STATES,
-  type RepoRef,
   type RunnerEvent,
   type RunnerEventBody,
   type SessionState,
 } from '../../protocol';
-import { errorMessage, type Logger } from '../log';
+import type { Logger } from '../log';
+import { AckFile, readAckFile, type SessionBase } from './ack-file';
 import { decodeLegacyJsonl, decodeRecords, encodeRecord, LEGACY_EXT, SPOOL_EXT, type SpoolRecord } from './spool-file';
 
 /**
@@ -23,8 +22,9 @@ import { decodeLegacyJsonl, decodeRecords, encodeRecord, LEGACY_EXT, SPOOL_EXT, 
  *   fully acked and the file has grown past SPOOL_TRUNCATE_BYTES, compacted when it grows large
  *   with an acked prefix. (`<sid>.jsonl` is the older runners' form: read on load, then replaced.)
  * - `<sid>.ack` — small JSON: the acked seq plus what is needed to continue after the spool file was
- *   truncated (last seq/ts/state and the session's base fields). Written throttled: a stale ack
- *   only means a few events are resent, and the server treats duplicates as no-ops.
+ *   truncated (last seq/ts/state and the session's base fields), rewritten in place (ack-file.ts).
+ *   Written throttled: a stale ack only means a few events are resent, and the server treats
+ *   duplicates as no-ops.
  * Both files are deleted once a session has ended and every event of it is acked.
  */
 
@@ -34,26 +34,13 @@ export const ACK_PERSIST_DELAY_MS = 500;
 export const SPOOL_COMPACT_BYTES = 8 * 1024 * 1024;
 /**
  * A fully acked spool file is truncated only once it holds this much; below, the ack is persisted
- * throttled like any other. Truncating costs three synchronous file operations (ack file, rename,
+ * throttled like any other. Truncating costs two synchronous file operations (the ack file, the
  * ftruncate) in the loop that also carries every keystroke's echo, and a flood under flow
- * control empties its backlog on most acks (issue 17: a quarter of the runner's busy time).
+ * control empties its backlog on most acks (issue 17).
  */
 export const SPOOL_TRUNCATE_BYTES = 1024 * 1024;
 
-export interface SessionBase {
-  session_id: string;
-  org_id: string;
-  repo_id: string;
-  repo_ref: RepoRef;
-}
-
-interface AckFile {
-  acked_seq: number;
-  last_seq: number;
-  last_ts: number | null;
-  last_state: SessionState | null;
-  base: SessionBase | null;
-}
+export type { SessionBase };
 
 /** An unacked event; `utf8` (a TERMINAL_CHUNK's text) is what a binary frame sends (frame.ts). */
 export type PendingEvent = SpoolRecord;
@@ -69,6 +56,7 @@ interface SessionSpool {
   ended: boolean;
   fd: number | null;
   fileBytes: number;
+  ackFile: AckFile;
   ackDirty: boolean;
 }
 
@@ -187,6 +175,7 @@ export class Spool {
         ended: false,
         fd: null,
         fileBytes: 0,
+        ackFile: new AckFile(this.ackPath(base.session_id)),
         ackDirty: false,
       };
       this.sessions.set(base.session_id, s);
@@ -234,7 +223,7 @@ export class Spool {
     for (const [sid, s] of this.sessions) {
       if (!s.ackDirty) continue;
       try {
-        this.writeAckFile(sid, s);
+        this.writeAckFile(s);
       } catch (err) {
         this.log.error(`could not persist the ack of ${sid}`, err);
       }
@@ -247,6 +236,7 @@ export class Spool {
     for (const s of this.sessions.values()) {
       if (s.fd !== null) fs.closeSync(s.fd);
       s.fd = null;
+      s.ackFile.close();
     }
   }
 
@@ -283,18 +273,15 @@ export class Spool {
     this.ackTimer.unref();
   }
 
-  private writeAckFile(sid: string, s: SessionSpool): void {
-    const body: AckFile = { acked_seq: s.ackedSeq, last_seq: s.lastSeq, last_ts: s.lastTs, last_state: s.lastState, base: s.base };
-    const tmp = `${this.ackPath(sid)}.tmp`;
-    fs.writeFileSync(tmp, JSON.stringify(body));
-    fs.renameSync(tmp, this.ackPath(sid));
+  private writeAckFile(s: SessionSpool): void {
+    s.ackFile.write({ acked_seq: s.ackedSeq, last_seq: s.lastSeq, last_ts: s.lastTs, last_state: s.lastState, base: s.base });
     s.ackDirty = false;
   }
 
   /** The ack file must be durable before the spool file shrinks, or a restart would lose the seq. */
   private truncate(sid: string, s: SessionSpool): void {
     try {
-      this.writeAckFile(sid, s);
+      this.writeAckFile(s);
       if (s.fd !== null) fs.ftruncateSync(s.fd, 0);
       else fs.truncateSync(this.spoolPath(sid), 0);
       s.fileBytes = 0;
@@ -305,7 +292,7 @@ export class Spool {
 
   private compact(sid: string, s: SessionSpool): void {
     try {
-      this.writeAckFile(sid, s);
+      this.writeAckFile(s);
       this.rewriteFile(sid, s);
     } catch (err) {
       this.log.error(`could not compact the spool of ${sid}`, err);
@@ -334,6 +321,7 @@ export class Spool {
   private forget(sid: string, s: SessionSpool): void {
     if (s.fd !== null) fs.closeSync(s.fd);
     s.fd = null;
+    s.ackFile.close();
     this.sessions.delete(sid);
     for (const p of [this.spoolPath(sid), this.legacyPath(sid), this.ackPath(sid)]) {
       try {
@@ -361,7 +349,7 @@ export class Spool {
   }
 
   private loadSession(sid: string): void {
-    const ack = this.readAckFile(sid);
+    const ack = readAckFile(this.ackPath(sid), (why) => this.log.warn(`ack file of ${sid} ${why}; resending everything spooled`));
     // An older runner's `.jsonl` first: a crash between writing the `.spool` and deleting it left both.
     const events = [...this.readLegacyJsonl(sid), ...this.readSpoolFile(sid)];
     let base = ack?.base ?? null;
@@ -393,10 +381,11 @@ export class Spool {
       this.deleteFiles(sid);
       return;
     }
-    const s: SessionSpool = { base, pending, ackedSeq, lastSeq, lastTs, lastState, ended: false, fd: null, fileBytes: 0, ackDirty: true };
+    const ackFile = new AckFile(this.ackPath(sid));
+    const s: SessionSpool = { base, pending, ackedSeq, lastSeq, lastTs, lastState, ended: false, fd: null, fileBytes: 0, ackFile, ackDirty: true };
     this.sessions.set(sid, s);
     // Keep only what is still unacked (also drops a torn last record), then continue appending.
-    this.writeAckFile(sid, s);
+    this.writeAckFile(s);
     this.rewriteFile(sid, s);
     if (ended) {
       s.ended = true;
@@ -423,35 +412,6 @@ export class Spool {
     fs.rmSync(this.spoolPath(sid), { force: true });
     fs.rmSync(this.legacyPath(sid), { force: true });
     fs.rmSync(this.ackPath(sid), { force: true });
-  }
-
-  private readAckFile(sid: string): AckFile | null {
-    let text: string;
-    try {
-      text = fs.readFileSync(this.ackPath(sid), 'utf8');
-    } catch {
-      return null;
-    }
-    try {
-      const raw = JSON.parse(text) as Partial<AckFile>;
-      const num = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : 0);
-      const state = SessionStateSchema.safeParse(raw.last_state);
-      const b = raw.base;
-      const base =
-        b && typeof b.session_id === 'string' && typeof b.org_id === 'string' && typeof b.repo_id === 'string' && b.repo_ref
-          ? b
-          : null;
-      return {
-        acked_seq: num(raw.acked_seq),
-        last_seq: num(raw.last_seq),
-        last_ts: typeof raw.last_ts === 'number' ? raw.last_ts : null,
-        last_state: state.success ? state.data : null,
-        base,
-      };
-    } catch (err) {
-      this.log.warn(`ack file of ${sid} unreadable (${errorMessage(err)}); resending everything spooled`);
-      return null;
-    }
   }
 
   private readSpoolFile(sid: string): RunnerEvent[] {
