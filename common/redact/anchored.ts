@@ -1,6 +1,6 @@
 /**
  * The anchored rules' part of the scan (rules with Rule.anchors): asked only in the windows before
- * their anchors and near the end of a text that may still grow.
+ * their anchors and, near the end of the text, where a window of an anchor still to come may start.
  */
 import * as C from './chars';
 // Bound once: under a CommonJS transform (tsx) every use of an imported name is a getter call.
@@ -37,7 +37,7 @@ export function scanAnchored(
   hits: ReadonlyMap<string, readonly number[]>,
 ): { hold: number; undecided: number } {
   const n = s.length;
-  const tail = Math.max(from, n - ar.reach);
+  const tail = Math.max(from, n - ar.reach, pendingFrom(s, ar));
   let hold = n;
   let undecided = n;
   const ask = (i: number) => {
@@ -108,6 +108,36 @@ export function scanAnchored(
     last = i;
   }
   return { hold, undecided };
+}
+
+/**
+ * The lowest position where a match still waiting for its anchor may start: its anchor is not
+ * in the text yet, or only its first characters are, at the very end. Such a match starts in the
+ * anchor's window, and everything from its start to the end of the text is what a window holds
+ * (gap and `over` characters, at most gapMax + back of them), so it starts at or after the place
+ * found by walking back over those from where the anchor may begin. Before it, every position
+ * that may answer anything but NO lies in the window of an anchor already in the text. (Asking
+ * the whole reach on every push made a 4 KB push cost several times its share of a 64 KB one.)
+ */
+function pendingFrom(s: string, ar: AnchoredRule): number {
+  const n = s.length;
+  let lo = n;
+  for (const a of ar.anchors) {
+    // The anchor begins at h: at the end (none of it here yet), or earlier if s[h, n) is its start.
+    for (let h = Math.max(0, n - a.text.length + 1); h <= n; h++) {
+      if (h < n && !a.text.startsWith(s.slice(h))) continue;
+      if (a.self) {
+        if (h < lo) lo = h;
+        break;
+      }
+      let j = h;
+      const stop = Math.max(0, h - (a.gapMax ?? 0) - a.back!);
+      while (j > stop && (a.over!.has(s.charCodeAt(j - 1)) || (a.gap !== undefined && a.gap.has(s.charCodeAt(j - 1))))) j--;
+      if (j < lo) lo = j;
+      break;
+    }
+  }
+  return lo;
 }
 
 /** Anchor suffixes by their last character (built on first use). */
