@@ -1,6 +1,6 @@
 /**
  * The anchored rules' part of the scan (rules with Rule.anchors): asked only in the windows before
- * their anchors and near the end of a text that may still grow.
+ * their anchors and, near the end of the text, where a window of an anchor still to come may start.
  */
 import * as C from './chars';
 // Bound once: under a CommonJS transform (tsx) every use of an imported name is a getter call.
@@ -21,10 +21,23 @@ export function firstAtOrAfter(breaks: readonly number[], from: number): number 
   return lo;
 }
 
+/** What the anchored rules leave undecided: scan() passes one in and reads it back (nothing allocated per push). */
+export interface Undecided {
+  /** The lowest index a still-undecided match could mask. */
+  hold: number;
+  /** The lowest index at which a rule was still undecided. */
+  undecided: number;
+}
+
+/** Positions to ask, gathered from several anchors' windows (reused: a scan is never re-entered). */
+const positions: number[] = [];
+const ascending = (x: number, y: number) => x - y;
+
 /**
  * Asks one anchored rule where it may answer anything but NO: in the window before each of its
- * anchors, and everywhere within its reach of the end. Each position is asked once and in
- * ascending order (the windows of one anchor come in order; those of several anchors are merged).
+ * anchors found in the text (`hits`, by anchor id), and near the end where the window of an anchor
+ * still to come may start. Each position is asked once and in ascending order (the windows of one
+ * anchor come in order; those of several anchors are merged).
  */
 export function scanAnchored(
   s: string,
@@ -34,80 +47,137 @@ export function scanAnchored(
   breaks: readonly number[],
   f: Found,
   masks: Mask[],
-  hits: ReadonlyMap<string, readonly number[]>,
-): { hold: number; undecided: number } {
+  hits: ReadonlyArray<readonly number[]>,
+  u: Undecided,
+): void {
   const n = s.length;
-  const tail = Math.max(from, n - ar.reach);
-  let hold = n;
-  let undecided = n;
-  const ask = (i: number) => {
-    const a = ar.rule.match(s, i, final, f);
-    if (a === YES) {
-      if (f.end > f.start) masks.push({ start: f.start, end: f.end, rule: ar.rule.name, at: i, rank: ar.rank });
-    } else if (a === MORE) {
-      if (f.holdFrom < hold) hold = f.holdFrom;
-      if (i < undecided) undecided = i;
-    }
-  };
-  const single = ar.anchors.length === 1;
-  const lists: number[][] = [];
-  for (const a of ar.anchors) {
-    const list: number[] = [];
-    const take = single ? ask : (i: number) => list.push(i);
-    let hw = from;
-    for (const h of hits.get(a.text)!) {
-      let lo: number;
-      let hi: number;
-      if (a.next !== undefined && h + a.text.length < n && !a.next.has(s.charCodeAt(h + a.text.length))) continue;
-      if (a.self) {
-        lo = h;
-        hi = h + 1;
-        if (a.suffixes !== undefined) {
-          // The run from the anchor must end with a suffix (unknown when it reaches the end).
-          let e = h;
-          const stop = Math.min(n, h + a.back! + 1);
-          while (e < stop && a.over!.has(s.charCodeAt(e))) e++;
-          if (e < n && (e - h > a.back! || !endsWithAny(s, h, e, a.suffixes))) continue;
-        }
-      } else {
-        hi = h;
-        if (a.gap) {
-          const stop = Math.max(from, h - a.gapMax!);
-          while (hi > stop && a.gap.has(s.charCodeAt(hi - 1))) hi--;
-        }
-        if (a.suffixes !== undefined && !endsWithAny(s, Math.max(from, hi - a.back!), hi, a.suffixes)) continue;
-        lo = hi;
-        const stop = Math.max(from, hi - a.back!);
-        while (lo > stop && a.over!.has(s.charCodeAt(lo - 1))) lo--;
-      }
-      if (lo < hw) lo = hw;
-      if (hi > tail) hi = tail;
-      if (lo < hi) {
-        startsIn(s, lo, hi, ar, breaks, take);
-        hw = hi;
-      }
-    }
-    if (!single) lists.push(list);
+  const tail = Math.max(from, n - ar.reach, pendingFrom(s, ar));
+  const ids = ar.anchorIds;
+  let found = 0;
+  for (let k = 0; k < ids.length; k++) if (hits[ids[k]].length > 0) found++;
+  if (found === 0 || ids.length === 1) {
+    // One anchor's windows come in ascending order and end where the tail starts: ask as they come.
+    if (found > 0) windows(s, from, tail, ar, 0, hits[ids[0]], breaks, final, f, masks, u, null);
+    startsIn(s, tail, n, ar, breaks, final, f, masks, u, null);
+    return;
   }
-  if (single) {
-    startsIn(s, tail, n, ar, breaks, ask);
-    return { hold, undecided };
-  }
-  const tailList: number[] = [];
-  startsIn(s, tail, n, ar, breaks, (i) => tailList.push(i));
-  lists.push(tailList);
-  // Merge the sorted lists, asking each position once.
-  const idx = lists.map(() => 0);
+  positions.length = 0;
+  for (let k = 0; k < ids.length; k++) windows(s, from, tail, ar, k, hits[ids[k]], breaks, final, f, masks, u, positions);
+  startsIn(s, tail, n, ar, breaks, final, f, masks, u, positions);
+  positions.sort(ascending);
   let last = -1;
-  for (;;) {
-    let best = -1;
-    for (let k = 0; k < lists.length; k++) if (idx[k] < lists[k].length && (best < 0 || lists[k][idx[k]] < lists[best][idx[best]])) best = k;
-    if (best < 0) break;
-    const i = lists[best][idx[best]++];
-    if (i !== last) ask(i);
+  for (let k = 0; k < positions.length; k++) {
+    const i = positions[k];
+    if (i !== last) ask(s, i, final, ar, f, masks, u);
     last = i;
   }
-  return { hold, undecided };
+}
+
+/** The rule's answer at i, recorded: a mask, or what it leaves undecided. */
+function ask(s: string, i: number, final: boolean, ar: AnchoredRule, f: Found, masks: Mask[], u: Undecided): void {
+  const a = ar.rule.match(s, i, final, f);
+  if (a === YES) {
+    if (f.end > f.start) masks.push({ start: f.start, end: f.end, rule: ar.rule.name, at: i, rank: ar.rank });
+  } else if (a === MORE) {
+    if (f.holdFrom < u.hold) u.hold = f.holdFrom;
+    if (i < u.undecided) u.undecided = i;
+  }
+}
+
+/**
+ * The windows before anchor k's hits (ascending), cut at the tail: asked at once (`into` null)
+ * or gathered into `into`.
+ */
+function windows(
+  s: string,
+  from: number,
+  tail: number,
+  ar: AnchoredRule,
+  k: number,
+  list: readonly number[],
+  breaks: readonly number[],
+  final: boolean,
+  f: Found,
+  masks: Mask[],
+  u: Undecided,
+  into: number[] | null,
+): void {
+  const n = s.length;
+  const a = ar.anchors[k];
+  let hw = from;
+  for (let x = 0; x < list.length; x++) {
+    const h = list[x];
+    let lo: number;
+    let hi: number;
+    if (a.next !== undefined && h + a.text.length < n && !a.next.has(s.charCodeAt(h + a.text.length))) continue;
+    if (a.self) {
+      lo = h;
+      hi = h + 1;
+      if (a.suffixes !== undefined) {
+        // The run from the anchor must end with a suffix (unknown when it reaches the end).
+        let e = h;
+        const stop = Math.min(n, h + a.back! + 1);
+        while (e < stop && a.over!.has(s.charCodeAt(e))) e++;
+        if (e < n && (e - h > a.back! || !endsWithAny(s, h, e, a.suffixes))) continue;
+      }
+    } else {
+      hi = h;
+      if (a.gap) {
+        const stop = Math.max(from, h - a.gapMax!);
+        while (hi > stop && a.gap.has(s.charCodeAt(hi - 1))) hi--;
+      }
+      if (a.suffixes !== undefined && !endsWithAny(s, Math.max(from, hi - a.back!), hi, a.suffixes)) continue;
+      lo = hi;
+      const stop = Math.max(from, hi - a.back!);
+      while (lo > stop && a.over!.has(s.charCodeAt(lo - 1))) lo--;
+    }
+    if (lo < hw) lo = hw;
+    if (hi > tail) hi = tail;
+    if (lo < hi) {
+      startsIn(s, lo, hi, ar, breaks, final, f, masks, u, into);
+      hw = hi;
+    }
+  }
+}
+
+/**
+ * The lowest position where a match still waiting for its anchor may start: its anchor is not
+ * in the text yet, or only its first characters are, at the very end. Such a match starts in the
+ * anchor's window, and everything from its start to the end of the text is what a window holds
+ * (gap and `over` characters, at most gapMax + back of them), so it starts at or after the place
+ * found by walking back over those from where the anchor may begin. Before it, every position
+ * that may answer anything but NO lies in the window of an anchor already in the text. (Asking
+ * the whole reach on every push made a 4 KB push cost several times its share of a 64 KB one.)
+ */
+function pendingFrom(s: string, ar: AnchoredRule): number {
+  const n = s.length;
+  let lo = n;
+  for (let k = 0; k < ar.anchors.length; k++) {
+    const a = ar.anchors[k];
+    // The anchor begins at h: at the end (none of it here yet), or earlier if s[h, n) is its start.
+    let h = Math.max(0, n - a.text.length + 1);
+    while (h < n && !endIsStartOf(s, h, a.text)) h++;
+    if (a.self) {
+      if (h < lo) lo = h;
+      continue;
+    }
+    const { table, high } = ar.windowChars[k];
+    let j = h;
+    const stop = Math.max(0, h - (a.gapMax ?? 0) - a.back!);
+    while (j > stop) {
+      const c = s.charCodeAt(j - 1);
+      if (c < 128 ? table[c] === 0 : !high) break;
+      j--;
+    }
+    if (j < lo) lo = j;
+  }
+  return lo;
+}
+
+/** Whether s[h, end) is the start of `text`. */
+function endIsStartOf(s: string, h: number, text: string): boolean {
+  for (let k = 0; h + k < s.length; k++) if (s.charCodeAt(h + k) !== text.charCodeAt(k)) return false;
+  return true;
 }
 
 /** Anchor suffixes by their last character (built on first use). */
@@ -140,9 +210,21 @@ function endsWithAny(s: string, from: number, to: number, suffixes: readonly str
 
 /**
  * The positions in [lo, hi) where the reference would ask this rule: its `first` fits and
- * `notAfter` allows the character before (after an escape sequence, anything is allowed).
+ * `notAfter` allows the character before (after an escape sequence, anything is allowed). Asked at
+ * once, or gathered into `into`.
  */
-function startsIn(s: string, lo: number, hi: number, ar: AnchoredRule, breaks: readonly number[], take: (i: number) => void): void {
+function startsIn(
+  s: string,
+  lo: number,
+  hi: number,
+  ar: AnchoredRule,
+  breaks: readonly number[],
+  final: boolean,
+  f: Found,
+  masks: Mask[],
+  u: Undecided,
+  into: number[] | null,
+): void {
   const first = ar.first;
   const na = ar.rule.notAfter;
   let bk = -1;
@@ -154,6 +236,7 @@ function startsIn(s: string, lo: number, hi: number, ar: AnchoredRule, breaks: r
       while (bk < breaks.length && breaks[bk] < i) bk++;
       if (bk >= breaks.length || breaks[bk] !== i) continue;
     }
-    take(i);
+    if (into === null) ask(s, i, final, ar, f, masks, u);
+    else into.push(i);
   }
 }

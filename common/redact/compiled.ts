@@ -39,6 +39,8 @@ export interface Compiled {
   endRules: Array<readonly Rule[] | undefined>;
   /** Rules asked only near their anchors, with their rule index (the masks' order). */
   anchored: AnchoredRule[];
+  /** The anchored rules' anchor texts, each once (`:` is three rules' anchor): AnchoredRule.anchorIds index it. */
+  anchorTexts: readonly string[];
   /** Rule index of each rule (masks are ordered by position, then rule; forms after rules). */
   rank: Map<Rule, number>;
 }
@@ -51,6 +53,13 @@ export interface AnchoredRule {
   first: Uint8Array;
   /** The largest Anchor.reach: the tail in which the rule is asked everywhere. */
   reach: number;
+  /** Each anchor's index in Compiled.anchorTexts. */
+  anchorIds: readonly number[];
+  /**
+   * Each anchor's window characters (gap or over) as a table over ASCII, and whether non-ASCII
+   * ones belong: what may stand between a match's start and an anchor still to come.
+   */
+  windowChars: ReadonlyArray<{ table: Uint8Array; high: boolean }>;
 }
 
 /** The gate's row for "no ASCII character before" (start of text, after an escape, after non-ASCII). */
@@ -74,6 +83,7 @@ interface RuleTables {
   pairRules: Array<readonly Rule[] | undefined>;
   endRules: Array<readonly Rule[] | undefined>;
   anchored: AnchoredRule[];
+  anchorTexts: string[];
   rank: Map<Rule, number>;
   allPrefiltered: boolean;
 }
@@ -102,6 +112,7 @@ function ruleTables(rules: readonly Rule[]): RuleTables {
   };
   const rank = new Map(rules.map((r, k) => [r, k]));
   const anchored: AnchoredRule[] = [];
+  const anchorTexts: string[] = [];
   const loopByFirst: Rule[][] = Array.from({ length: 128 }, () => []);
   const pairRules: Array<Rule[] | undefined> = new Array(128 * PAIR_ROW).fill(undefined);
   const endRules: Array<Rule[] | undefined> = new Array(128).fill(undefined);
@@ -110,7 +121,16 @@ function ruleTables(rules: readonly Rule[]): RuleTables {
     if (rule.anchors && !rule.prefixes) {
       const first = new Uint8Array(128);
       for (const code of firsts) first[code] = 1;
-      anchored.push({ rule, rank: rank.get(rule)!, anchors: rule.anchors, first, reach: Math.max(1, ...rule.anchors.map((a) => a.reach)) });
+      const anchorIds = rule.anchors.map((a) => {
+        if (!anchorTexts.includes(a.text)) anchorTexts.push(a.text);
+        return anchorTexts.indexOf(a.text);
+      });
+      const windowChars = rule.anchors.map((a) => {
+        const table = new Uint8Array(128);
+        for (let code = 0; code < 128; code++) if (a.over?.has(code) || a.gap?.has(code)) table[code] = 1;
+        return { table, high: (a.over?.high ?? false) || (a.gap?.high ?? false) };
+      });
+      anchored.push({ rule, rank: rank.get(rule)!, anchors: rule.anchors, first, reach: Math.max(1, ...rule.anchors.map((a) => a.reach)), anchorIds, windowChars });
       continue;
     }
     for (const code of firsts) {
@@ -143,6 +163,7 @@ function ruleTables(rules: readonly Rule[]): RuleTables {
     pairRules,
     endRules,
     anchored,
+    anchorTexts,
     rank,
     allPrefiltered: rules.every((r) => r.prefixes !== undefined || r.anchors !== undefined),
   };
@@ -170,6 +191,7 @@ export function compile(rules: readonly Rule[], secrets: SecretInput | undefined
     pairRules: t.pairRules,
     endRules: t.endRules,
     anchored: t.anchored,
+    anchorTexts: t.anchorTexts,
     rank: t.rank,
   };
 }

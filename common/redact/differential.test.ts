@@ -115,6 +115,31 @@ describe('the prefiltered redactor equals the reference', () => {
   });
 });
 
+describe('any chunking releases what one whole push releases', () => {
+  // A PTY hands output on in reads of up to 4095 characters, a runner's batches are up to 64 KB,
+  // and a keystroke's echo is one character: each mix of those, on every kind of output with
+  // secrets planted in it, must come out byte for byte as the whole text pushed at once does.
+  const fast = compile(DEFAULT_RULES, corpus.orgSecrets);
+  const SIZES = [1, 2, 7, 64, 511, 513, 1000, 4095, 4096, 16 * 1024];
+  for (const [k, kind] of OUTPUT_KINDS.entries()) {
+    it(`${kind.name}: 4 KB reads, small writes and big batches`, () => {
+      const r = seeded(2000 + k);
+      for (let t = 0; t < 3; t++) {
+        const text = planted(r, kind.make(r, 40 * 1024));
+        const whole = streamWith(fast, text, [text.length]);
+        for (let ch = 0; ch < 4; ch++) {
+          const cuts: number[] = [];
+          // ch 0: 4 KB reads; then ever more mixed sizes.
+          for (let at = 0; at < text.length; ) cuts.push(Math.min(text.length, (at += ch === 0 ? 4096 : r.pick(SIZES.slice(0, 4 + ch * 2)))));
+          const got = streamWith(fast, text, cuts);
+          if (got.out !== whole.out) expect.fail(`${kind.name} text ${t} chunking ${ch}: differs at ${[...got.out].findIndex((x, i) => x !== whole.out[i])}`);
+          expect(got.masks).toEqual(whole.masks);
+        }
+      }
+    });
+  }
+});
+
 /** Text and sequences as the parser reports them, adjacent text merged (chunking splits text). */
 function parsed(text: string, chunk: number): string[] {
   const p = new TerminalParser();

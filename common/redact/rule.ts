@@ -95,7 +95,10 @@ export interface Anchor {
   /**
    * How far from its start the rule may read before the anchor is complete: within this many
    * characters of the end of a text that may still grow the rule can answer MORE with no anchor
-   * yet, so there it is asked at every position `first` and `notAfter` allow.
+   * yet, so there it is asked at every position `first` and `notAfter` allow, from which the rest
+   * of the text is what a window holds (`gap` and `over` characters, or a cut anchor). A MORE
+   * answered anywhere else would be lost: a matcher answers NO as soon as its text cannot be the
+   * start of a window.
    */
   reach: number;
 }

@@ -2,7 +2,7 @@ import * as C from './chars';
 // Bound once: under a CommonJS transform (tsx) every use of an imported name is a getter call,
 // which in these per-character loops cost more than the matching itself.
 const { lit, MORE, NEED, YES } = C;
-import { firstAtOrAfter, scanAnchored } from './anchored';
+import { firstAtOrAfter, scanAnchored, type Undecided } from './anchored';
 import { GATE_ANY, loopTables, PAIR_ROW, slot, type Compiled } from './compiled';
 import type { Found } from './rule';
 import type { NamedForm } from './secrets';
@@ -39,6 +39,10 @@ export interface ScanResult {
    */
   undecided: number;
 }
+
+/** Anchor hits by anchor id, and what the anchored rules leave undecided: reused by every scan (never re-entered). */
+const hits: number[][] = [];
+const pending: Undecided = { hold: 0, undecided: 0 };
 
 /**
  * Asks every rule and secret form at every position of s from `from` on. With final=false a match
@@ -125,20 +129,18 @@ export function scan(s: string, from: number, final: boolean, c: Compiled, break
   }
   const loopMasks = masks.length;
   // Each anchor text is looked for once, whichever rules share it (`:` is three rules' anchor).
-  const hits = new Map<string, number[]>();
-  for (const ar of c.anchored) {
-    for (const a of ar.anchors) {
-      if (hits.has(a.text)) continue;
-      const list: number[] = [];
-      for (let h = s.indexOf(a.text, from); h >= 0; h = s.indexOf(a.text, h + 1)) list.push(h);
-      hits.set(a.text, list);
-    }
+  const { anchorTexts } = c;
+  for (let t = 0; t < anchorTexts.length; t++) {
+    const list = (hits[t] ??= []);
+    list.length = 0;
+    const text = anchorTexts[t];
+    for (let h = s.indexOf(text, from); h >= 0; h = s.indexOf(text, h + 1)) list.push(h);
   }
-  for (const ar of c.anchored) {
-    const r = scanAnchored(s, from, final, ar, breaks, f, masks, hits);
-    if (r.hold < hold) hold = r.hold;
-    if (r.undecided < undecided) undecided = r.undecided;
-  }
+  pending.hold = hold;
+  pending.undecided = undecided;
+  for (let k = 0; k < c.anchored.length; k++) scanAnchored(s, from, final, c.anchored[k], breaks, f, masks, hits, pending);
+  hold = pending.hold;
+  undecided = pending.undecided;
   // The anchored rules' masks come after the loop's: put them where the reference finds them.
   if (masks.length > loopMasks && loopMasks + c.anchored.length > 1) masks.sort((x, y) => x.at - y.at || x.rank! - y.rank!);
   return { masks, hold, undecided };
@@ -215,8 +217,11 @@ export function scanEvery(s: string, from: number, final: boolean, c: Compiled, 
   return { masks, hold, undecided };
 }
 
+const NO_RUNS: ReadonlyArray<readonly [number, number]> = [];
+
 /** Maximal masked runs [start, end) of the masks, clipped to [from, ∞), in order. */
-export function mergeRuns(masks: readonly Mask[], from: number): Array<[number, number]> {
+export function mergeRuns(masks: readonly Mask[], from: number): ReadonlyArray<readonly [number, number]> {
+  if (masks.length === 0) return NO_RUNS; // most pushes: nothing to mask, nothing to allocate
   const spans = masks.filter((m) => m.end > from).map((m): [number, number] => [Math.max(m.start, from), m.end]);
   spans.sort((a, b) => a[0] - b[0]);
   const runs: Array<[number, number]> = [];

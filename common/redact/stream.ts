@@ -75,15 +75,17 @@ class Window {
     // Both lists are ascending: what is released is a prefix (a flood releases all of it at once).
     let k = 0;
     while (k < this.escs.length && this.escs[k].at <= cut) k++;
-    this.escs = k === this.escs.length ? [] : this.escs.slice(k);
+    if (k > 0) this.escs = k === this.escs.length ? [] : this.escs.slice(k);
     const drop = Math.max(0, cut - CONTEXT_CHARS - 1);
     if (drop > 0) {
       this.vis = this.vis.slice(drop);
       this.trimmed = true;
       for (const e of this.escs) e.at -= drop;
-      let b = this.breaks.length;
-      while (b > 0 && this.breaks[b - 1] - drop >= 1) b--;
-      this.breaks = b === this.breaks.length ? [] : this.breaks.slice(b).map((x) => x - drop);
+      if (this.breaks.length > 0) {
+        let b = this.breaks.length;
+        while (b > 0 && this.breaks[b - 1] - drop >= 1) b--;
+        this.breaks = b === this.breaks.length ? [] : this.breaks.slice(b).map((x) => x - drop);
+      }
     }
     this.off = cut - drop;
     this.resume = Math.max(0, this.resume - drop);
@@ -94,7 +96,7 @@ class Window {
  * Writes vis[from, to) with masked runs replaced by one REDACTED each, and the escapes anchored in
  * [from, to] where they stood (inside a masked run they follow the marker, so colours still work).
  */
-function render(vis: string, from: number, to: number, runs: ReadonlyArray<[number, number]>, escs: readonly Esc[]): string {
+function render(vis: string, from: number, to: number, runs: ReadonlyArray<readonly [number, number]>, escs: readonly Esc[]): string {
   let out = '';
   let pos = from;
   let e = 0;
@@ -183,7 +185,7 @@ export function createStreamRedactorFrom(c: Compiled, opts: StreamRedactorOption
         w.resume = masks.reduce((r, m) => Math.min(r, m.at), Math.min(undecided, n));
         return '';
       }
-      return emit(cut, masks.filter((m) => m.start < cut), undecided, masks);
+      return emit(cut, masks.length === 0 ? masks : masks.filter((m) => m.start < cut), undecided, masks);
     },
     end(): string {
       const n = w.vis.length;

@@ -87,12 +87,14 @@ export const azureClientSecretRule: Rule = {
     return { text: `${r.chars('A-Za-z0-9', 3)}${r.int(10)}Q~${secret}`, secret };
   },
   match(s, i, final, f) {
-    // The digit and `Q~` first: this rule may start at any word, and almost every word fails here.
-    const d = peek(s, i + 3, final);
+    // Undecided only while everything up to the end can still be the start (the scan asks this
+    // rule near the end of a stream only where its window may still reach the text's end).
+    const e = run(s, i, AZURE_SECRET, 3, final);
+    if (e === NEED) return more(f, s.length);
+    if (e - i < 3) return NO;
+    const d = peek(s, e, final);
     if (d === NEED) return more(f, s.length);
     if (!isDigit(d)) return NO;
-    const e = run(s, i, AZURE_SECRET, 3, final);
-    if (e - i < 3) return NO;
     const j = lit(s, e + 1, 'Q~', final);
     if (j === NEED) return more(f, s.length);
     if (j === FAIL) return NO;
