@@ -5,7 +5,8 @@
  *       atomic apply and an independent re-count — as the gate runs them.
  * Prints both wall times and CPU seconds, and last the target's line: the median of the rounds'
  * wall and CPU ratios against TARGET_RATIO, with the machine's load. Asserts nothing.
- * Usage: npm run bench:dta   (BENCH_FILES, default 5000; BENCH_ROUNDS, default 3: the median is printed)
+ * Usage: npm run bench:dta   (BENCH_FILES, default 5000; BENCH_ROUNDS, default 3: the median is printed;
+ * BENCH_STAGES=1 also prints each round's timeline of stages, runner and verifier process on one clock)
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -13,6 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { runDta, setVerifierMemoDir } from '../runner/dta/engine';
 import { DtaPolicySchema } from '../runner/dta/policy';
+import { readMarks, STAGES_ENV, type StageMark } from '../runner/dta/stages';
 import { makeRepo } from '../runner/dta/testing/fixture-repos';
 import { ensureVerifierBundle } from '../runner/dta/verifier/bundle';
 import { verifiersExited } from '../runner/dta/verifier/spawn';
@@ -43,6 +45,33 @@ function cpuSeconds(): number {
 }
 /** Issue 15's target: link_updater within this factor of grep | sed, in wall time and in CPU. */
 const TARGET_RATIO = 3;
+/** BENCH_STAGES=1: each round's stages (runner/dta/stages.ts), printed after its line. */
+const STAGES = process.env.BENCH_STAGES === '1';
+
+/**
+ * The stages of a round's dry-run and apply on one timeline: each mark's time from its run's start,
+ * and the wall and CPU time from the previous mark of the same process (what that stage took).
+ */
+function printStages(marks: StageMark[]): void {
+  const runs: StageMark[][] = [];
+  for (const m of marks) {
+    if (m.name === 'run: start' || runs.length === 0) runs.push([]);
+    runs[runs.length - 1]!.push(m);
+  }
+  const engine = process.pid;
+  runs.forEach((run, i) => {
+    const t0 = run[0]!.at;
+    const last = new Map<number, StageMark>();
+    console.log(`  ${i === 0 ? 'dry-run' : 'apply'}:      at   +wall    +cpu`);
+    for (const m of run) {
+      const prev = last.get(m.pid);
+      last.set(m.pid, m);
+      const f = (x: number) => x.toFixed(0).padStart(6);
+      console.log(`    ${f(m.at - t0)} ms  ${f(m.at - (prev?.at ?? t0))}  ${f(m.cpu - (prev?.cpu ?? m.cpu))}  ${m.pid === engine ? 'runner  ' : 'verifier'}  ${m.name}`);
+    }
+  });
+}
+
 const LINKS = { from_hosts: ['http://old.example.com', 'https://old.example.com'], to_host: 'https://new.example.com' };
 
 /**
@@ -81,6 +110,8 @@ async function round(files: Record<string, string>, n: number): Promise<Round> {
   // As the runner does (runner/main.ts): the verifier's parse memo in a folder of the runner's own.
   const memoDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-dta-runner-'));
   setVerifierMemoDir(memoDir);
+  const stagesFile = path.join(memoDir, 'stages.jsonl');
+  if (STAGES) process.env[STAGES_ENV] = stagesFile;
   try {
     let c = cpuSeconds();
     let t = performance.now();
@@ -101,6 +132,7 @@ async function round(files: Record<string, string>, n: number): Promise<Round> {
     // The verifier writes its memo after the run answered: its CPU counts once it has exited.
     await verifiersExited();
     const dtaCpu = cpuSeconds() - c;
+    if (STAGES) printStages(readMarks(stagesFile));
     const same = execFileSync('diff', ['-r', '-q', '-x', '.git', '-x', '.runs', a, b], { encoding: 'utf8' }).trim() === '';
     return { sedMs, sedCpu, dryMs, applyMs, dtaCpu, verified: dry.verifier.passed && applied.verifier.passed, same, updates: Number(applied.applied_changes.link_updates ?? 0), files: applied.applied_changes.files ?? 0 };
   } finally {

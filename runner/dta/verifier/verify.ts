@@ -7,6 +7,7 @@ import { DtaCountsSchema, DtaToolSchema, type DtaCounts, type DtaVerifier } from
 import { loadMeasure } from '../adapters/measures';
 import { byteCompare, globMatcher, headSha, readBlobs, RUNS_DIR, sha256, statusText, trackedFiles } from '../git-state';
 import { applyPatchInMemory } from '../patch';
+import { mark } from '../stages';
 import { hostBytesMatcher } from './host-bytes';
 import type { MeasureContext } from '../types';
 
@@ -127,6 +128,7 @@ export async function prepare(req: PrepareRequest): Promise<void> {
   await withMemo(req, async () => {
     const { tracked, matched } = await inScope(req, req.head);
     const blobs = await headBlobsOf(req.root, req.head, matched);
+    mark('verifier: prepare: HEAD blobs read');
     const could = hostBytesMatcher((req.params.from_hosts as string[] | undefined) ?? []);
     const allFiles = new Set(tracked);
     await m.measure(blobs, req.params, { allFiles, read: (rel) => blobs.get(rel), parse: (_rel, text) => could(text) });
@@ -149,6 +151,7 @@ async function measureAndCheck(req: VerifyRequest, m: Awaited<ReturnType<typeof 
   const { tracked, matched } = await inScope(req, claim.head);
   const allFiles = new Set(tracked);
   const headBlobs = await headBlobsOf(root, claim.head, matched);
+  mark('verifier: HEAD listed, blobs read');
   const readHead = (rel: string): string | undefined => {
     if (headBlobs.has(rel)) return headBlobs.get(rel);
     if (!allFiles.has(rel)) return undefined;
@@ -210,6 +213,7 @@ async function measureAndCheck(req: VerifyRequest, m: Awaited<ReturnType<typeof 
     changed = [...new Set([...claimed, ...onDisk])];
   }
 
+  mark(req.mode === 'proposed' ? 'verifier: patch applied in memory' : 'verifier: status read, files hashed');
   // link_updater: parse, before and after alike, the files whose HEAD bytes can hold a link to
   // the old hosts (host-bytes.ts, the verifier's own test) and every file that changed. Any other
   // file is unchanged and has none of those links, by its bytes.
@@ -225,6 +229,7 @@ async function measureAndCheck(req: VerifyRequest, m: Awaited<ReturnType<typeof 
   const before = await m.measure(headBlobs, req.params, beforeCtx);
   const forged = sameCounts(before, claim.baseline);
   if (forged) failures.push(`baseline does not match the files at HEAD: ${forged}`);
+  mark('verifier: before measured');
 
   // A changed file whose new bytes are HEAD's with only the old hosts swapped has its links known
   // from the parse of HEAD just made (host-rewrite.ts); any other is parsed below.
@@ -244,7 +249,9 @@ async function measureAndCheck(req: VerifyRequest, m: Awaited<ReturnType<typeof 
     readAfter = readDisk;
   }
 
+  mark('verifier: host swaps seeded, after read');
   const afterCounts = await m.measure(after, req.params, { allFiles, read: readAfter, parse });
+  mark('verifier: after measured');
   const own = m.check(before, afterCounts, claim.units);
   checks.push(...own.checks);
   failures.push(...own.failures);
