@@ -15,6 +15,7 @@ import path from 'node:path';
 import { runDta, setVerifierMemoDir } from '../runner/dta/engine';
 import { DtaPolicySchema } from '../runner/dta/policy';
 import { readMarks, STAGES_ENV, type StageMark } from '../runner/dta/stages';
+import { benchSite } from '../runner/dta/testing/bench-site';
 import { makeRepo } from '../runner/dta/testing/fixture-repos';
 import { ensureVerifierBundle } from '../runner/dta/verifier/bundle';
 import { verifiersExited } from '../runner/dta/verifier/spawn';
@@ -73,23 +74,6 @@ function printStages(marks: StageMark[]): void {
 }
 
 const LINKS = { from_hosts: ['http://old.example.com', 'https://old.example.com'], to_host: 'https://new.example.com' };
-
-/**
- * The generated site; `round` goes into every file's text, so no round finds its texts parsed by
- * an earlier one (this process's parse cache is by content: a runner does not see the same 5,000
- * texts again, except a dry-run's apply, which the run itself reuses).
- */
-function site(n: number, round: number): Record<string, string> {
-  const files: Record<string, string> = {};
-  for (let i = 0; i < n; i++) {
-    const dir = `site/s${i % 50}`;
-    const k = i % 3;
-    if (k === 0) files[`${dir}/p${i}.html`] = `<!doctype html><html><head><link rel="stylesheet" href="https://old.example.com/s${i}.css"></head><body>\n<p>Round ${round}.</p>\n${'<p>Lorem ipsum dolor sit amet.</p>\n'.repeat(20)}<a href="http://old.example.com/p${i + 1}">next</a> <a href="https://elsewhere.org/">x</a>\n<img src="https://old.example.com/i${i}.png" srcset="https://old.example.com/i${i}.png 1x, https://old.example.com/i${i}@2x.png 2x">\n</body></html>\n`;
-    else if (k === 1) files[`${dir}/p${i}.md`] = `# Page ${i} of round ${round}\n\n${'Some prose for the page.\n'.repeat(20)}\nSee [next](http://old.example.com/p${i + 1}) and ![img](https://old.example.com/i${i}.png).\n\n[ref]: https://old.example.com/ref${i}\n`;
-    else files[`${dir}/s${i}.css`] = `/* round ${round} */\n${'.a { color: red; }\n'.repeat(20)}.hero { background: url("https://old.example.com/h${i}.jpg"); }\n`;
-  }
-  return files;
-}
 
 /** One round: a fresh pair of identical trees, sed on one, av-dta's dry-run + approved apply on the other. */
 interface Round {
@@ -156,7 +140,7 @@ async function main() {
   console.log(`${FILES} files, ${ROUNDS} round(s) (${os.cpus().length} CPUs, ${os.cpus()[0]?.model ?? 'unknown CPU'}, load ${loadAtStart.toFixed(2)})`);
   const rounds: Round[] = [];
   for (let i = 0; i < ROUNDS; i++) {
-    const r = await round(site(FILES, i), FILES);
+    const r = await round(benchSite(FILES, i), FILES);
     rounds.push(r);
     // Each round on its own line: on a shared machine one round can be an outlier either way.
     console.log(`round ${i + 1}: sed ${r.sedMs.toFixed(0)} ms, av-dta dry-run ${r.dryMs.toFixed(0)} ms + apply/verify ${r.applyMs.toFixed(0)} ms = ${((r.dryMs + r.applyMs) / r.sedMs).toFixed(1)}×; CPU ${r.sedCpu.toFixed(1)} s vs ${r.dtaCpu.toFixed(1)} s; verified ${r.verified ? 'yes' : 'NO'}, same as sed ${r.same ? 'yes' : 'NO'}; load ${os.loadavg()[0]!.toFixed(2)}`);
