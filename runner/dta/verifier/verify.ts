@@ -3,7 +3,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import picomatch from 'picomatch';
 import { z } from 'zod';
-import { DtaCountsSchema, DtaToolSchema, type DtaCounts, type DtaVerifier } from '../../../protocol';
+// protocol's DTA module, not its index: the verifier process would evaluate every schema of the
+// protocol at each start (bundle.ts).
+import { DtaCountsSchema, DtaToolSchema, type DtaCounts, type DtaVerifier } from '../../../protocol/dta';
 import { loadMeasure } from '../adapters/measures';
 import { byteCompare, globMatcher, headSha, readBlobs, RUNS_DIR, sha256, statusText, trackedFiles } from '../git-state';
 import { applyPatchInMemory } from '../patch';
