@@ -7,7 +7,7 @@ import { z } from 'zod';
 // protocol at each start (bundle.ts).
 import { DtaCountsSchema, DtaToolSchema, type DtaCounts, type DtaVerifier } from '../../../protocol/dta';
 import { loadMeasure } from '../adapters/measures';
-import { byteCompare, globMatcher, headSha, readBlobs, RUNS_DIR, sha256, statusText, trackedFiles } from '../git-state';
+import { byteCompare, globMatcher, headSha, readBlobs, RUNS_DIR, sha256, statusText, treeAt, type TreeAt } from '../git-state';
 import { applyPatchInMemory } from '../patch';
 import { mark } from '../stages';
 import { hostBytesMatcher } from './host-bytes';
@@ -106,18 +106,31 @@ export function saveMemos(): void {
 }
 
 /**
- * HEAD's files in the glob, read once per process and HEAD: the prepare request reads them, the
- * verify request after it reuses them (git objects do not change under a commit id).
+ * HEAD's tree and its files in the glob, read once per process and HEAD: the prepare request
+ * reads them, the verify request after it (and the apply's, in a kept verifier) reuses them — git
+ * objects do not change under a commit id. One `ls-tree` gives both the paths and the blob ids.
  */
+let lastTree: { key: string; tree: Promise<TreeAt> } | null = null;
+function treeOf(root: string, head: string): Promise<TreeAt> {
+  const key = JSON.stringify([root, head]);
+  if (lastTree?.key !== key) {
+    const tree = treeAt(root, head);
+    lastTree = { key, tree };
+    // A failed read is not kept: the next request asks git again.
+    tree.catch(() => lastTree?.tree === tree && (lastTree = null));
+  }
+  return lastTree.tree;
+}
+
 let lastBlobs: { key: string; blobs: Promise<Map<string, string>> } | null = null;
-function headBlobsOf(root: string, head: string, matched: string[]): Promise<Map<string, string>> {
+async function headBlobsOf(root: string, head: string, matched: string[]): Promise<Map<string, string>> {
   const key = JSON.stringify([root, head, matched]);
-  if (lastBlobs?.key !== key) lastBlobs = { key, blobs: readBlobs(root, head, matched) };
+  if (lastBlobs?.key !== key) lastBlobs = { key, blobs: treeOf(root, head).then((tree) => readBlobs(root, head, matched, tree)) };
   return lastBlobs.blobs;
 }
 
 async function inScope(req: Pick<VerifyRequest, 'root' | 'globs' | 'allowed_paths'>, head: string): Promise<{ tracked: string[]; matched: string[] }> {
-  const tracked = await trackedFiles(req.root, head);
+  const tracked = (await treeOf(req.root, head)).paths;
   const inGlob = globMatcher(req.globs);
   const allowed = picomatch(req.allowed_paths, { dot: true });
   return { tracked, matched: tracked.filter((f) => inGlob(f) && allowed(f)) };
