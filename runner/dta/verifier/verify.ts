@@ -129,11 +129,16 @@ async function headBlobsOf(root: string, head: string, matched: string[]): Promi
   return lastBlobs.blobs;
 }
 
+/** The files in scope, matched once per HEAD and globs (5,000 paths through picomatch: 10-20 ms a time). */
+let lastScope: { key: string; scope: { tracked: string[]; matched: string[] } } | null = null;
 async function inScope(req: Pick<VerifyRequest, 'root' | 'globs' | 'allowed_paths'>, head: string): Promise<{ tracked: string[]; matched: string[] }> {
   const tracked = (await treeOf(req.root, head)).paths;
+  const key = JSON.stringify([req.root, head, req.globs, req.allowed_paths]);
+  if (lastScope?.key === key) return lastScope.scope;
   const inGlob = globMatcher(req.globs);
   const allowed = picomatch(req.allowed_paths, { dot: true });
-  return { tracked, matched: tracked.filter((f) => inGlob(f) && allowed(f)) };
+  lastScope = { key, scope: { tracked, matched: tracked.filter((f) => inGlob(f) && allowed(f)) } };
+  return lastScope.scope;
 }
 
 /** Parses HEAD's files that can hold a link to the old hosts (link_updater); other tools wait for their request. */
