@@ -5,7 +5,8 @@
  *       atomic apply and an independent re-count — as the gate runs them.
  * Prints both wall times and CPU seconds, and last the target's line: the median of the rounds'
  * wall and CPU ratios against TARGET_RATIO, with the machine's load. Asserts nothing.
- * Usage: npm run bench:dta   (BENCH_FILES, default 5000; BENCH_ROUNDS, default 3: the median is printed)
+ * Usage: npm run bench:dta   (BENCH_FILES, default 5000; BENCH_ROUNDS, default 3: the median is printed;
+ * BENCH_STAGES=1 also prints each round's timeline of stages, runner and verifier process on one clock)
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -13,6 +14,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { runDta, setVerifierMemoDir } from '../runner/dta/engine';
 import { DtaPolicySchema } from '../runner/dta/policy';
+import { readMarks, STAGES_ENV, type StageMark } from '../runner/dta/stages';
+import { benchSite } from '../runner/dta/testing/bench-site';
 import { makeRepo } from '../runner/dta/testing/fixture-repos';
 import { ensureVerifierBundle } from '../runner/dta/verifier/bundle';
 import { verifiersExited } from '../runner/dta/verifier/spawn';
@@ -43,24 +46,34 @@ function cpuSeconds(): number {
 }
 /** Issue 15's target: link_updater within this factor of grep | sed, in wall time and in CPU. */
 const TARGET_RATIO = 3;
-const LINKS = { from_hosts: ['http://old.example.com', 'https://old.example.com'], to_host: 'https://new.example.com' };
+/** BENCH_STAGES=1: each round's stages (runner/dta/stages.ts), printed after its line. */
+const STAGES = process.env.BENCH_STAGES === '1';
 
 /**
- * The generated site; `round` goes into every file's text, so no round finds its texts parsed by
- * an earlier one (this process's parse cache is by content: a runner does not see the same 5,000
- * texts again, except a dry-run's apply, which the run itself reuses).
+ * The stages of a round's dry-run and apply on one timeline: each mark's time from its run's start,
+ * and the wall and CPU time from the previous mark of the same process (what that stage took).
  */
-function site(n: number, round: number): Record<string, string> {
-  const files: Record<string, string> = {};
-  for (let i = 0; i < n; i++) {
-    const dir = `site/s${i % 50}`;
-    const k = i % 3;
-    if (k === 0) files[`${dir}/p${i}.html`] = `<!doctype html><html><head><link rel="stylesheet" href="https://old.example.com/s${i}.css"></head><body>\n<p>Round ${round}.</p>\n${'<p>Lorem ipsum dolor sit amet.</p>\n'.repeat(20)}<a href="http://old.example.com/p${i + 1}">next</a> <a href="https://elsewhere.org/">x</a>\n<img src="https://old.example.com/i${i}.png" srcset="https://old.example.com/i${i}.png 1x, https://old.example.com/i${i}@2x.png 2x">\n</body></html>\n`;
-    else if (k === 1) files[`${dir}/p${i}.md`] = `# Page ${i} of round ${round}\n\n${'Some prose for the page.\n'.repeat(20)}\nSee [next](http://old.example.com/p${i + 1}) and ![img](https://old.example.com/i${i}.png).\n\n[ref]: https://old.example.com/ref${i}\n`;
-    else files[`${dir}/s${i}.css`] = `/* round ${round} */\n${'.a { color: red; }\n'.repeat(20)}.hero { background: url("https://old.example.com/h${i}.jpg"); }\n`;
+function printStages(marks: StageMark[]): void {
+  const runs: StageMark[][] = [];
+  for (const m of marks) {
+    if (m.name === 'run: start' || runs.length === 0) runs.push([]);
+    runs[runs.length - 1]!.push(m);
   }
-  return files;
+  const engine = process.pid;
+  runs.forEach((run, i) => {
+    const t0 = run[0]!.at;
+    const last = new Map<number, StageMark>();
+    console.log(`  ${i === 0 ? 'dry-run' : 'apply'}:      at   +wall    +cpu`);
+    for (const m of run) {
+      const prev = last.get(m.pid);
+      last.set(m.pid, m);
+      const f = (x: number) => x.toFixed(0).padStart(6);
+      console.log(`    ${f(m.at - t0)} ms  ${f(m.at - (prev?.at ?? t0))}  ${f(m.cpu - (prev?.cpu ?? m.cpu))}  ${m.pid === engine ? 'runner  ' : 'verifier'}  ${m.name}`);
+    }
+  });
 }
+
+const LINKS = { from_hosts: ['http://old.example.com', 'https://old.example.com'], to_host: 'https://new.example.com' };
 
 /** One round: a fresh pair of identical trees, sed on one, av-dta's dry-run + approved apply on the other. */
 interface Round {
@@ -81,6 +94,8 @@ async function round(files: Record<string, string>, n: number): Promise<Round> {
   // As the runner does (runner/main.ts): the verifier's parse memo in a folder of the runner's own.
   const memoDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-dta-runner-'));
   setVerifierMemoDir(memoDir);
+  const stagesFile = path.join(memoDir, 'stages.jsonl');
+  if (STAGES) process.env[STAGES_ENV] = stagesFile;
   try {
     let c = cpuSeconds();
     let t = performance.now();
@@ -101,6 +116,7 @@ async function round(files: Record<string, string>, n: number): Promise<Round> {
     // The verifier writes its memo after the run answered: its CPU counts once it has exited.
     await verifiersExited();
     const dtaCpu = cpuSeconds() - c;
+    if (STAGES) printStages(readMarks(stagesFile));
     const same = execFileSync('diff', ['-r', '-q', '-x', '.git', '-x', '.runs', a, b], { encoding: 'utf8' }).trim() === '';
     return { sedMs, sedCpu, dryMs, applyMs, dtaCpu, verified: dry.verifier.passed && applied.verifier.passed, same, updates: Number(applied.applied_changes.link_updates ?? 0), files: applied.applied_changes.files ?? 0 };
   } finally {
@@ -124,7 +140,7 @@ async function main() {
   console.log(`${FILES} files, ${ROUNDS} round(s) (${os.cpus().length} CPUs, ${os.cpus()[0]?.model ?? 'unknown CPU'}, load ${loadAtStart.toFixed(2)})`);
   const rounds: Round[] = [];
   for (let i = 0; i < ROUNDS; i++) {
-    const r = await round(site(FILES, i), FILES);
+    const r = await round(benchSite(FILES, i), FILES);
     rounds.push(r);
     // Each round on its own line: on a shared machine one round can be an outlier either way.
     console.log(`round ${i + 1}: sed ${r.sedMs.toFixed(0)} ms, av-dta dry-run ${r.dryMs.toFixed(0)} ms + apply/verify ${r.applyMs.toFixed(0)} ms = ${((r.dryMs + r.applyMs) / r.sedMs).toFixed(1)}×; CPU ${r.sedCpu.toFixed(1)} s vs ${r.dtaCpu.toFixed(1)} s; verified ${r.verified ? 'yes' : 'NO'}, same as sed ${r.same ? 'yes' : 'NO'}; load ${os.loadavg()[0]!.toFixed(2)}`);

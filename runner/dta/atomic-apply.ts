@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { mark } from './stages';
 
 /**
  * All files or none. Every new content is written to a temp file beside its target and the
@@ -113,6 +114,7 @@ export function applyAtomic(root: string, journalDir: string, runId: string, cha
   // The journal comes first, so a crash at any later point knows every temp and copy to clean up.
   writeDurable(path.join(dir, `${JOURNAL_FILE}.tmp`), JSON.stringify(journal));
   fs.renameSync(path.join(dir, `${JOURNAL_FILE}.tmp`), path.join(dir, JOURNAL_FILE));
+  mark('apply: journal written');
   let renamed = 0;
   // Read once per apply (it is the process's, and only this call's files are made under it).
   const umask = process.umask();
@@ -126,10 +128,12 @@ export function applyAtomic(root: string, journalDir: string, runId: string, cha
       // The create mode passes through the umask: a chmod only where it took bits away.
       if (mode & umask) fs.chmodSync(e.tmp, mode);
     }
+    mark('apply: originals kept, temps written');
     flushAll(root, [...copied.map((e) => `${e.backup}.tmp`), ...entries.map((e) => e.tmp)]);
     // A copied backup exists under its name only complete (written, flushed, renamed): rollback
     // never restores a torn copy.
     for (const e of copied) fs.renameSync(`${e.backup}.tmp`, e.backup);
+    mark('apply: flushed');
     for (const e of entries) {
       fs.renameSync(e.tmp, path.join(root, e.rel));
       renamed++;

@@ -10,6 +10,7 @@ import { invocationKey, keepProposal, stillFits, takeProposal } from './kept-pro
 import { DEFAULT_POLICY, effectiveConstraints, PolicyError, takeRateSlot, type DtaPolicy } from './policy';
 import { discoverAndPropose, type Proposed } from './propose';
 import { RunFailure } from './run-failure';
+import { mark } from './stages';
 import { VerifierProcess } from './verifier/spawn';
 
 /**
@@ -49,7 +50,19 @@ function zeroUnits(unit: string): DtaCounts {
   return { files: 0, [unit]: 0 };
 }
 
+/**
+ * Each tool's params schema, compiled once per process: a new Ajv and its compile were ~50 ms of
+ * CPU at the start of every run, before its verifier process was started.
+ */
+const paramsValidators = new Map<string, ReturnType<typeof compileSchema>>();
+function paramsValidator(tool: string, schema: Record<string, unknown>): ReturnType<typeof compileSchema> {
+  let compiled = paramsValidators.get(tool);
+  if (!compiled) paramsValidators.set(tool, (compiled = compileSchema(createAjv(), schema)));
+  return compiled;
+}
+
 export async function runDta(raw: unknown, opts: RunOptions = {}): Promise<DtaOutput> {
+  mark('run: start');
   const runId = opts.runId ?? newRunId();
   const now = opts.now ?? (() => new Date());
   const policy = opts.policy ?? DEFAULT_POLICY;
@@ -86,7 +99,7 @@ async function execute(
 ): Promise<void> {
   const adapter = adapterOf(inv.tool);
   const m = adapter.measure;
-  const compiled = compileSchema(createAjv(), m.paramsSchema);
+  const compiled = paramsValidator(inv.tool, m.paramsSchema);
   if (!compiled.ok) throw new RunFailure('ADAPTER_FAILED', `the adapter's params schema does not compile: ${compiled.reason}`);
   let params = structuredClone(inv.params);
   if (!compiled.validate(params)) throw new RunFailure('BAD_INVOCATION', `params: ${describeAjvErrors(compiled.validate.errors, '(params)')}`);
@@ -117,6 +130,7 @@ async function execute(
       // No HEAD (an empty repository): nothing to prepare; the run fails on its own below.
       if (head) early.prepare(prepareRequest(head));
     }
+    mark('run: verifier started');
   }
   cleanups.push(() => early?.kill());
   const stateDir = path.join(await gitDir(root), STATE_DIR);
@@ -124,6 +138,7 @@ async function execute(
   for (const id of recover(path.join(stateDir, 'journal'))) out.notes.push(`rolled back the unfinished apply of ${id}`);
   await excludeRunsDir(root);
   const fp0 = await treeFingerprint(root);
+  mark('run: recovered, status read');
   if (fp0.status !== '') throw new RunFailure('DIRTY_TREE', `the work tree has uncommitted changes (${fp0.status.split('\0').filter(Boolean).length} paths); commit or stash them first`);
   const key = invocationKey({ root, tool: inv.tool, params, globs, seed: constraints.seed, maxFiles: constraints.max_files, allowedPaths: policy.allowed_paths });
 
@@ -138,6 +153,7 @@ async function execute(
       kept.verifier?.close();
       kept = null;
     }
+    mark('apply: kept proposal checked');
   }
 
   // The verifier process: the one started above, or the dry-run's, kept (or a new one when the kept one is gone).
@@ -179,6 +195,7 @@ async function execute(
   out.applied_changes = zeroUnits(m.unit);
   const patchPath = artifacts.write('proposed.patch', patch);
   artifacts.write('proposed.json', { run_id: runId, counts: out.proposed_changes, files: changed, patch_sha256: out.patch_sha256, notes: out.notes });
+  mark('run: artifacts written');
   if (inv.expected_patch_sha256 && inv.expected_patch_sha256 !== out.patch_sha256) {
     throw new RunFailure('PATCH_MISMATCH', 'the proposal differs from the patch that was approved (the tree or the parameters changed since the dry-run)');
   }
@@ -197,6 +214,7 @@ async function execute(
 
   if (inv.mode === 'dry-run') {
     out.verifier = await verifier.run(request('proposed', {}), verifierBudget());
+    mark('run: verifier answered');
     artifacts.write('verify.json', { run_id: runId, phase: 'dry-run', verifier: out.verifier });
     out.ok = true;
     // Kept for the apply the gate may allow: it writes these contents and asks this verifier.
@@ -209,6 +227,7 @@ async function execute(
   // apply: only on the tree the proposal was made from
   const fp1 = await treeFingerprint(root);
   if (fp1.hash !== fp0.hash) throw new RunFailure('TREE_CHANGED', 'the work tree changed during the run (HEAD or status differ from the start); nothing was applied');
+  mark('apply: status read again');
   onPhase?.('proposed', out, { patch });
   let backupsRemoved: Promise<void>;
   try {
@@ -216,6 +235,7 @@ async function execute(
   } catch (err) {
     throw new RunFailure('APPLY_FAILED', `apply failed and was rolled back, the tree is as before: ${err instanceof Error ? err.message : String(err)}`);
   }
+  mark('apply: files renamed');
   const hashes = Object.fromEntries(changed.map((rel) => [rel, sha256(proposed.changes.get(rel)!)]));
   out.applied_changes = { files: changed.length, [m.unit]: proposed.units };
   out.phase = 'apply';
@@ -224,9 +244,12 @@ async function execute(
   onPhase?.('applied', out, {});
 
   // verify, in its own process
+  mark('apply: hashed, artifacts written');
   out.verifier = await verifier.run(request('applied', hashes), verifierBudget());
+  mark('run: verifier answered');
   // The run's own folder in the git dir is emptied by the time the run answers.
   await backupsRemoved;
+  mark('apply: backups removed');
   out.phase = 'verify';
   artifacts.write('verify.json', { run_id: runId, phase: 'verify', verifier: out.verifier });
   if (out.verifier.passed) onPhase?.('verified', out, {});

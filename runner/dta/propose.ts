@@ -6,6 +6,7 @@ import { byteCompare, globMatcher, sha256, trackedFiles } from './git-state';
 import { buildPatch } from './patch';
 import { allowedPathMatcher, type DtaPolicy, type effectiveConstraints } from './policy';
 import { RunFailure } from './run-failure';
+import { mark } from './stages';
 import type { MeasureContext } from './types';
 
 /** What a dry-run proposed, fresh or kept from an earlier dry-run of the same invocation. */
@@ -38,16 +39,22 @@ export async function discoverAndPropose(
   const allowed = allowedPathMatcher(policy);
   const matched = tracked.filter((f) => inGlob(f) && allowed(f));
   if (matched.length > constraints.max_files) throw new RunFailure('POLICY', `${matched.length} files match, max_files is ${constraints.max_files}`);
+  mark('propose: files listed');
   const files = new Map(matched.map((rel) => [rel, fs.readFileSync(path.join(root, rel), 'utf8')]));
+  mark('propose: files read');
   const ctx: MeasureContext = {
     allFiles,
     read: (rel) => files.get(rel) ?? (allFiles.has(rel) ? fs.readFileSync(path.join(root, rel), 'utf8') : undefined),
   };
   const baseline = await m.measure(files, params, ctx);
   inTime('discover');
+  mark('propose: measured');
   const proposal = await adapter.propose(files, params, { ...ctx, seed: constraints.seed });
   inTime('propose');
+  mark('propose: proposed');
   const changed = [...proposal.changes.keys()].sort(byteCompare);
   const sourceHashes = new Map(changed.map((rel) => [rel, sha256(files.get(rel) ?? ctx.read(rel) ?? '')]));
-  return { matched, baseline, units: proposal.units, changes: proposal.changes, changed, notes: proposal.notes, patch: buildPatch(files, proposal.changes), sourceHashes };
+  const patch = buildPatch(files, proposal.changes);
+  mark('propose: patch built');
+  return { matched, baseline, units: proposal.units, changes: proposal.changes, changed, notes: proposal.notes, patch, sourceHashes };
 }

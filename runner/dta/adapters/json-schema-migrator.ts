@@ -1,6 +1,7 @@
 import type { ValidateFunction } from 'ajv';
 import { createAjv } from '../../../common/ajv';
-import { DTA_PARAMS_SCHEMAS, DTA_SUMMARIES, type DtaCounts } from '../../../protocol';
+import type { DtaCounts } from '../../../protocol/dta';
+import { DTA_PARAMS_SCHEMAS, DTA_SUMMARIES } from '../../../protocol/dta-params';
 import type { Adapter, Files, Measure } from '../types';
 
 /**

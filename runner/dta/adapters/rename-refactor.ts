@@ -1,5 +1,6 @@
 import { Node, Project, SyntaxKind, ts, type Identifier } from 'ts-morph';
-import { DTA_PARAMS_SCHEMAS, DTA_SUMMARIES, type DtaCounts } from '../../../protocol';
+import type { DtaCounts } from '../../../protocol/dta';
+import { DTA_PARAMS_SCHEMAS, DTA_SUMMARIES } from '../../../protocol/dta-params';
 import { byteCompare } from '../git-state';
 import type { Adapter, Files, Measure } from '../types';
 

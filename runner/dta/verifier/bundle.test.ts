@@ -16,6 +16,8 @@ vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
  * byte for byte the same.
  */
 const PROJECT = fileURLToPath(new URL('../../../', import.meta.url));
+/** A package bundled in (verifier/bundle.ts), copied into the test's tree rather than linked. */
+const OWN_PACKAGE = 'postcss-value-parser';
 let copy: string;
 let cacheDir: string;
 
@@ -23,8 +25,13 @@ beforeAll(() => {
   copy = fs.mkdtempSync(path.join(os.tmpdir(), 'dta-bundle-'));
   for (const dir of ['runner', 'protocol', 'common']) fs.cpSync(path.join(PROJECT, dir), path.join(copy, dir), { recursive: true });
   fs.copyFileSync(path.join(PROJECT, 'package.json'), path.join(copy, 'package.json'));
-  // Packages stay external: the bundle resolves them from the copy's node_modules, as from the install's.
-  fs.symlinkSync(path.join(PROJECT, 'node_modules'), path.join(copy, 'node_modules'));
+  // The copy's packages are the install's (linked), but for one bundled package copied, so the test may touch it.
+  fs.mkdirSync(path.join(copy, 'node_modules'));
+  for (const name of fs.readdirSync(path.join(PROJECT, 'node_modules'))) {
+    if (name === '.cache') continue;
+    if (name === OWN_PACKAGE) fs.cpSync(path.join(PROJECT, 'node_modules', name), path.join(copy, 'node_modules', name), { recursive: true });
+    else fs.symlinkSync(path.join(PROJECT, 'node_modules', name), path.join(copy, 'node_modules', name));
+  }
   cacheDir = path.join(copy, '.bundles');
 });
 afterAll(() => fs.rmSync(copy, { recursive: true, force: true }));
@@ -93,5 +100,12 @@ describe("the verifier's prebuilt entry", () => {
     expect(freshBundle(opts)).toBeNull();
     fs.writeFileSync(hostBytes, kept);
     expect(freshBundle(opts)).toBe(rebuilt);
+
+    // A bundled package's file rewritten (same bytes: a reinstall) is a change too.
+    const pkgFile = path.join(copy, 'node_modules', OWN_PACKAGE, 'lib/index.js');
+    fs.writeFileSync(pkgFile, fs.readFileSync(pkgFile));
+    expect(freshBundle(opts)).toBeNull();
+    const again = await buildVerifierBundle(opts);
+    expect(freshBundle(opts)).toBe(again);
   });
 });

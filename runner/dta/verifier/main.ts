@@ -1,6 +1,10 @@
 import { createInterface } from 'node:readline';
 import { useReaders } from '../adapters/link-updater/parsers';
+import { mark } from '../stages';
 import { PrepareRequestSchema, prepare, saveMemos, verify, VerifyRequestSchema } from './verify';
+
+mark('verifier: process started', true);
+mark('verifier: modules loaded');
 
 // The verifier reads with parsers of its own (htmlparser2, markdown-it; the adapter's are parse5,
 // micromark): its count is a second reading of the bytes, not the adapter's parsers run again.
@@ -30,12 +34,15 @@ async function handle(line: string): Promise<void> {
     const p = PrepareRequestSchema.safeParse(raw);
     // A bad or failed prepare only loses its head start: the verify request measures everything.
     if (p.success) await prepare(p.data).catch(() => undefined);
+    mark('verifier: prepared');
     return;
   }
   const parsed = VerifyRequestSchema.safeParse(raw);
   if (!parsed.success) return answer(failed(`bad verify request: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`));
+  mark(`verifier: ${parsed.data.mode} request`);
   try {
     answer(await verify(parsed.data));
+    mark('verifier: answered');
   } catch (err) {
     answer(failed(`verifier crashed: ${err instanceof Error ? err.message : String(err)}`));
   }

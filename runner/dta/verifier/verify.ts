@@ -3,10 +3,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import picomatch from 'picomatch';
 import { z } from 'zod';
-import { DtaCountsSchema, DtaToolSchema, type DtaCounts, type DtaVerifier } from '../../../protocol';
+// protocol's DTA module, not its index: the verifier process would evaluate every schema of the
+// protocol at each start (bundle.ts).
+import { DtaCountsSchema, DtaToolSchema, type DtaCounts, type DtaVerifier } from '../../../protocol/dta';
 import { loadMeasure } from '../adapters/measures';
-import { byteCompare, globMatcher, headSha, readBlobs, RUNS_DIR, sha256, statusText, trackedFiles } from '../git-state';
+import { byteCompare, globMatcher, headSha, readBlobs, RUNS_DIR, sha256, statusText, treeAt, type TreeAt } from '../git-state';
 import { applyPatchInMemory } from '../patch';
+import { mark } from '../stages';
 import { hostBytesMatcher } from './host-bytes';
 import type { MeasureContext } from '../types';
 
@@ -103,21 +106,39 @@ export function saveMemos(): void {
 }
 
 /**
- * HEAD's files in the glob, read once per process and HEAD: the prepare request reads them, the
- * verify request after it reuses them (git objects do not change under a commit id).
+ * HEAD's tree and its files in the glob, read once per process and HEAD: the prepare request
+ * reads them, the verify request after it (and the apply's, in a kept verifier) reuses them — git
+ * objects do not change under a commit id. One `ls-tree` gives both the paths and the blob ids.
  */
+let lastTree: { key: string; tree: Promise<TreeAt> } | null = null;
+function treeOf(root: string, head: string): Promise<TreeAt> {
+  const key = JSON.stringify([root, head]);
+  if (lastTree?.key !== key) {
+    const tree = treeAt(root, head);
+    lastTree = { key, tree };
+    // A failed read is not kept: the next request asks git again.
+    tree.catch(() => lastTree?.tree === tree && (lastTree = null));
+  }
+  return lastTree.tree;
+}
+
 let lastBlobs: { key: string; blobs: Promise<Map<string, string>> } | null = null;
-function headBlobsOf(root: string, head: string, matched: string[]): Promise<Map<string, string>> {
+async function headBlobsOf(root: string, head: string, matched: string[]): Promise<Map<string, string>> {
   const key = JSON.stringify([root, head, matched]);
-  if (lastBlobs?.key !== key) lastBlobs = { key, blobs: readBlobs(root, head, matched) };
+  if (lastBlobs?.key !== key) lastBlobs = { key, blobs: treeOf(root, head).then((tree) => readBlobs(root, head, matched, tree)) };
   return lastBlobs.blobs;
 }
 
+/** The files in scope, matched once per HEAD and globs (5,000 paths through picomatch: 10-20 ms a time). */
+let lastScope: { key: string; scope: { tracked: string[]; matched: string[] } } | null = null;
 async function inScope(req: Pick<VerifyRequest, 'root' | 'globs' | 'allowed_paths'>, head: string): Promise<{ tracked: string[]; matched: string[] }> {
-  const tracked = await trackedFiles(req.root, head);
+  const tracked = (await treeOf(req.root, head)).paths;
+  const key = JSON.stringify([req.root, head, req.globs, req.allowed_paths]);
+  if (lastScope?.key === key) return lastScope.scope;
   const inGlob = globMatcher(req.globs);
   const allowed = picomatch(req.allowed_paths, { dot: true });
-  return { tracked, matched: tracked.filter((f) => inGlob(f) && allowed(f)) };
+  lastScope = { key, scope: { tracked, matched: tracked.filter((f) => inGlob(f) && allowed(f)) } };
+  return lastScope.scope;
 }
 
 /** Parses HEAD's files that can hold a link to the old hosts (link_updater); other tools wait for their request. */
@@ -127,6 +148,7 @@ export async function prepare(req: PrepareRequest): Promise<void> {
   await withMemo(req, async () => {
     const { tracked, matched } = await inScope(req, req.head);
     const blobs = await headBlobsOf(req.root, req.head, matched);
+    mark('verifier: prepare: HEAD blobs read');
     const could = hostBytesMatcher((req.params.from_hosts as string[] | undefined) ?? []);
     const allFiles = new Set(tracked);
     await m.measure(blobs, req.params, { allFiles, read: (rel) => blobs.get(rel), parse: (_rel, text) => could(text) });
@@ -149,6 +171,7 @@ async function measureAndCheck(req: VerifyRequest, m: Awaited<ReturnType<typeof 
   const { tracked, matched } = await inScope(req, claim.head);
   const allFiles = new Set(tracked);
   const headBlobs = await headBlobsOf(root, claim.head, matched);
+  mark('verifier: HEAD listed, blobs read');
   const readHead = (rel: string): string | undefined => {
     if (headBlobs.has(rel)) return headBlobs.get(rel);
     if (!allFiles.has(rel)) return undefined;
@@ -210,6 +233,7 @@ async function measureAndCheck(req: VerifyRequest, m: Awaited<ReturnType<typeof 
     changed = [...new Set([...claimed, ...onDisk])];
   }
 
+  mark(req.mode === 'proposed' ? 'verifier: patch applied in memory' : 'verifier: status read, files hashed');
   // link_updater: parse, before and after alike, the files whose HEAD bytes can hold a link to
   // the old hosts (host-bytes.ts, the verifier's own test) and every file that changed. Any other
   // file is unchanged and has none of those links, by its bytes.
@@ -225,6 +249,7 @@ async function measureAndCheck(req: VerifyRequest, m: Awaited<ReturnType<typeof 
   const before = await m.measure(headBlobs, req.params, beforeCtx);
   const forged = sameCounts(before, claim.baseline);
   if (forged) failures.push(`baseline does not match the files at HEAD: ${forged}`);
+  mark('verifier: before measured');
 
   // A changed file whose new bytes are HEAD's with only the old hosts swapped has its links known
   // from the parse of HEAD just made (host-rewrite.ts); any other is parsed below.
@@ -244,7 +269,9 @@ async function measureAndCheck(req: VerifyRequest, m: Awaited<ReturnType<typeof 
     readAfter = readDisk;
   }
 
+  mark('verifier: host swaps seeded, after read');
   const afterCounts = await m.measure(after, req.params, { allFiles, read: readAfter, parse });
+  mark('verifier: after measured');
   const own = m.check(before, afterCounts, claim.units);
   checks.push(...own.checks);
   failures.push(...own.failures);

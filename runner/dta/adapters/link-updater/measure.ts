@@ -1,4 +1,5 @@
-import { DTA_PARAMS_SCHEMAS, type DtaCounts } from '../../../../protocol';
+import type { DtaCounts } from '../../../../protocol/dta';
+import { DTA_PARAMS_SCHEMAS } from '../../../../protocol/dta-params';
 import type { Files, Measure, MeasureContext } from '../../types';
 import { extractLinksMany } from './links';
 
