@@ -18,7 +18,8 @@
  * that pacing): with a message per request (the feed before issue 17's outbox), through the
  * outbox with a reattach snapshot every 4 MB of any output (what the parsed-output rule came to in
  * a flood before the thread reported what it parsed), as screens.ts runs it at each
- * BENCH_SNAPSHOT_MB, and without seek points (what they cost). Asserts nothing.
+ * BENCH_SNAPSHOT_MB, with a seek snapshot every 256 KB of any output (before 09:45), and without
+ * seek points (what they cost). Asserts nothing.
  * Usage: npm run bench:mirror   (BENCH_MB per workload, BENCH_ROUNDS, BENCH_WORKLOAD: a name's part, BENCH_ROW: a row label's part,
  *        BENCH_SNAPSHOT_MB: the reattach snapshot intervals of the "after" and "live" rows, default 4 and 16)
  */
@@ -34,7 +35,7 @@ import { OUTBOX_HOLD_MS, OUTBOX_MAX_CHARS, type OutboxLimits } from '../server/s
 import { setMirrorOutboxLimits, stopMirrorThread } from '../server/services/terminal/mirror-thread';
 import { MIRROR_LAZINESS, MIRROR_THREAD_PACING } from '../server/services/terminal/mirror-worker';
 import { PacedTerminal, type Laziness } from '../server/services/terminal/paced-terminal';
-import { DEFAULT_SEEK_EVERY_CHARS, DEFAULT_SNAPSHOT_EVERY_CHARS, MAX_SNAPSHOT_STRETCH, SEEK_SCROLLBACK } from '../server/services/terminal/screens';
+import { DEFAULT_SEEK_EVERY_CHARS, DEFAULT_SNAPSHOT_EVERY_CHARS, MAX_SEEK_STRETCH, MAX_SNAPSHOT_STRETCH, SEEK_SCROLLBACK } from '../server/services/terminal/screens';
 
 const { Terminal } = xtermHeadless;
 const MB = Number(process.env.BENCH_MB ?? 4);
@@ -180,12 +181,14 @@ interface Feed {
   snapshotChars?: number;
   /** A snapshot every interval of any output: what the rule came to in a flood before 09:10. */
   everyChars?: boolean;
+  /** Seek snapshots after this many seek intervals of any output at most (1: every 256 KB, as before 09:45). */
+  seekStretch?: number;
 }
 
-async function mirror(events: WireEvent[], { seekPoints = true, perTurn = EVENTS_PER_BATCH, mbps = 0, snapshotChars = DEFAULT_SNAPSHOT_EVERY_CHARS, everyChars = false }: Feed = {}): Promise<void> {
+async function mirror(events: WireEvent[], { seekPoints = true, perTurn = EVENTS_PER_BATCH, mbps = 0, snapshotChars = DEFAULT_SNAPSHOT_EVERY_CHARS, everyChars = false, seekStretch = MAX_SEEK_STRETCH }: Feed = {}): Promise<void> {
   const m = new TerminalMirror({ cols: COLS, rows: ROWS, scrollback: DEFAULT_TERMINAL_SCROLLBACK });
   const pending: Promise<unknown>[] = [];
-  if (seekPoints) m.seekPoints = { every: DEFAULT_SEEK_EVERY_CHARS, lines: SEEK_SCROLLBACK, taken: (p) => pending.push(p) };
+  if (seekPoints) m.seekPoints = { every: DEFAULT_SEEK_EVERY_CHARS, most: DEFAULT_SEEK_EVERY_CHARS * seekStretch, lines: SEEK_SCROLLBACK, taken: (p) => pending.push(p) };
   const t0 = performance.now();
   let fed = 0;
   for (let i = 0; i < events.length; i += perTurn) {
@@ -310,6 +313,7 @@ async function main() {
     [`live: ${FEED_MBPS} MB/s, a message each`, (_t, e) => mirror(e, live), true, () => freshThread({ holdMs: 0, maxChars: 0 })],
     [`live: ${FEED_MBPS} MB/s, snapshot/4 MB any`, (_t, e) => mirror(e, { ...live, everyChars: true }), true, outbox],
     ...SNAPSHOT_MBS.map((mb): Row => [`live: ${FEED_MBPS} MB/s, snapshot/${mb} MB parsed`, (_t, e) => mirror(e, { ...live, snapshotChars: mb * MB_CHARS }), true, outbox]),
+    [`live: ${FEED_MBPS} MB/s, seek point/256 KB any`, (_t, e) => mirror(e, { ...live, seekStretch: 1 }), true, outbox],
     [`live: ${FEED_MBPS} MB/s, no seek points`, (_t, e) => mirror(e, { ...live, seekPoints: false }), true, outbox],
   ];
   for (const w of WORKLOADS.filter((x) => x.name.includes(process.env.BENCH_WORKLOAD ?? ''))) {

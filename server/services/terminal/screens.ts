@@ -25,10 +25,18 @@ export const DEFAULT_SNAPSHOT_EVERY_CHARS = 4 * 1024 * 1024;
  */
 export const MAX_SNAPSHOT_STRETCH = 4;
 /**
- * A seek snapshot (screen + SEEK_SCROLLBACK lines) is stored after this much output, so a seek
- * parses a small screen and at most about this much output after it (issue 17: ≤300 ms in 64 MB).
+ * A seek snapshot (screen + SEEK_SCROLLBACK lines) is stored after about this much output the
+ * mirror really parses, so a seek parses a small screen and about this much output after it
+ * (issue 17: ≤300 ms in 64 MB)...
  */
 export const DEFAULT_SEEK_EVERY_CHARS = 256 * 1024;
+/**
+ * ...or after this many times as much of any output, which bounds what a seek reads from the
+ * database and scans. Scrolling output is mostly skipped (a seek of numbered lines parses ~3 % of
+ * its tail), so its seek snapshots, each costing 264 lines parsed and 232 serialised, come this
+ * much less often.
+ */
+export const MAX_SEEK_STRETCH = 4;
 /**
  * Lines of scrollback a seek snapshot, and so a seek's answer, holds: the replay view needs the
  * screen of then; re-parsing 10,000 lines per seek was most of its cost.
@@ -146,7 +154,7 @@ export function createTerminalScreens(db: Db, serialize: WriterQueue, opts: Term
     const created: Entry = { mirror: null, pending: [], saving: null, savingFull: null, ready: null as never };
     created.ready = restore(sessionId).then((mirror) => {
       // Seek snapshots are taken inside the mirror, between events, every `seekEvery` characters.
-      mirror.seekPoints = { every: seekEvery, lines: seekSize.scrollback, taken: (p) => seekPointSoon(sessionId, created, p) };
+      mirror.seekPoints = { every: seekEvery, most: seekEvery * MAX_SEEK_STRETCH, lines: seekSize.scrollback, taken: (p) => seekPointSoon(sessionId, created, p) };
       mirror.feed(created.pending);
       created.pending = [];
       created.mirror = mirror;
