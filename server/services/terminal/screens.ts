@@ -12,7 +12,10 @@ import { seqAtTime, storedEvents, storedPage, storedSpan } from './stored-output
  * is only read by a restarted control plane (the live mirror answers attaches) and by seeks in
  * sessions from before seek snapshots, so it is taken rarely: serialising 10,000 lines costs
  * ~100 ms on a slow core, which every 1 MB was a quarter of the control plane's CPU per MB of
- * output (issue 17); every 4 MB, a restart replays at most 4 MB (~250 ms of parsing).
+ * output (issue 17); every 4 MB, a restart replays at most 4 MB (~250 ms of parsing). 16 MB was
+ * measured and not taken (bench:mirror 27 Nov, load 13–18): it saves 2–12 ms/MB on scrolling
+ * output, which the parsed-output rule below already snapshots only every ~10–16 MB, while a
+ * restart behind a TUI's 16 MB tail took 1.2–1.5 s against 0.24–0.36 s.
  */
 export const DEFAULT_SNAPSHOT_EVERY_CHARS = 4 * 1024 * 1024;
 /**
