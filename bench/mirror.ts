@@ -13,14 +13,15 @@
  * thread of the process; "main thread CPU" only this thread's time on a core (schedstat: what
  * feeding the mirror costs the control plane's event loop, waiting for a core left out); "main
  * loop busy" the event loop's busy wall time; "longest" is the worst event-loop delay seen (on a
- * loaded machine it includes waiting for a core). The "1 event/turn" rows feed the mirror thread
- * as the live path does (one runner batch per macrotask, at BENCH_FEED_MBPS; their wall time
- * includes that pacing): with a message per request (the feed before issue 17's outbox), through
- * the outbox with a reattach snapshot every 4 MB of any output (what the parsed-output rule came
- * to in a flood before the thread reported what it parsed), and as screens.ts runs it now.
- * Asserts nothing.
+ * loaded machine it includes waiting for a core). The "live" rows feed the mirror thread as the
+ * live path does (one runner batch per macrotask, at BENCH_FEED_MBPS; their wall time includes
+ * that pacing): with a message per request (the feed before issue 17's outbox), through the
+ * outbox with a reattach snapshot every 4 MB of any output (what the parsed-output rule came to in
+ * a flood before the thread reported what it parsed), as screens.ts runs it at each
+ * BENCH_SNAPSHOT_MB, with a seek snapshot every 256 KB of any output (before 09:45), and without
+ * seek points (what they cost). Asserts nothing.
  * Usage: npm run bench:mirror   (BENCH_MB per workload, BENCH_ROUNDS, BENCH_WORKLOAD: a name's part, BENCH_ROW: a row label's part,
- *        BENCH_SNAPSHOT_MB: the reattach snapshot interval of the "after" rows, default 4 and 16)
+ *        BENCH_SNAPSHOT_MB: the reattach snapshot intervals of the "after" and "live" rows, default 4 and 16)
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -34,7 +35,7 @@ import { OUTBOX_HOLD_MS, OUTBOX_MAX_CHARS, type OutboxLimits } from '../server/s
 import { setMirrorOutboxLimits, stopMirrorThread } from '../server/services/terminal/mirror-thread';
 import { MIRROR_LAZINESS, MIRROR_THREAD_PACING } from '../server/services/terminal/mirror-worker';
 import { PacedTerminal, type Laziness } from '../server/services/terminal/paced-terminal';
-import { DEFAULT_SEEK_EVERY_CHARS, DEFAULT_SNAPSHOT_EVERY_CHARS, MAX_SNAPSHOT_STRETCH, SEEK_SCROLLBACK } from '../server/services/terminal/screens';
+import { DEFAULT_SEEK_EVERY_CHARS, DEFAULT_SNAPSHOT_EVERY_CHARS, MAX_SEEK_STRETCH, MAX_SNAPSHOT_STRETCH, SEEK_SCROLLBACK } from '../server/services/terminal/screens';
 
 const { Terminal } = xtermHeadless;
 const MB = Number(process.env.BENCH_MB ?? 4);
@@ -44,7 +45,7 @@ const ALL_ROWS = process.env.BENCH_ALL === '1';
 /** Tails a restarted control plane replays behind its latest reattach snapshot (the snapshot interval's worst case). */
 const RESTORE_MBS = (process.env.BENCH_RESTORE_MB ?? '4,16').split(',').filter(Boolean).map(Number);
 /**
- * The "1 event/turn" rows feed at this rate (MB/s; 0: as fast as the loop turns), about what
+ * The "live" rows feed at this rate (MB/s; 0: as fast as the loop turns), about what
  * bench:live delivers through both hops: a mirror thread fed faster than it parses answers its lazy
  * reads only at the end, which is not what the live path sees.
  */
@@ -171,10 +172,23 @@ async function manyWrites(events: WireEvent[]): Promise<void> {
  * The mirror as screens.ts runs it: seek points inside, reattach snapshots by screens.ts's rule;
  * `perTurn` events fed per macrotask (the live path feeds ~1.4 per call, bench:live 08:50).
  */
-async function mirror(events: WireEvent[], seekPoints = true, perTurn = EVENTS_PER_BATCH, mbps = 0, everyChars = false): Promise<void> {
+interface Feed {
+  seekPoints?: boolean;
+  perTurn?: number;
+  /** 0: as fast as the loop turns. */
+  mbps?: number;
+  /** The reattach snapshot interval (screens.ts's default). */
+  snapshotChars?: number;
+  /** A snapshot every interval of any output: what the rule came to in a flood before 09:10. */
+  everyChars?: boolean;
+  /** Seek snapshots after this many seek intervals of any output at most (1: every 256 KB, as before 09:45). */
+  seekStretch?: number;
+}
+
+async function mirror(events: WireEvent[], { seekPoints = true, perTurn = EVENTS_PER_BATCH, mbps = 0, snapshotChars = DEFAULT_SNAPSHOT_EVERY_CHARS, everyChars = false, seekStretch = MAX_SEEK_STRETCH }: Feed = {}): Promise<void> {
   const m = new TerminalMirror({ cols: COLS, rows: ROWS, scrollback: DEFAULT_TERMINAL_SCROLLBACK });
   const pending: Promise<unknown>[] = [];
-  if (seekPoints) m.seekPoints = { every: DEFAULT_SEEK_EVERY_CHARS, lines: SEEK_SCROLLBACK, taken: (p) => pending.push(p) };
+  if (seekPoints) m.seekPoints = { every: DEFAULT_SEEK_EVERY_CHARS, most: DEFAULT_SEEK_EVERY_CHARS * seekStretch, lines: SEEK_SCROLLBACK, taken: (p) => pending.push(p) };
   const t0 = performance.now();
   let fed = 0;
   for (let i = 0; i < events.length; i += perTurn) {
@@ -183,10 +197,9 @@ async function mirror(events: WireEvent[], seekPoints = true, perTurn = EVENTS_P
     for (const e of batch) fed += e.data!.length;
     const due = mbps > 0 ? t0 + (fed / (mbps * 1024 * 1024)) * 1000 - performance.now() : 0;
     if (due > 1) await sleep(due);
-    // screens.ts's rule: an interval of parsed output, or MAX_SNAPSHOT_STRETCH intervals of any
-    // (`everyChars`: an interval of any output, what the rule came to in a flood before 09:10).
+    // screens.ts's rule: an interval of parsed output, or MAX_SNAPSHOT_STRETCH intervals of any.
     const parsed = everyChars ? m.charsSinceSnapshot : m.parsedSinceSnapshot;
-    if (parsed >= DEFAULT_SNAPSHOT_EVERY_CHARS || m.charsSinceSnapshot >= DEFAULT_SNAPSHOT_EVERY_CHARS * MAX_SNAPSHOT_STRETCH) pending.push(m.snapshot(true));
+    if (parsed >= snapshotChars || m.charsSinceSnapshot >= snapshotChars * MAX_SNAPSHOT_STRETCH) pending.push(m.snapshot(true));
     await yieldLoop();
   }
   // Parsed through the end (a screen-only serialisation: the full one is timed on its own).
@@ -284,18 +297,24 @@ const cell = (f: Figures) => `${f.cpuMsPerMb.toFixed(0).padStart(5)} ms CPU/MB �
 async function main() {
   console.log(`bench:mirror — ${MB} MB per workload, ${COLS}×${ROWS}, scrollback ${DEFAULT_TERMINAL_SCROLLBACK}, ${ROUNDS} rounds; ${cpus().length}× ${cpus()[0]?.model ?? '?'}; load ${load()}`);
   const MB_CHARS = 1024 * 1024;
-  const rows: [string, (text: string, events: WireEvent[]) => Promise<void>, boolean?, (() => Promise<void>)?][] = [
+  type Row = [string, (text: string, events: WireEvent[]) => Promise<void>, boolean?, (() => Promise<void>)?];
+  // The live path's feed: one runner batch (~1 event) per macrotask, at about bench:live's rate.
+  const live: Feed = { perTurn: 1, mbps: FEED_MBPS };
+  const outbox = () => freshThread({ holdMs: OUTBOX_HOLD_MS, maxChars: OUTBOX_MAX_CHARS });
+  const rows: Row[] = [
     ['floor: bare Terminal, one write', (t) => floor(t)],
     ['bare Terminal, one write of UTF-8 bytes', (t) => floor(t, true), ALL_ROWS],
     ['bare Terminal, 64 KB writes', (_t, e) => manyWrites(e), ALL_ROWS],
     [`before: every byte parsed, snapshot/${DEFAULT_SNAPSHOT_EVERY_CHARS / MB_CHARS} MB`, (_t, e) => paced(e, null, DEFAULT_SNAPSHOT_EVERY_CHARS), true],
     ...SNAPSHOT_MBS.map((mb): [string, (text: string, events: WireEvent[]) => Promise<void>, boolean] => [`after: lazy + scroll-out, snapshot/${mb} MB`, (_t, e) => paced(e, MIRROR_LAZINESS, mb * MB_CHARS), true]),
-    ['TerminalMirror, no seek points', (_t, e) => mirror(e, false), ALL_ROWS],
+    ['TerminalMirror, no seek points', (_t, e) => mirror(e, { seekPoints: false }), ALL_ROWS],
     ['TerminalMirror (thread) as screens.ts runs it', (_t, e) => mirror(e)],
     // The thread's outbox: a message per request (as before issue 17's batching), then batched.
-    [`TerminalMirror, 1 event/turn, ${FEED_MBPS} MB/s, a message each`, (_t, e) => mirror(e, true, 1, FEED_MBPS), true, () => freshThread({ holdMs: 0, maxChars: 0 })],
-    [`TerminalMirror, 1 event/turn, ${FEED_MBPS} MB/s, outbox, snapshot/4 MB any`, (_t, e) => mirror(e, true, 1, FEED_MBPS, true), true, () => freshThread({ holdMs: OUTBOX_HOLD_MS, maxChars: OUTBOX_MAX_CHARS })],
-    [`TerminalMirror, 1 event/turn, ${FEED_MBPS} MB/s, outbox`, (_t, e) => mirror(e, true, 1, FEED_MBPS), true, () => freshThread({ holdMs: OUTBOX_HOLD_MS, maxChars: OUTBOX_MAX_CHARS })],
+    [`live: ${FEED_MBPS} MB/s, a message each`, (_t, e) => mirror(e, live), true, () => freshThread({ holdMs: 0, maxChars: 0 })],
+    [`live: ${FEED_MBPS} MB/s, snapshot/4 MB any`, (_t, e) => mirror(e, { ...live, everyChars: true }), true, outbox],
+    ...SNAPSHOT_MBS.map((mb): Row => [`live: ${FEED_MBPS} MB/s, snapshot/${mb} MB parsed`, (_t, e) => mirror(e, { ...live, snapshotChars: mb * MB_CHARS }), true, outbox]),
+    [`live: ${FEED_MBPS} MB/s, seek point/256 KB any`, (_t, e) => mirror(e, { ...live, seekStretch: 1 }), true, outbox],
+    [`live: ${FEED_MBPS} MB/s, no seek points`, (_t, e) => mirror(e, { ...live, seekPoints: false }), true, outbox],
   ];
   for (const w of WORKLOADS.filter((x) => x.name.includes(process.env.BENCH_WORKLOAD ?? ''))) {
     const text = w.text(MB * 1024 * 1024);

@@ -2,7 +2,8 @@
  * Terminal figures that need no browser: key → echo latency at the socket (Agent Village's two
  * hops vs a one-hop socket.io + node-pty baseline it starts itself), reattach time and bytes
  * after 64 KB and after BENCH_MB of output, and time-travel seek time. Prints; asserts nothing.
- * Usage: npm run bench:screens   (needs a build: `npx next build`)
+ * Usage: npm run bench:screens   (needs a build: `npx next build`; BENCH_SNAPSHOT_KB sets the
+ *        control plane's AGENT_VILLAGE_TERMINAL_SNAPSHOT_KB, the reattach snapshot interval)
  */
 import { spawn } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
@@ -17,6 +18,7 @@ const { Terminal } = xtermHeadless;
 const ECHO_KEYS = 200;
 const SEEKS = 20;
 const BIG_MB = Number(process.env.BENCH_MB ?? 64);
+const SNAPSHOT_KB = process.env.BENCH_SNAPSHOT_KB;
 /** A seek slower than this counts as failed (a safety net, not a target). */
 const SEEK_GUARD_MS = 120_000;
 
@@ -101,7 +103,8 @@ async function main() {
   const baseline = await oneHopEcho();
   console.log(`echo at the socket, one-hop baseline (socket.io + node-pty): ${fmt(baseline)}`);
 
-  const stack = await startStack();
+  if (SNAPSHOT_KB) console.log(`reattach snapshot every ${SNAPSHOT_KB} KB of parsed output`);
+  const stack = await startStack(SNAPSHOT_KB ? { env: { AGENT_VILLAGE_TERMINAL_SNAPSHOT_KB: SNAPSHOT_KB } } : {});
   try {
     const api = new Api(stack.url);
     await api.setupAdmin();

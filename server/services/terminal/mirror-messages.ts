@@ -23,9 +23,12 @@ export const MirrorRequestSchema = z.discriminatedUnion('kind', [
 ]);
 export type MirrorRequest = z.infer<typeof MirrorRequestSchema>;
 
-/** `parsed`: output characters this terminal really parsed up to the read (what scrolled out first is not). */
+/**
+ * `parsed`: output characters this terminal really parsed up to the read; `skipped`: those it
+ * never parsed because they scrolled out first (scroll-out.ts).
+ */
 export const MirrorReplySchema = z.union([
-  z.object({ req: Id, cols: Cells, rows: Cells, data: z.string(), parsed: Lines }),
+  z.object({ req: Id, cols: Cells, rows: Cells, data: z.string(), parsed: Lines, skipped: Lines }),
   z.object({ req: Id, error: z.string() }),
 ]);
 export type MirrorReply = z.infer<typeof MirrorReplySchema>;

@@ -6,12 +6,13 @@ import type { PacedTerminalSize } from './paced-terminal';
 /** A JavaScript entry that loads tsx, then the TypeScript worker (so it runs under any host: tsx, vitest). */
 const WORKER = new URL('./mirror-worker-boot.mjs', import.meta.url);
 
-/** A screen read in the thread, and how much of the terminal's output it really parsed up to that read. */
+/** A screen read in the thread, and how much of the terminal's output it parsed and skipped up to that read. */
 export interface ThreadScreen {
   cols: number;
   rows: number;
   data: string;
   parsed: number;
+  skipped: number;
 }
 
 interface Thread {

@@ -39,7 +39,7 @@ function handle(m: MirrorRequest): void {
   const t = terms.get(m.id);
   if (m.kind === 'read') {
     if (!t) return reply({ req: m.req, error: `no mirror ${m.id} in the mirror thread` });
-    void t.after((term, serialize) => ({ cols: term.cols, rows: term.rows, data: serialize(m.scrollback), parsed: t.parsedChars }), { depth: m.scrollback, urgent: !m.lazy }).then(
+    void t.after((term, serialize) => ({ cols: term.cols, rows: term.rows, data: serialize(m.scrollback), parsed: t.parsedChars, skipped: t.skippedChars }), { depth: m.scrollback, urgent: !m.lazy }).then(
       (s) => reply({ req: m.req, ...s }),
       (err: unknown) => reply({ req: m.req, error: err instanceof Error ? err.message : String(err) }),
     );

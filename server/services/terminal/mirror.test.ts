@@ -179,6 +179,34 @@ describe('TerminalMirror in its thread', () => {
     mirror.dispose();
   });
 
+  it('takes seek snapshots by what the thread parses: scrolling text, mostly skipped, gets them up to 4x less often than a TUI', async () => {
+    const every = 64 * 1024;
+    const count = async (text: string) => {
+      const mirror = new TerminalMirror(SIZE);
+      const taken: Promise<TerminalScreen>[] = [];
+      mirror.seekPoints = { every, most: every * 4, lines: 10, taken: (p) => taken.push(p) };
+      let seq = 0;
+      for (let at = 0; at < text.length; at += 16 * 1024) {
+        mirror.feed([chunk(++seq, text.slice(at, at + 16 * 1024))]);
+        // An attach now and then: the thread answers, and says how much it parsed.
+        if (seq % 16 === 0) await mirror.snapshot();
+      }
+      const screens = await Promise.all(taken);
+      mirror.dispose();
+      return { n: screens.length, seqs: screens.map((s) => s.seq) };
+    };
+    const MB4 = 4 * 1024 * 1024;
+    const plain = await count(output(120_000).join('').slice(0, MB4));
+    let tui = '\x1b[?1049h';
+    for (let i = 0; tui.length < MB4; i++) tui += `\x1b[${(i % 24) + 1};1H\x1b[3${i % 8}m${String(i).padStart(60, '.')}\x1b[K`;
+    const screen = await count(tui);
+    // 64 intervals of 64 KB: the TUI takes one each; scrolling text one per 4 (the bound) once
+    // the thread has said how little of it it parses (every interval before that).
+    expect(screen.n).toBeGreaterThanOrEqual(60);
+    expect(plain.n).toBeLessThanOrEqual(screen.n / 2);
+    expect(plain.n).toBeGreaterThanOrEqual(16);
+  });
+
   it('a stopped mirror thread fails the reads out, marks its mirrors broken, and the next mirror starts a new one', async () => {
     const old = new TerminalMirror(SIZE);
     old.feed([chunk(1, 'before\r\n')]);

@@ -7,6 +7,11 @@ import { ThreadTerminal, type ThreadScreen } from './mirror-thread';
  * it; past that the hole is taken as final (the runner records real losses as OUTPUT_GAP events).
  */
 export const MAX_HELD_EVENTS = 2_000;
+/**
+ * The share of output the thread parses is taken over at least this much of it: a few seek
+ * intervals, so one screenful of a TUI between two stretches of a build log does not swing it.
+ */
+const PARSE_SHARE_WINDOW_CHARS = 512 * 1024;
 
 export interface MirrorSize {
   cols: number;
@@ -40,13 +45,23 @@ export class TerminalMirror {
   /** The same at the last snapshot asked for: null until its answer says (the thread may answer it late). */
   private parsedAtSnapshot: number | null = 0;
   private snapshotsAsked = 0;
-  /** Output characters applied since the last seek snapshot (a seek parses at most about this much). */
+  /** Output characters applied since the last seek snapshot (a seek reads at most about this much). */
   charsSinceSeekPoint = 0;
   /**
-   * Called between two events once `every` characters have passed since the last seek snapshot
-   * (not once per batch: a big batch would stretch the tail a seek has to parse).
+   * The share of its output the thread really parsed over its latest answers (1 until it says):
+   * scrolling text is mostly skipped (scroll-out.ts), a TUI never.
    */
-  seekPoints: { every: number; lines: number; taken(point: Promise<TerminalScreen>): void } | null = null;
+  private parseShare = 1;
+  private shareFrom = { parsed: 0, skipped: 0 };
+  /**
+   * Called between two events (not once per batch: a big batch would stretch the tail a seek has
+   * to parse) once about `every` characters that the thread parses have passed since the last
+   * seek snapshot — estimated with its recent parse share, as its answers lag behind the output —
+   * or `most` characters of any output. A seek parses about `every` after its seek snapshot and
+   * reads at most `most`; each seek snapshot costs the thread rows + `lines` lines parsed before
+   * it and their serialisation, which on scrolling output was most of its work.
+   */
+  seekPoints: { every: number; most: number; lines: number; taken(point: Promise<TerminalScreen>): void } | null = null;
 
   constructor(
     readonly size: MirrorSize,
@@ -90,7 +105,7 @@ export class TerminalMirror {
     this.term.write(text);
     const sp = this.seekPoints;
     // Nobody waits for a seek point: the thread takes it when it parses that far anyway.
-    if (sp && this.charsSinceSeekPoint >= sp.every) sp.taken(this.seekPoint(sp.lines, true));
+    if (sp && (this.charsSinceSeekPoint * this.parseShare >= sp.every || this.charsSinceSeekPoint >= sp.most)) sp.taken(this.seekPoint(sp.lines, true));
   }
 
   /** Takes effect after the output fed so far, as on the PTY. */
@@ -154,8 +169,14 @@ export class TerminalMirror {
     return this.parsedAtSnapshot === null ? 0 : Math.max(0, this.parsed - this.parsedAtSnapshot);
   }
 
-  private screenOf({ parsed, ...screen }: ThreadScreen): Omit<ThreadScreen, 'parsed'> {
+  private screenOf({ parsed, skipped, ...screen }: ThreadScreen): Omit<ThreadScreen, 'parsed' | 'skipped'> {
     this.parsed = Math.max(this.parsed, parsed);
+    const p = parsed - this.shareFrom.parsed;
+    const seen = p + skipped - this.shareFrom.skipped;
+    if (seen >= PARSE_SHARE_WINDOW_CHARS) {
+      this.parseShare = p / seen;
+      this.shareFrom = { parsed, skipped };
+    }
     return screen;
   }
 

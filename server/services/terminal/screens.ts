@@ -12,7 +12,10 @@ import { seqAtTime, storedEvents, storedPage, storedSpan } from './stored-output
  * is only read by a restarted control plane (the live mirror answers attaches) and by seeks in
  * sessions from before seek snapshots, so it is taken rarely: serialising 10,000 lines costs
  * ~100 ms on a slow core, which every 1 MB was a quarter of the control plane's CPU per MB of
- * output (issue 17); every 4 MB, a restart replays at most 4 MB (~250 ms of parsing).
+ * output (issue 17); every 4 MB, a restart replays at most 4 MB (~250 ms of parsing). 16 MB was
+ * measured and not taken (bench:mirror 27 Nov, load 13–18): it saves 2–12 ms/MB on scrolling
+ * output, which the parsed-output rule below already snapshots only every ~10–16 MB, while a
+ * restart behind a TUI's 16 MB tail took 1.2–1.5 s against 0.24–0.36 s.
  */
 export const DEFAULT_SNAPSHOT_EVERY_CHARS = 4 * 1024 * 1024;
 /**
@@ -25,10 +28,18 @@ export const DEFAULT_SNAPSHOT_EVERY_CHARS = 4 * 1024 * 1024;
  */
 export const MAX_SNAPSHOT_STRETCH = 4;
 /**
- * A seek snapshot (screen + SEEK_SCROLLBACK lines) is stored after this much output, so a seek
- * parses a small screen and at most about this much output after it (issue 17: ≤300 ms in 64 MB).
+ * A seek snapshot (screen + SEEK_SCROLLBACK lines) is stored after about this much output the
+ * mirror really parses, so a seek parses a small screen and about this much output after it
+ * (issue 17: ≤300 ms in 64 MB)...
  */
 export const DEFAULT_SEEK_EVERY_CHARS = 256 * 1024;
+/**
+ * ...or after this many times as much of any output, which bounds what a seek reads from the
+ * database and scans. Scrolling output is mostly skipped (a seek of numbered lines parses ~3 % of
+ * its tail), so its seek snapshots, each costing 264 lines parsed and 232 serialised, come this
+ * much less often.
+ */
+export const MAX_SEEK_STRETCH = 4;
 /**
  * Lines of scrollback a seek snapshot, and so a seek's answer, holds: the replay view needs the
  * screen of then; re-parsing 10,000 lines per seek was most of its cost.
@@ -146,7 +157,7 @@ export function createTerminalScreens(db: Db, serialize: WriterQueue, opts: Term
     const created: Entry = { mirror: null, pending: [], saving: null, savingFull: null, ready: null as never };
     created.ready = restore(sessionId).then((mirror) => {
       // Seek snapshots are taken inside the mirror, between events, every `seekEvery` characters.
-      mirror.seekPoints = { every: seekEvery, lines: seekSize.scrollback, taken: (p) => seekPointSoon(sessionId, created, p) };
+      mirror.seekPoints = { every: seekEvery, most: seekEvery * MAX_SEEK_STRETCH, lines: seekSize.scrollback, taken: (p) => seekPointSoon(sessionId, created, p) };
       mirror.feed(created.pending);
       created.pending = [];
       created.mirror = mirror;
