@@ -4,6 +4,7 @@
  * bench/terminal-live.ts BENCH_CPU_PROF=DIR for the control plane.
  */
 import { Session } from 'node:inspector';
+import { isMainThread, threadId } from 'node:worker_threads';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -19,7 +20,9 @@ if (dir) {
     written = true;
     // On the main thread the inspector answers synchronously, so this runs before the exit.
     session.post('Profiler.stop', (err, res) => {
-      if (!err) writeFileSync(join(dir, `server-${process.pid}.cpuprofile`), JSON.stringify(res.profile));
+      // NODE_OPTIONS preloads this in worker threads too (the ingest writer's, the mirror's): each
+      // writes its own file, or the last thread to end would overwrite the main thread's profile.
+      if (!err) writeFileSync(join(dir, `server-${process.pid}${isMainThread ? '' : `-thread${threadId}`}.cpuprofile`), JSON.stringify(res.profile));
     });
   };
   process.on('exit', write);

@@ -42,6 +42,8 @@ export const WriterRequestSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('forget'), ids: SessionIdsSchema }),
   /** Finish what is queued, close the connection, end the thread. */
   z.object({ kind: z.literal('close') }),
+  /** End the thread now, as a crash would, from its event loop (tests: never mid-statement, see db-writer-thread.ts). */
+  z.object({ kind: z.literal('crash') }),
 ]);
 export type WriterRequest = z.infer<typeof WriterRequestSchema>;
 

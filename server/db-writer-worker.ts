@@ -40,6 +40,8 @@ async function handle(m: WriterRequest): Promise<void> {
       writer.close();
       port.close();
       return;
+    case 'crash':
+      return;
   }
 }
 
@@ -58,6 +60,8 @@ port.on('message', (raw: unknown) => {
     return;
   }
   const m = parsed.data;
+  // Not queued: the thread dies between two of its callbacks, whatever it was waiting for.
+  if (m.kind === 'crash') process.exit(70);
   tail = tail.then(() =>
     handle(m).catch((err: unknown) => {
       if ('req' in m) reply({ req: m.req, ok: false, error: errorOf(err) });

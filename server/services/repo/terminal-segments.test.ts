@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { cutSegments, foldsRun, NO_RUN, runAfter, type OutputChunk } from './terminal-segments';
+import type { Tx } from './session-events';
+import { addOutput, cutSegments, foldsRun, NO_RUN, runAfter, type NewSegment, type OpenRun, type OutputChunk } from './terminal-segments';
 
 const chunks = (from: number, lengths: number[]): OutputChunk[] => lengths.map((n, i) => ({ seq: from + i, ts: 1000 + from + i, data: 'x'.repeat(n) }));
 const seqs = (list: OutputChunk[]) => list.map((c) => c.seq);
@@ -25,8 +26,46 @@ describe('the open run: rows added until a segment is due, then folded', () => {
   });
 
   it('after a fold, a short last segment is the new run; a full one leaves none', () => {
-    expect(runAfter(cutSegments(chunks(1, [60, 50, 30]), 100), 100)).toEqual({ seqFrom: 3, chars: 30, rows: 1 });
+    expect(runAfter(cutSegments(chunks(1, [60, 50, 30]), 100), 100)).toEqual({ seqFrom: 3, chars: 30, rows: 1, chunks: chunks(3, [30]) });
     expect(runAfter(cutSegments(chunks(1, [60, 50]), 100), 100)).toEqual(NO_RUN);
     expect(runAfter([], 100)).toEqual(NO_RUN);
+  });
+});
+
+describe('addOutput: a fold reads the open run back only when the writer does not hold it', () => {
+  /** A transaction that records its statements and answers reads with the run's stored rows. */
+  function recordingTx(stored: Array<{ chunks: string; data: string }>) {
+    const sql: string[] = [];
+    const tx: Tx = {
+      $queryRawUnsafe: async <T>(q: string) => {
+        sql.push(q.split(' ')[0]!);
+        return stored as T;
+      },
+      $executeRawUnsafe: async (q: string) => {
+        sql.push(q.split(' ')[0]!);
+        return 1;
+      },
+    };
+    return { tx, sql };
+  }
+  const fold = async (run: OpenRun, stored: Array<{ chunks: string; data: string }>) => {
+    const { tx, sql } = recordingTx(stored);
+    const out: NewSegment[] = [];
+    const after = await addOutput(tx, 'sess_x', run, chunks(4, [50]), out, 100, 64);
+    return { sql, segments: out.map((s) => seqs(s.chunks)), after };
+  };
+
+  it('a run this writer wrote is folded from memory: its rows are deleted, nothing is read', async () => {
+    // Cut from a fold (one short segment), then one more row added.
+    const cut = runAfter(cutSegments(chunks(1, [100, 20]), 100), 100);
+    const { tx } = recordingTx([]);
+    const grown = await addOutput(tx, 'sess_x', cut, chunks(3, [30]), [], 100, 64);
+    expect(grown).toEqual({ seqFrom: 2, chars: 50, rows: 2, chunks: chunks(2, [20, 30]) });
+    expect(await fold(grown, [])).toEqual({ sql: ['DELETE'], segments: [[2, 3, 4]], after: NO_RUN });
+  });
+
+  it('a run read from the database (no chunks) is read back, then deleted', async () => {
+    const stored = [{ chunks: '[[2,1002,20],[3,1003,30]]', data: 'x'.repeat(50) }];
+    expect(await fold({ seqFrom: 2, chars: 50, rows: 2 }, stored)).toEqual({ sql: ['SELECT', 'DELETE'], segments: [[2, 3, 4]], after: NO_RUN });
   });
 });

@@ -5,9 +5,10 @@ import type { Tx } from './session-events';
  * SQL of terminal output stored straight into `TerminalSegment` rows inside the ingest
  * transaction (issue 17). A batch's output for a session is written as one new row beside the
  * session's newest ones (its open run); once the run holds a segment's worth, or too many rows, it
- * is read back, deleted and written again as ~64 KB segments. Each byte is thus written about twice
- * and read once, whatever the batch size — appending to the newest segment rewrote it whole
- * (up to 64 KB) for every batch, a keystroke's echo included.
+ * is deleted and written again as ~64 KB segments. Each byte is thus written about twice, whatever
+ * the batch size — appending to the newest segment rewrote it whole (up to 64 KB) for every batch,
+ * a keystroke's echo included. The writer keeps the output of a run it wrote (OpenRun.chunks), so
+ * a fold reads back only a run it found in the database (the first batch after a restart).
  */
 
 /** Output per segment row (characters of terminal text): the open run is folded into segments of this size once it holds this much. */
@@ -35,6 +36,12 @@ export interface OpenRun {
   seqFrom: number;
   chars: number;
   rows: number;
+  /**
+   * The run's output, when the writer wrote all of it (it cut the run's first row, then added the
+   * others): a fold then deletes the rows without reading them back. Absent for a run read from
+   * the database (first batch of a session on this writer), which a fold reads.
+   */
+  chunks?: OutputChunk[];
 }
 
 export const NO_RUN: OpenRun = { seqFrom: 0, chars: 0, rows: 0 };
@@ -71,7 +78,7 @@ export function foldsRun(run: OpenRun, chars: number, max = SEGMENT_CHARS, maxRo
 export function runAfter(segments: OutputChunk[][], max = SEGMENT_CHARS): OpenRun {
   const last = segments.at(-1);
   const chars = last ? charsOf(last) : 0;
-  return last && chars < max ? { seqFrom: last[0]!.seq, chars, rows: 1 } : NO_RUN;
+  return last && chars < max ? { seqFrom: last[0]!.seq, chars, rows: 1, chunks: last } : NO_RUN;
 }
 
 /** The chunk index of a segment (JSON [[seq, ts, length], …]). */
@@ -136,7 +143,7 @@ export async function takeRun(tx: Tx, sessionId: string, seqFrom: number): Promi
     seqFrom,
   );
   if (!rows.length) return [];
-  await tx.$executeRawUnsafe(placeholders(tx, 'DELETE FROM "TerminalSegment" WHERE "sessionId" = ? AND "seqFrom" >= ?'), sessionId, seqFrom);
+  await dropRun(tx, sessionId, seqFrom);
   const out: OutputChunk[] = [];
   for (const row of rows) {
     let at = 0;
@@ -146,6 +153,19 @@ export async function takeRun(tx: Tx, sessionId: string, seqFrom: number): Promi
     }
   }
   return out;
+}
+
+/** Deletes the open run's rows (every segment of the session from `seqFrom` on), in the caller's transaction. */
+async function dropRun(tx: Tx, sessionId: string, seqFrom: number): Promise<void> {
+  await tx.$executeRawUnsafe(placeholders(tx, 'DELETE FROM "TerminalSegment" WHERE "sessionId" = ? AND "seqFrom" >= ?'), sessionId, seqFrom);
+}
+
+/** The open run's output in seq order, its rows deleted: from what the writer kept of it, or read back. */
+async function foldedRun(tx: Tx, sessionId: string, run: OpenRun): Promise<OutputChunk[]> {
+  if (!run.rows) return [];
+  if (!run.chunks) return takeRun(tx, sessionId, run.seqFrom);
+  await dropRun(tx, sessionId, run.seqFrom);
+  return run.chunks;
 }
 
 /**
@@ -158,9 +178,10 @@ export async function addOutput(tx: Tx, sessionId: string, run: OpenRun, output:
   const chars = charsOf(output);
   if (run.rows && !foldsRun(run, chars, max, maxRows)) {
     out.push({ sessionId, chunks: output });
-    return { seqFrom: run.seqFrom, chars: run.chars + chars, rows: run.rows + 1 };
+    return { seqFrom: run.seqFrom, chars: run.chars + chars, rows: run.rows + 1, ...(run.chunks && { chunks: [...run.chunks, ...output] }) };
   }
-  const all = run.rows ? [...(await takeRun(tx, sessionId, run.seqFrom)), ...output] : output;
+  // A fold (issue 17): reading the run back was the writer's only read per MB of a flood.
+  const all = [...(await foldedRun(tx, sessionId, run)), ...output];
   const segments = cutSegments(all, max);
   for (const chunks of segments) out.push({ sessionId, chunks });
   return runAfter(segments, max);
