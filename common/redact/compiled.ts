@@ -28,8 +28,9 @@ export interface Compiled {
    * Built on the first long scan (loopTables): `loopGate` is the same as `gate` for the rules the
    * per-character loop still asks (all but the anchored ones) and the forms; pairLiterals[code *
    * PAIR_ROW + slot(next)] are the forms starting with those two characters (longest first).
+   * Null until then, but always there: every Compiled has one shape, before and after.
    */
-  loop?: { loopGate: Uint8Array; pairLiterals: Array<NamedForm[] | undefined> };
+  loop: { loopGate: Uint8Array; pairLiterals: Array<NamedForm[] | undefined> } | null;
   /**
    * pairRules[code * PAIR_ROW + slot(next)]: the rules the loop asks where `code` is followed by
    * `next` (a prefix rule only where a prefix starts so, in rule order); `endRules[code]` at the
@@ -193,6 +194,7 @@ export function compile(rules: readonly Rule[], secrets: SecretInput | undefined
     anchored: t.anchored,
     anchorTexts: t.anchorTexts,
     rank: t.rank,
+    loop: null,
   };
 }
 
@@ -209,7 +211,7 @@ function withForms(asciiLiterals: ReadonlyArray<NamedForm[] | undefined>, g: Uin
  * that only ever sees keystrokes never needs them, and tests build thousands of redactors).
  */
 export function loopTables(c: Compiled): { loopGate: Uint8Array; pairLiterals: Array<NamedForm[] | undefined> } {
-  if (c.loop) return c.loop;
+  if (c.loop !== null) return c.loop;
   let pairLiterals = NO_PAIR_LITERALS;
   if (c.literals.size > 0) {
     pairLiterals = new Array(128 * PAIR_ROW).fill(undefined);
@@ -218,3 +220,13 @@ export function loopTables(c: Compiled): { loopGate: Uint8Array; pairLiterals: A
   c.loop = { loopGate: withForms(c.asciiLiterals, ruleTables(c.rules).loopGate), pairLiterals };
   return c.loop;
 }
+
+/**
+ * V8 specialises the scan's optimised code to the field types of the first Compiled it has met;
+ * the second one made (a new session's redactor, an event's whole-text redactor, a log redactor)
+ * generalises those types and throws that code away. In bench:live the control plane's scan was
+ * thrown back to V8's baseline code that way mid-flood and stayed there for 240 of its 540 pushes
+ * (re-optimising waits for a compiler thread on a busy machine; the baseline code costs ~5x per
+ * character). Two throwaway redactors made here, before any scan runs, settle the types once.
+ */
+for (const secrets of [{}, { SETTLE: 'settles-the-field-types' }] as SecretInput[]) loopTables(compile([], secrets));
