@@ -76,6 +76,9 @@ function h2(rel: string, text: string): FoundLink[] {
 const AGREE: Record<string, string> = {
   script: '<script>var s = "<a href=\'http://old.example.com/in-script\'>";</script><a href="http://old.example.com/after">a</a>',
   noscript: '<noscript><a href="http://old.example.com/no">raw text while scripting is on</a></noscript><img src="http://old.example.com/i.png">',
+  // The verifier probes for <noscript> only in bytes that spell it, in any case; a second one after the first.
+  noscriptUpper: '<NOSCRIPT><a href="http://a/n1">1</a></NOSCRIPT><a href="http://a/out">o</a>',
+  noscriptTwice: '<noScript><a href="http://a/n1">1</a></noscript><a href="http://a/between">b</a><noscript><img src="http://a/n2"></noscript ><a href="http://a/out">o</a>',
   textarea: '<textarea>\n<a href="http://old.example.com/t">t</a></textarea><title><link href="http://old.example.com/x"></title>',
   rawtext: '<xmp><a href="http://a/1"></xmp><iframe><a href="http://a/2"></iframe><noembed><a href="http://a/3"></noembed><noframes><a href="http://a/4"></noframes><a href="http://a/5">',
   plaintext: '<a href="http://a/1">1</a><plaintext><a href="http://a/2">',

@@ -25,3 +25,18 @@ describe('link_updater Markdown links with one parse context per process', () =>
     expect(parseLinks('c.md', `${DEFINES}\n${USES}`).map((l) => l.url)).toEqual(['http://old.example.com/defined', 'http://old.example.com/y']);
   });
 });
+
+describe('link_updater CSS links', () => {
+  it('are read from the text alone: a source-map annotation is neither loaded nor a reason to find no links', () => {
+    const css = '.a { background: url(http://old.example.com/a.png) }\n@import "http://old.example.com/b.css";\n';
+    const links = (text: string) => parseLinks('s.css', text).map((l) => [l.url, l.start]);
+    // A broken inline map (postcss threw on it, and the file read as having no links) and a map file that is not there.
+    for (const annotation of ['/*# sourceMappingURL=data:application/json;base64,bm90IGpzb24= */\n', '/*# sourceMappingURL=missing.css.map */\n']) {
+      expect(links(`${css}${annotation}`)).toEqual(links(css));
+    }
+    expect(links(css)).toEqual([
+      ['http://old.example.com/a.png', 21],
+      ['http://old.example.com/b.css', 62],
+    ]);
+  });
+});
