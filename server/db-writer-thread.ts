@@ -1,4 +1,5 @@
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startTsWorker } from './ts-worker';
 import { WriterReplySchema, type WriterError, type WriterRequest } from './db-writer-messages';
 import type { IngestBatch, IngestOutcome } from './services/repo/ingest-batch';
 import type { ScreenRow, ScreenTable } from './services/repo/terminal-screens';
@@ -19,8 +20,7 @@ import type { ScreenRow, ScreenTable } from './services/repo/terminal-screens';
  * retried forever; the runner keeps it in its spool and resends it later).
  */
 
-/** A JavaScript entry that loads tsx, then the TypeScript worker (so it runs under any host: tsx, vitest). */
-const WORKER = new URL('./db-writer-worker-boot.mjs', import.meta.url);
+const WORKER = new URL('./db-writer-worker.ts', import.meta.url);
 
 /** Times a request is sent to a new thread after the one it was out on died. */
 const RESENDS_AFTER_CRASH = 1;
@@ -150,7 +150,7 @@ export class IngestWriterThread {
   }
 
   private start(): Thread {
-    const worker = new Worker(WORKER, { workerData: { file: this.file, pragmas: this.pragmas }, execArgv: [] });
+    const worker = startTsWorker(WORKER, { workerData: { file: this.file, pragmas: this.pragmas } });
     const t: Thread = { worker, exited: new Promise((r) => worker.once('exit', () => r())), dead: false };
     worker.on('message', (raw: unknown) => {
       const parsed = WriterReplySchema.safeParse(raw);

@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { Worker } from 'node:worker_threads';
 import Database from 'libsql';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ingestWriter, resolveDbFile } from '../db';
 import { WriterReplySchema, type WriterReply } from '../db-writer-messages';
+import { startTsWorker } from '../ts-worker';
 import { chunkBody, createRunningSessions, openServiceDb, runnerEvents, touchedBody, type ServiceDb } from './service-db';
 
 /**
@@ -140,7 +140,7 @@ describe.skipIf(onPostgres)('ingest writer: one kept SQLite connection per proce
   });
 
   it('the writer thread answers a malformed request with an error, stores nothing of it, and goes on', async () => {
-    const worker = new Worker(new URL('../db-writer-worker-boot.mjs', import.meta.url), { workerData: { file: resolveDbFile(s.url), pragmas: [] }, execArgv: [] });
+    const worker = startTsWorker(new URL('../db-writer-worker.ts', import.meta.url), { workerData: { file: resolveDbFile(s.url), pragmas: [] } });
     const replies: WriterReply[] = [];
     worker.on('message', (r: unknown) => replies.push(WriterReplySchema.parse(r)));
     try {

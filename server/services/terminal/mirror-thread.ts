@@ -1,10 +1,10 @@
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startTsWorker } from '../../ts-worker';
 import { MirrorReplySchema, refusal, requestNumber, type MirrorRequest } from './mirror-messages';
 import { OUTBOX_HOLD_MS, OUTBOX_MAX_CHARS, Outbox, type OutboxLimits } from './mirror-outbox';
 import type { PacedTerminalSize } from './paced-terminal';
 
-/** A JavaScript entry that loads tsx, then the TypeScript worker (so it runs under any host: tsx, vitest). */
-const WORKER = new URL('./mirror-worker-boot.mjs', import.meta.url);
+const WORKER = new URL('./mirror-worker.ts', import.meta.url);
 
 /** A screen read in the thread, and how much of the terminal's output it parsed and skipped up to that read. */
 export interface ThreadScreen {
@@ -45,7 +45,7 @@ function start(): Thread {
     t.pending.clear();
     if (current === t) current = null;
   };
-  const worker = new Worker(WORKER, { execArgv: [] });
+  const worker = startTsWorker(WORKER);
   const t: Thread = { worker, outbox: new Outbox((batch) => worker.postMessage(batch), outboxLimits), pending: new Map(), dead: null, fail };
   const settle = (req: number, answer: ThreadScreen | Error) => {
     const p = t.pending.get(req);

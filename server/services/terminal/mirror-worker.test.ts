@@ -1,10 +1,11 @@
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startTsWorker } from '../../ts-worker';
 import type { MirrorReply } from './mirror-messages';
 
 /** The real mirror thread, spoken to raw (as mirror-thread.ts does, but free to send anything). */
 function thread() {
-  const worker = new Worker(new URL('./mirror-worker-boot.mjs', import.meta.url), { execArgv: [] });
+  const worker = startTsWorker(new URL('./mirror-worker.ts', import.meta.url));
   const replies = new Map<number, MirrorReply>();
   const waiting = new Map<number, (r: MirrorReply) => void>();
   worker.on('message', (r: MirrorReply) => {
