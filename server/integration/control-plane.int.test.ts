@@ -51,7 +51,13 @@ describe('createControlPlane: the control plane in-process, a real runner proces
       env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: 'production', AGENT_RUNNER_TOKEN: token },
       stdio: ['ignore', 'inherit', 'inherit'],
     });
-    const listed = await waitFor(async () => (await cp.services.runners.list(cp.orgId)).find((r) => r.name === 'in-proc-1' && r.online), 'the runner to register', 60_000);
+    // Registering writes the row (online) before the socket joins the gateway's map, a database
+    // round trip later on PostgreSQL: wait for both, which is when the register answer goes out.
+    const listed = await waitFor(
+      async () => (await cp.services.runners.list(cp.orgId)).find((r) => r.name === 'in-proc-1' && r.online && cp.services.ports.gateway!.isOnline(r.id)),
+      'the runner to register',
+      60_000,
+    );
     expect(listed.providers).toContain('shell');
     expect(cp.services.ports.gateway!.isOnline(listed.id)).toBe(true);
     // The public services object hands out no database client.
