@@ -32,7 +32,7 @@ describe('rules are data', () => {
 
   it('covers the providers the issue lists', () => {
     const providers = new Set(DEFAULT_RULES.map((r) => r.provider));
-    for (const p of ['GitHub', 'GitLab', 'AWS', 'Google', 'Azure', 'Slack', 'Stripe', 'OpenAI', 'Anthropic', 'Hugging Face', 'npm', 'PyPI', 'Twilio', 'SendGrid', 'Mailgun', 'Heroku', 'DigitalOcean', 'Discord', 'Telegram', 'Shopify', 'Square', 'Sentry', 'New Relic', 'Grafana', 'Linear', 'Doppler', 'HashiCorp Vault', 'age', 'Postman', 'Pulumi', 'Supabase', 'Databricks', 'Replicate', 'Groq', 'Cloudflare', 'JSON Web Token', 'PEM / OpenSSH / OpenPGP', 'URLs', 'HTTP', '.netrc', 'PostgreSQL', 'command lines']) {
+    for (const p of ['GitHub', 'GitLab', 'AWS', 'Google', 'Azure', 'Slack', 'Stripe', 'OpenAI', 'Anthropic', 'Hugging Face', 'npm', 'PyPI', 'Twilio', 'SendGrid', 'Mailgun', 'Heroku', 'DigitalOcean', 'Discord', 'Telegram', 'Shopify', 'Square', 'Sentry', 'New Relic', 'Grafana', 'Linear', 'Doppler', 'HashiCorp Vault', 'age', 'Postman', 'Pulumi', 'Supabase', 'Databricks', 'Replicate', 'Groq', 'Cloudflare', 'xAI', 'Perplexity', 'OpenRouter', 'Atlassian', 'HashiCorp Terraform', 'Fly.io', 'PlanetScale', 'Okta', 'Docker', 'Tailscale', 'Notion', 'Figma', 'Dropbox', 'Asana', 'Airtable', '1Password', 'Meta', 'JFrog Artifactory', 'JSON Web Token', 'PEM / OpenSSH / OpenPGP', 'URLs', 'HTTP', '.netrc', 'PostgreSQL', 'command lines']) {
       expect(providers, p).toContain(p);
     }
     // Formats without a prefix of their own are found by their label, in the files they live in.

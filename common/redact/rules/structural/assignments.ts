@@ -17,6 +17,8 @@ const ASSIGNMENT_KEYS = [
   'password', 'passwd', 'passphrase', 'secret', 'token', 'apikey', 'api_key', 'api-key', 'access_key', 'accesskey',
   'secret_key', 'secretkey', 'private_key', 'privatekey', '_auth', 'accountkey', 'sharedaccesskey', 'key-data',
   'app_key', 'application_key', 'auth_key', 'auth-key', 'authkey', 'sas_token', 'credentials', 'secret_key_base', 'access-key', 'secret-key', 'private-key',
+  // `ALGOLIA_ADMIN_KEY=`, `RAILS_MASTER_KEY=`, `JWT_SIGNING_KEY=`, `*_ENCRYPTION_KEY=`, a PAT in `GH_PAT=` / `AZURE_DEVOPS_EXT_PAT=`.
+  'admin_key', 'master_key', 'signing_key', 'encryption_key', 'license_key', 'service_key', 'hmac_key', '_pat',
 ];
 /** Keys masked only as a whole quoted JSON key: Docker's config.json `"auth": "<base64 user:pass>"`. */
 const QUOTED_EXACT_KEYS = ['auth'];
@@ -51,7 +53,7 @@ export const assignmentRule: Rule = {
   name: 'secret-assignment',
   provider: 'env, YAML, JSON, TOML, shell, CLI flags',
   source: 'https://12factor.net/config',
-  format: /[\w.-]*(password|passwd|passphrase|secret([_-]?key(_base)?)?|token|api[_-]?key|access[_-]?key|private[_-]?key|_auth|key-data|accountkey|app_key|credentials)["']?(\s*[:=]\s*|\s+)["']?[^\s"']+/i,
+  format: /[\w.-]*(password|passwd|passphrase|secret([_-]?key(_base)?)?|token|api[_-]?key|access[_-]?key|private[_-]?key|(admin|master|signing|encryption|license|service|hmac)_key|_pat|_auth|key-data|accountkey|app_key|credentials)["']?(\s*[:=]\s*|\s+)["']?[^\s"']+/i,
   maxLength: ASSIGNMENT_VALUE_MAX,
   first: `${LETTERS}_-`,
   notAfter: IDENT,
@@ -64,7 +66,7 @@ export const assignmentRule: Rule = {
   ],
   example(r) {
     const secret = fakePassword(r, 12 + r.int(20));
-    const key = r.pick(['password', 'DB_PASSWORD', 'api_key', 'client_secret', 'GITHUB_TOKEN', 'aws_secret_access_key', 'SECRET_KEY', 'PGPASSWORD']);
+    const key = r.pick(['password', 'DB_PASSWORD', 'api_key', 'client_secret', 'GITHUB_TOKEN', 'aws_secret_access_key', 'SECRET_KEY', 'PGPASSWORD', 'ALGOLIA_ADMIN_KEY', 'GH_PAT']);
     const text = r.pick([
       `${key}=${secret}`,
       `export ${key}='${secret}'`,
