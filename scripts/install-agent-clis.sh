@@ -8,4 +8,4 @@ prefix=.agent-clis
 mkdir -p "$prefix"
 [ -f "$prefix/package.json" ] || echo '{"name":"agent-clis","private":true}' > "$prefix/package.json"
 npm install --prefix "$prefix" --no-audit --no-fund --no-save --ignore-scripts=false \
-  @anthropic-ai/claude-code@2.1.328 @openai/codex@0.169.0 @google/gemini-cli@0.61.0
+  @anthropic-ai/claude-code@2.1.332 @openai/codex@0.171.0 @google/gemini-cli@0.61.0

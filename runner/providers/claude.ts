@@ -13,7 +13,7 @@ import type { ProviderAdapter, ProviderAdapterOptions } from './types';
  * (README, "Using real agents").
  */
 
-/** Written for (and tested with) 2.1.328; hook names and ~/.claude.json keys are from that release. */
+/** Written for 2.1.328 and tested with 2.1.332 too; hook names and ~/.claude.json keys are from 2.1.328. */
 export const CLAUDE_VERSION_RANGE = '>=2.1.300 <2.2.0';
 /** Hook events we listen to; PreToolUse is the one that decides (approvals, later). */
 export const CLAUDE_HOOK_EVENTS = ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'Notification', 'Stop', 'SessionEnd'] as const;

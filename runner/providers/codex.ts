@@ -14,8 +14,11 @@ import type { ProviderAdapter, ProviderAdapterOptions, ProviderLaunchContext } f
  * config.toml also answers what Codex asks on first run (README, "Using real agents").
  */
 
-/** Written for (and tested with) 0.169.0: config keys, trust screen and flags change between minors. */
-export const CODEX_VERSION_RANGE = '>=0.169.0 <0.170.0';
+/**
+ * Written for 0.169.0 and tested with 0.169.0 and 0.171.0 (the real-CLI integration test, the same
+ * flags, hooks and first-run screens): config keys, trust screen and flags change between minors.
+ */
+export const CODEX_VERSION_RANGE = '>=0.169.0 <0.172.0';
 /** Hook events Codex fires that we translate (names and payloads as Claude Code's). */
 export const CODEX_HOOK_EVENTS = ['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'Stop'] as const;
 /** The variables an OpenAI API key may come in (org secrets by these names). */
