@@ -19,6 +19,9 @@ const ASSIGNMENT_KEYS = [
   'app_key', 'application_key', 'auth_key', 'auth-key', 'authkey', 'sas_token', 'credentials', 'secret_key_base', 'access-key', 'secret-key', 'private-key',
   // `ALGOLIA_ADMIN_KEY=`, `RAILS_MASTER_KEY=`, `JWT_SIGNING_KEY=`, `*_ENCRYPTION_KEY=`, a PAT in `GH_PAT=` / `AZURE_DEVOPS_EXT_PAT=`.
   'admin_key', 'master_key', 'signing_key', 'encryption_key', 'license_key', 'service_key', 'hmac_key', '_pat',
+  'admin-key', 'master-key', 'signing-key', 'encryption-key', 'license-key', 'service-key', 'hmac-key', '-pat',
+  // `SMTP_PASS=`, `DB_PASS=`, `MYSQL_PWD=` (MySQL's own variable); not `PWD=`/`OLDPWD=` (no `_`).
+  '_pass', '_pwd', '-pass', '-pwd',
 ];
 /** Keys masked only as a whole quoted JSON key: Docker's config.json `"auth": "<base64 user:pass>"`. */
 const QUOTED_EXACT_KEYS = ['auth'];
@@ -53,7 +56,7 @@ export const assignmentRule: Rule = {
   name: 'secret-assignment',
   provider: 'env, YAML, JSON, TOML, shell, CLI flags',
   source: 'https://12factor.net/config',
-  format: /[\w.-]*(password|passwd|passphrase|secret([_-]?key(_base)?)?|token|api[_-]?key|access[_-]?key|private[_-]?key|(admin|master|signing|encryption|license|service|hmac)_key|_pat|_auth|key-data|accountkey|app_key|credentials)["']?(\s*[:=]\s*|\s+)["']?[^\s"']+/i,
+  format: /[\w.-]*(password|passwd|passphrase|secret([_-]?key(_base)?)?|token|api[_-]?key|access[_-]?key|private[_-]?key|(admin|master|signing|encryption|license|service|hmac)[_-]key|[_-]pat|[_-]pass|[_-]pwd|_auth|key-data|accountkey|app_key|credentials)["']?(\s*[:=]\s*|\s+)["']?[^\s"']+/i,
   maxLength: ASSIGNMENT_VALUE_MAX,
   first: `${LETTERS}_-`,
   notAfter: IDENT,
@@ -66,7 +69,7 @@ export const assignmentRule: Rule = {
   ],
   example(r) {
     const secret = fakePassword(r, 12 + r.int(20));
-    const key = r.pick(['password', 'DB_PASSWORD', 'api_key', 'client_secret', 'GITHUB_TOKEN', 'aws_secret_access_key', 'SECRET_KEY', 'PGPASSWORD', 'ALGOLIA_ADMIN_KEY', 'GH_PAT']);
+    const key = r.pick(['password', 'DB_PASSWORD', 'api_key', 'client_secret', 'GITHUB_TOKEN', 'aws_secret_access_key', 'SECRET_KEY', 'PGPASSWORD', 'ALGOLIA_ADMIN_KEY', 'GH_PAT', 'SMTP_PASS', 'MYSQL_PWD']);
     const text = r.pick([
       `${key}=${secret}`,
       `export ${key}='${secret}'`,

@@ -6,7 +6,7 @@
  */
 import type { Rule } from '../../rule';
 import { jwtRule, pemRule } from './tokens';
-import { urlCredentialsRule, authorizationRule, bearerRule } from './urls-headers';
+import { urlCredentialsRule, authorizationRule, bearerRule, cookieHeaderRule, setCookieHeaderRule } from './urls-headers';
 import { assignmentRule } from './assignments';
 import { netrcRule, pgpassRule, cliPasswordRule } from './credential-files';
 import { discordBotRule, telegramRule, azureClientSecretRule, azureSasRule, sentryDsnRule } from './vendors';
@@ -20,6 +20,8 @@ export const STRUCTURAL_RULES: Rule[] = [
   assignmentRule,
   authorizationRule,
   bearerRule,
+  cookieHeaderRule,
+  setCookieHeaderRule,
   netrcRule,
   pgpassRule,
   cliPasswordRule,

@@ -1,4 +1,4 @@
-/** Credentials in URLs and HTTP headers: `user:password@host`, `Authorization:`, `Bearer`. */
+/** Credentials in URLs and HTTP headers: `user:password@host`, `Authorization:`, `Bearer`, cookies. */
 import * as C from '../../chars';
 import type { Rule } from '../../rule';
 import * as S from './shared';
@@ -122,3 +122,56 @@ export const bearerRule: Rule = {
     return yes(f, ws, e);
   },
 };
+
+/** What a cookie header's value may hold: anything on the line. */
+const COOKIE_LINE = C.chars(`\r\n${C.CONTROL}`, true);
+/** A Set-Cookie's `name=value` ends at the first `;` (the attributes after it are not secret). */
+const SET_COOKIE_PAIR = C.chars(`;\r\n${C.CONTROL}`, true);
+/** Shorter values (`Cookie: a=1`) are not a session. */
+const COOKIE_MIN = 8;
+/** A value starting so is source code building the header (`Cookie: \`sid=${id}\``), not a cookie: ` " ' $ { ( [ */
+const NOT_A_COOKIE_START = C.chars('`"\'${([');
+
+/**
+ * `Cookie:` / `Set-Cookie:` headers (`curl -v`, HTTP logs): a session cookie is a bearer credential.
+ * `Cookie:` masks the line's value; `Set-Cookie:` its `name=value` up to the first `;`.
+ */
+function cookieRule(name: string, header: string, value: C.CharSet, notAfter: C.CharSet): Rule {
+  return {
+    name,
+    provider: 'HTTP',
+    source: 'https://www.rfc-editor.org/rfc/rfc6265#section-4',
+    format: new RegExp(`${header}\\s*:\\s*[^;\\r\\n]{${COOKIE_MIN},}`, 'i'),
+    maxLength: AUTH_CREDENTIAL_MAX,
+    first: `${header[0].toLowerCase()}${header[0].toUpperCase()}`,
+    notAfter,
+    prefixes: [header],
+    prefixCi: true,
+    example(r) {
+      const secret = `session=${r.chars('A-Za-z0-9%._-', 32)}`;
+      return { text: `${r.pick(['< ', '> ', ''])}${r.pick([header, header.toUpperCase(), header[0].toUpperCase() + header.slice(1)])}: ${secret}`, secret };
+    },
+    match(s, i, final, f) {
+      let j = lit(s, i, header, final, true);
+      if (j === NEED) return more(f, s.length);
+      if (j === FAIL) return NO;
+      j = run(s, j, SPACE, 9, final);
+      if (j === NEED) return more(f, s.length);
+      j = lit(s, j, ':', final);
+      if (j === NEED) return more(f, s.length);
+      if (j === FAIL) return NO;
+      j = run(s, j, SPACE, 9, final);
+      if (j === NEED) return more(f, s.length);
+      const c = peek(s, j, final);
+      if (c === NEED) return more(f, s.length);
+      if (NOT_A_COOKIE_START.has(c)) return NO;
+      const e = run(s, j, value, AUTH_CREDENTIAL_MAX, final);
+      if (e === NEED) return more(f, j);
+      return e - j < COOKIE_MIN ? NO : yes(f, j, e);
+    },
+  };
+}
+
+/** Not inside `Set-Cookie` (the `-` before it) or a longer word. */
+export const cookieHeaderRule = cookieRule('cookie-header', 'cookie', COOKIE_LINE, C.chars('A-Za-z-'));
+export const setCookieHeaderRule = cookieRule('set-cookie-header', 'set-cookie', SET_COOKIE_PAIR, LETTER);
