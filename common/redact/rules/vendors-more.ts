@@ -144,12 +144,13 @@ const DEV_TOOL_RULES: Rule[] = [
     provider: 'HashiCorp Terraform',
     source: 'https://developer.hashicorp.com/terraform/cloud-docs/users-teams-organizations/api-tokens',
     format: /[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}/,
-    prefixes: ['.atlasv1.'],
+    prefixes: ['atlasv1.'],
     body: 'A-Za-z0-9_=-',
     min: 60,
     max: 100,
-    // The token's id (14 characters) comes before the literal, so the literal may follow a letter.
-    notAfter: null,
+    // The token's id (14 characters) and a `.` come before the literal: asked only right after a
+    // `.` (every `.` in the text would cost the scan more than the rule's whole share).
+    notAfter: chars('.', true),
     example: (r) => {
       const secret = r.chars(B64URL, 67);
       return { text: `${r.chars(BASE62, 14)}.atlasv1.${secret}`, secret };
