@@ -37,6 +37,13 @@ export interface Compiled {
    * last character (the next one is not known yet).
    */
   pairRules: Array<readonly Rule[] | undefined>;
+  /**
+   * pairThirds[at][k]: the third characters pairRules[at][k]'s prefixes can have (a table over
+   * ASCII), or null when it has a prefix shorter than 3 or none. Where the text's third character
+   * is not in it the rule would answer NO (the prefix contract), so the loop does not ask it: most
+   * pairs that pass (`co` of `config` for `cookie`, `re` of `return` for `re_`) end there.
+   */
+  pairThirds: Array<ReadonlyArray<Uint8Array | null> | undefined>;
   endRules: Array<readonly Rule[] | undefined>;
   /** Rules asked only near their anchors, with their rule index (the masks' order). */
   anchored: AnchoredRule[];
@@ -82,6 +89,7 @@ interface RuleTables {
   gate: Uint8Array;
   loopGate: Uint8Array;
   pairRules: Array<readonly Rule[] | undefined>;
+  pairThirds: Array<ReadonlyArray<Uint8Array | null> | undefined>;
   endRules: Array<readonly Rule[] | undefined>;
   anchored: AnchoredRule[];
   anchorTexts: string[];
@@ -156,12 +164,15 @@ function ruleTables(rules: readonly Rule[]): RuleTables {
   const byRank = (list: Rule[] | undefined) => list?.sort((x, y) => rank.get(x)! - rank.get(y)!);
   pairRules.forEach(byRank);
   endRules.forEach(byRank);
+  const thirdOf = new Map(rules.map((r) => [r, thirdTable(r)]));
+  const pairThirds = pairRules.map((list) => list?.map((r) => thirdOf.get(r)!));
   const t: RuleTables = {
     byFirst,
     startAllowed,
     gate: gateOf(byFirst),
     loopGate: gateOf(loopByFirst),
     pairRules,
+    pairThirds,
     endRules,
     anchored,
     anchorTexts,
@@ -169,6 +180,21 @@ function ruleTables(rules: readonly Rule[]): RuleTables {
     allPrefiltered: rules.every((r) => r.prefixes !== undefined || r.anchors !== undefined),
   };
   tablesOf.set(rules, t);
+  return t;
+}
+
+/** The third characters of a rule's prefixes (both cases with prefixCi), or null if one is shorter. */
+function thirdTable(rule: Rule): Uint8Array | null {
+  if (!rule.prefixes || rule.prefixes.length === 0 || rule.prefixes.some((p) => p.length < 3)) return null;
+  const t = new Uint8Array(128);
+  for (const p of rule.prefixes) {
+    const ch = p[2];
+    for (const v of rule.prefixCi ? [ch.toLowerCase(), ch.toUpperCase()] : [ch]) {
+      const code = v.charCodeAt(0);
+      if (code >= 128) return null;
+      t[code] = 1;
+    }
+  }
   return t;
 }
 
@@ -190,6 +216,7 @@ export function compile(rules: readonly Rule[], secrets: SecretInput | undefined
     gate: withForms(asciiLiterals, t.gate),
     prefiltered: !opts.reference && t.allPrefiltered,
     pairRules: t.pairRules,
+    pairThirds: t.pairThirds,
     endRules: t.endRules,
     anchored: t.anchored,
     anchorTexts: t.anchorTexts,

@@ -64,7 +64,7 @@ export function scan(s: string, from: number, final: boolean, c: Compiled, break
   const masks: Mask[] = [];
   let hold = n;
   let undecided = n;
-  const { pairRules, endRules, asciiLiterals, literals, rank } = c;
+  const { pairRules, pairThirds, endRules, asciiLiterals, literals, rank } = c;
   const { loopGate, pairLiterals } = loopTables(c);
   const litRank = c.rules.length;
   const highLiterals = literals.size > 0;
@@ -96,9 +96,16 @@ export function scan(s: string, from: number, final: boolean, c: Compiled, break
       const rules = next < 0 ? endRules[code] : pairRules[at];
       if (rules !== undefined) {
         const prev = i === 0 || atBreak ? -1 : s.charCodeAt(i - 1);
+        // The third character, where it is there: a prefix rule whose prefixes cannot have it is not asked.
+        const thirds = next < 0 || i + 2 >= n ? null : pairThirds[at]!;
+        const third = thirds === null ? 0 : s.charCodeAt(i + 2);
         for (let k = 0; k < rules.length; k++) {
           const rule = rules[k];
           if (rule.notAfter !== null && rule.notAfter.has(prev)) continue;
+          if (thirds !== null) {
+            const t = thirds[k];
+            if (t !== null && (third >= 128 || t[third] === 0)) continue;
+          }
           const a = rule.match(s, i, final, f);
           if (a === YES) {
             if (f.end > f.start) masks.push({ start: f.start, end: f.end, rule: rule.name, at: i, rank: rank.get(rule) });
