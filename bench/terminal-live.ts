@@ -34,6 +34,8 @@ const LINE = 100;
 /** A flood runs this long before echo is measured beside it (the pipes are full by then). */
 const FLOOD_WARMUP_MS = 2_000;
 const THROUGHPUT_TIMEOUT_MS = 900_000;
+/** BENCH_PACE_AB=N: N more pairs of the product's throughput run with its page's writes unpaced, then paced. */
+const PACE_AB = Number(process.env.BENCH_PACE_AB ?? 0);
 /** BENCH_ONLY=echo skips the browser throughput part (a quicker run of the echo figures); =throughput skips echo. */
 const ONLY = process.env.BENCH_ONLY ?? 'all';
 
@@ -373,24 +375,35 @@ async function main() {
       console.log(`in-page ceiling (xterm writing the same bytes): ${ceil.toFixed(1)} MB/s`);
       await hopPage.close();
 
-      const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-      const [name, value] = api.cookie.split('=');
-      await context.addCookies([{ name: name!, value: value!, url: stack.url }]);
-      const page = await context.newPage();
-      await page.goto(stack.url);
-      await page.getByRole('button', { name: 'Spawn agent' }).click();
-      await page.locator('.terminal-panel[data-phase="live"]').waitFor({ timeout: 60_000 });
-      await page.locator('.terminal-panel .xterm').click();
       const avPids = () => nodeTree(stack.server.pid!);
       const cp = stack.server.pid!;
-      const avT = await runThroughput(page, (cmd) => page.keyboard.type(cmd), avPids, 'av', [
-        { name: 'control plane', pids: () => [cp] },
-        { name: 'runner', pids: () => descendantsByCmdline(cp, (c, pid) => pid !== cp && /node/.test(c) && !c.includes('session-leader')) },
-        { name: 'PTY programs', pids: () => descendantsByCmdline(cp, (c) => !/node/.test(c) || c.includes('session-leader')) },
-        ...chromium,
-      ], cp);
-      console.log(`Agent Village throughput: ${avT.mbps.toFixed(1)} MB/s (${avT.mb.toFixed(1)} MB in ${avT.seconds.toFixed(1)} s), checksum ${avT.checksum}; CPU ${avT.cpuPerMb.toFixed(3)} s/MB (${avPids().length} node processes); load ${load()}`);
-      await context.close();
+      /** One run of the product's page in a fresh context (a new session each time); `unpaced`: its writes bypass the pacer. */
+      const avRun = async (unpaced: boolean) => {
+        const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+        const [name, value] = api.cookie.split('=');
+        await context.addCookies([{ name: name!, value: value!, url: stack.url }]);
+        if (unpaced) await context.addInitScript(() => ((window as unknown as { __avUnpacedWrites: boolean }).__avUnpacedWrites = true));
+        const page = await context.newPage();
+        await page.goto(stack.url);
+        await page.getByRole('button', { name: 'Spawn agent' }).click();
+        await page.locator('.terminal-panel[data-phase="live"]').waitFor({ timeout: 60_000 });
+        await page.locator('.terminal-panel .xterm').click();
+        const t = await runThroughput(page, (cmd) => page.keyboard.type(cmd), avPids, 'av', [
+          { name: 'control plane', pids: () => [cp] },
+          { name: 'runner', pids: () => descendantsByCmdline(cp, (c, pid) => pid !== cp && /node/.test(c) && !c.includes('session-leader')) },
+          { name: 'PTY programs', pids: () => descendantsByCmdline(cp, (c) => !/node/.test(c) || c.includes('session-leader')) },
+          ...chromium,
+        ], cp);
+        console.log(`Agent Village${unpaced ? ' (writes unpaced)' : ''} throughput: ${t.mbps.toFixed(1)} MB/s (${t.mb.toFixed(1)} MB in ${t.seconds.toFixed(1)} s), checksum ${t.checksum}; CPU ${t.cpuPerMb.toFixed(3)} s/MB (${avPids().length} node processes); load ${load()}`);
+        await context.close();
+        return t;
+      };
+      const avT = await avRun(false);
+      // BENCH_PACE_AB=N: N more pairs of runs, writes unpaced then paced (components/terminal/write-pacer.ts), side by side in one load.
+      for (let i = 0; i < PACE_AB; i++) {
+        const [u, p] = [await avRun(true), await avRun(false)];
+        console.log(`pacing A/B ${i + 1}: unpaced ${u.mbps.toFixed(1)} MB/s, page ${u.pageMsPerMb.toFixed(0)} ms/MB, server ${(u.cpuPerMb * 1000).toFixed(0)} ms/MB; paced ${p.mbps.toFixed(1)} MB/s, page ${p.pageMsPerMb.toFixed(0)} ms/MB, server ${(p.cpuPerMb * 1000).toFixed(0)} ms/MB; load ${load()}`);
+      }
       rows.push(['throughput PTY → browser xterm (DOM renderer)', `${hopT.mbps.toFixed(1)} MB/s`, `${avT.mbps.toFixed(1)} MB/s (${(avT.mbps / hopT.mbps).toFixed(2)}×, ${(avT.mbps / ceil).toFixed(2)}× ceiling ${ceil.toFixed(1)})`, '≥2× one-hop, ≥0.5× ceiling']);
       rows.push(['bytes lost or doubled (checksum in the page)', hopT.checksum.startsWith('OK') ? '0' : hopT.checksum, avT.checksum.startsWith('OK') ? '0' : avT.checksum, '0']);
       rows.push(['page main thread per MB (ceiling: ' + ceilPage.toFixed(0) + ' ms)', `${hopT.pageMsPerMb.toFixed(0)} ms`, `${avT.pageMsPerMb.toFixed(0)} ms`, '—']);
