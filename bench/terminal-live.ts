@@ -19,6 +19,8 @@ import { FLOW_CONTROL, type SessionSummary } from '../protocol';
 import { MAX_ATTACHED_PER_SOCKET } from '../server/realtime/ui-limits';
 import { cpuRate, cpuSeconds, settle } from './live-cpu';
 import { avViewer, echoTimes, oneHopClient, pct, splitSummary } from './live-echo';
+import { flowLogDir, pausedBetween } from './live-flow';
+import { formatPageCost, startPageCost } from './live-page-cost';
 import { chromiumPids, descendants, descendantsByCmdline, Timeline, type ProcGroup } from './live-timeline';
 import { wirePerMb, wireTotals } from './live-wire-report';
 import { Api, ROOT, startStack, uiSocket, type UiClient } from '../server/integration/harness';
@@ -32,6 +34,8 @@ const LINE = 100;
 /** A flood runs this long before echo is measured beside it (the pipes are full by then). */
 const FLOOD_WARMUP_MS = 2_000;
 const THROUGHPUT_TIMEOUT_MS = 900_000;
+/** BENCH_PACE_AB=N: N more pairs of the product's throughput run with its page's writes unpaced, then paced. */
+const PACE_AB = Number(process.env.BENCH_PACE_AB ?? 0);
 /** BENCH_ONLY=echo skips the browser throughput part (a quicker run of the echo figures); =throughput skips echo. */
 const ONLY = process.env.BENCH_ONLY ?? 'all';
 
@@ -212,12 +216,16 @@ async function armThroughput(page: Page) {
   });
 }
 
+/** Where both sides log their PTY's pauses (bench/live-flow.ts): always on, a few lines per MB. */
+const FLOW_DIR = flowLogDir();
+
 /** BENCH_TIMELINE=1: per-process CPU and stalls of each throughput run (bench/live-timeline.ts). */
 const TIMELINE = process.env.BENCH_TIMELINE === '1';
 /** BENCH_PAGE_PROF=DIR: a V8 CPU profile of each page during its throughput run (CDP Profiler). */
 const PAGE_PROF_DIR = process.env.BENCH_PAGE_PROF;
 
 async function runThroughput(page: Page, type: (cmd: string) => Promise<void>, pids: () => number[], label: string, groups: ProcGroup[], heapOf?: number) {
+  const flowPrefix = label === 'av' ? 'flow-' : 'one-hop-';
   const lines = Math.ceil((MB * 1024 * 1024) / LINE);
   await armThroughput(page);
   // The lower of two windows: a window that caught some leftover work is not the idle rate.
@@ -229,6 +237,7 @@ async function runThroughput(page: Page, type: (cmd: string) => Promise<void>, p
     await cdp.send('Profiler.enable');
     await cdp.send('Profiler.start');
   }
+  const pageCost = await startPageCost(page);
   timeline?.start();
   const wire0 = label === 'av' && WIRE_DIR ? wireTotals(WIRE_DIR) : null;
   if (HEAP_DIR && heapOf) process.kill(heapOf, 'SIGUSR2');
@@ -239,6 +248,7 @@ async function runThroughput(page: Page, type: (cmd: string) => Promise<void>, p
     new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('Timed out waiting for the throughput run')), THROUGHPUT_TIMEOUT_MS))),
   ]).finally(() => clearTimeout(timer));
   const timelineLines = timeline?.stop(st.wall0, st.wall1) ?? [];
+  const pageCosts = await pageCost.stop();
   if (cdp) {
     const { profile } = await cdp.send('Profiler.stop');
     mkdirSync(PAGE_PROF_DIR!, { recursive: true });
@@ -246,6 +256,9 @@ async function runThroughput(page: Page, type: (cmd: string) => Promise<void>, p
     await cdp.detach();
   }
   console.log(`  the page has the end mark: ${(st.chars / (1024 * 1024)).toFixed(1)} MB in ${((st.t1 - st.t0) / 1000).toFixed(1)} s; waiting for the server to settle`);
+  const paused = pausedBetween(FLOW_DIR, flowPrefix, st.wall0, st.wall1);
+  console.log(`  page ${await renderer(page)} renderer, ${formatPageCost(pageCosts, st.chars / (1024 * 1024))}`);
+  console.log(`  PTY paused by flow control ${(paused.ms / 1000).toFixed(2)} s of ${((st.wall1 - st.wall0) / 1000).toFixed(2)} s (${paused.pauses} pauses)`);
   if (PROF_DIR) console.log(`  profile window of this run (Date.now()): ${st.wall0} ${st.wall1}`);
   if (TIMELINE) {
     const pg = await page.evaluate(() => (window as unknown as { __benchPage: Record<string, number> }).__benchPage);
@@ -264,7 +277,7 @@ async function runThroughput(page: Page, type: (cmd: string) => Promise<void>, p
   const mb = st.chars / (1024 * 1024);
   const s = (st.t1 - st.t0) / 1000;
   const ok = st.chars === expected.length && st.hash === fnv1a(expected);
-  return { mbps: mb / s, seconds: s, mb, cpuPerMb: cpu / mb, checksum: ok ? 'OK (0 bytes lost or doubled)' : `MISMATCH (${st.chars} chars, want ${expected.length})` };
+  return { mbps: mb / s, seconds: s, mb, cpuPerMb: cpu / mb, pageMsPerMb: (pageCosts.TaskDuration * 1000) / mb, pausedShare: paused.ms / Math.max(1, st.wall1 - st.wall0), checksum: ok ? 'OK (0 bytes lost or doubled)' : `MISMATCH (${st.chars} chars, want ${expected.length})` };
 }
 
 /**
@@ -273,8 +286,9 @@ async function runThroughput(page: Page, type: (cmd: string) => Promise<void>, p
  * product's own flow-control window (FLOW_CONTROL.HIGH_WATERMARK_CHARS) instead of awaiting each
  * 64 KB write's callback before the next (that added a timer hop per chunk and understated it).
  */
-async function ceiling(page: Page): Promise<number> {
-  return page.evaluate(async ({ mb, line, window: win }) => {
+async function ceiling(page: Page): Promise<{ mbps: number; pageMsPerMb: number }> {
+  const pageCost = await startPageCost(page);
+  const mbps = await page.evaluate(async ({ mb, line, window: win }) => {
     const term = Object.values((window as unknown as { __avTerminals: Record<string, { write(d: string, cb?: () => void): void }> }).__avTerminals)[0]!;
     const lines = Math.ceil((mb * 1024 * 1024) / line);
     const chunks: string[] = [];
@@ -299,10 +313,18 @@ async function ceiling(page: Page): Promise<number> {
     await Promise.all(parsed);
     return chars / (1024 * 1024) / ((performance.now() - t0) / 1000);
   }, { mb: MB, line: LINE, window: FLOW_CONTROL.HIGH_WATERMARK_CHARS });
+  const costs = await pageCost.stop();
+  console.log(`  ceiling page: ${formatPageCost(costs, MB)} (the chunks are built inside the clock: script includes building them)`);
+  return { mbps, pageMsPerMb: (costs.TaskDuration * 1000) / MB };
+}
+
+/** Which xterm renderer a page runs: WebGL draws into a canvas in .xterm-screen, the DOM one into .xterm-rows. */
+function renderer(page: Page): Promise<string> {
+  return page.evaluate(() => (document.querySelector('.xterm-screen canvas') ? 'WebGL' : document.querySelector('.xterm-rows') ? 'DOM' : 'unknown'));
 }
 
 async function startOneHop(): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/one-hop/server.ts'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/one-hop/server.ts'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ONE_HOP_FLOW_DIR: FLOW_DIR } });
   const port = await new Promise<number>((res) => child.stdout!.on('data', (b: Buffer) => /listening on (\d+)/.test(b.toString()) && res(Number(/listening on (\d+)/.exec(b.toString())![1]))));
   return { child, port };
 }
@@ -321,7 +343,7 @@ async function main() {
   });
   const hop = await startOneHop();
   // A control plane that fails to start must not leave the one-hop server (and the browser) running.
-  const stack = await startStack({ env: { AGENT_RUNNER_CAPACITY: String(SESSIONS + 5), ...profileEnv() } }).catch(async (err: unknown) => {
+  const stack = await startStack({ env: { AGENT_RUNNER_CAPACITY: String(SESSIONS + 5), AGENT_RUNNER_BENCH_FLOW_DIR: FLOW_DIR, ...profileEnv() } }).catch(async (err: unknown) => {
     hop.child.kill();
     await browser.close();
     throw err;
@@ -349,30 +371,43 @@ async function main() {
         ...chromium,
       ]);
       console.log(`one-hop throughput: ${hopT.mbps.toFixed(1)} MB/s (${hopT.mb.toFixed(1)} MB in ${hopT.seconds.toFixed(1)} s), checksum ${hopT.checksum}; CPU ${hopT.cpuPerMb.toFixed(3)} s/MB; load ${load()}`);
-      const ceil = await ceiling(hopPage);
+      const { mbps: ceil, pageMsPerMb: ceilPage } = await ceiling(hopPage);
       console.log(`in-page ceiling (xterm writing the same bytes): ${ceil.toFixed(1)} MB/s`);
       await hopPage.close();
 
-      const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-      const [name, value] = api.cookie.split('=');
-      await context.addCookies([{ name: name!, value: value!, url: stack.url }]);
-      const page = await context.newPage();
-      await page.goto(stack.url);
-      await page.getByRole('button', { name: 'Spawn agent' }).click();
-      await page.locator('.terminal-panel[data-phase="live"]').waitFor({ timeout: 60_000 });
-      await page.locator('.terminal-panel .xterm').click();
       const avPids = () => nodeTree(stack.server.pid!);
       const cp = stack.server.pid!;
-      const avT = await runThroughput(page, (cmd) => page.keyboard.type(cmd), avPids, 'av', [
-        { name: 'control plane', pids: () => [cp] },
-        { name: 'runner', pids: () => descendantsByCmdline(cp, (c, pid) => pid !== cp && /node/.test(c) && !c.includes('session-leader')) },
-        { name: 'PTY programs', pids: () => descendantsByCmdline(cp, (c) => !/node/.test(c) || c.includes('session-leader')) },
-        ...chromium,
-      ], cp);
-      console.log(`Agent Village throughput: ${avT.mbps.toFixed(1)} MB/s (${avT.mb.toFixed(1)} MB in ${avT.seconds.toFixed(1)} s), checksum ${avT.checksum}; CPU ${avT.cpuPerMb.toFixed(3)} s/MB (${avPids().length} node processes); load ${load()}`);
-      await context.close();
+      /** One run of the product's page in a fresh context (a new session each time); `unpaced`: its writes bypass the pacer. */
+      const avRun = async (unpaced: boolean) => {
+        const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+        const [name, value] = api.cookie.split('=');
+        await context.addCookies([{ name: name!, value: value!, url: stack.url }]);
+        if (unpaced) await context.addInitScript(() => ((window as unknown as { __avUnpacedWrites: boolean }).__avUnpacedWrites = true));
+        const page = await context.newPage();
+        await page.goto(stack.url);
+        await page.getByRole('button', { name: 'Spawn agent' }).click();
+        await page.locator('.terminal-panel[data-phase="live"]').waitFor({ timeout: 60_000 });
+        await page.locator('.terminal-panel .xterm').click();
+        const t = await runThroughput(page, (cmd) => page.keyboard.type(cmd), avPids, 'av', [
+          { name: 'control plane', pids: () => [cp] },
+          { name: 'runner', pids: () => descendantsByCmdline(cp, (c, pid) => pid !== cp && /node/.test(c) && !c.includes('session-leader')) },
+          { name: 'PTY programs', pids: () => descendantsByCmdline(cp, (c) => !/node/.test(c) || c.includes('session-leader')) },
+          ...chromium,
+        ], cp);
+        console.log(`Agent Village${unpaced ? ' (writes unpaced)' : ''} throughput: ${t.mbps.toFixed(1)} MB/s (${t.mb.toFixed(1)} MB in ${t.seconds.toFixed(1)} s), checksum ${t.checksum}; CPU ${t.cpuPerMb.toFixed(3)} s/MB (${avPids().length} node processes); load ${load()}`);
+        await context.close();
+        return t;
+      };
+      const avT = await avRun(false);
+      // BENCH_PACE_AB=N: N more pairs of runs, writes unpaced then paced (components/terminal/write-pacer.ts), side by side in one load.
+      for (let i = 0; i < PACE_AB; i++) {
+        const [u, p] = [await avRun(true), await avRun(false)];
+        console.log(`pacing A/B ${i + 1}: unpaced ${u.mbps.toFixed(1)} MB/s, page ${u.pageMsPerMb.toFixed(0)} ms/MB, server ${(u.cpuPerMb * 1000).toFixed(0)} ms/MB; paced ${p.mbps.toFixed(1)} MB/s, page ${p.pageMsPerMb.toFixed(0)} ms/MB, server ${(p.cpuPerMb * 1000).toFixed(0)} ms/MB; load ${load()}`);
+      }
       rows.push(['throughput PTY → browser xterm (DOM renderer)', `${hopT.mbps.toFixed(1)} MB/s`, `${avT.mbps.toFixed(1)} MB/s (${(avT.mbps / hopT.mbps).toFixed(2)}×, ${(avT.mbps / ceil).toFixed(2)}× ceiling ${ceil.toFixed(1)})`, '≥2× one-hop, ≥0.5× ceiling']);
       rows.push(['bytes lost or doubled (checksum in the page)', hopT.checksum.startsWith('OK') ? '0' : hopT.checksum, avT.checksum.startsWith('OK') ? '0' : avT.checksum, '0']);
+      rows.push(['page main thread per MB (ceiling: ' + ceilPage.toFixed(0) + ' ms)', `${hopT.pageMsPerMb.toFixed(0)} ms`, `${avT.pageMsPerMb.toFixed(0)} ms`, '—']);
+      rows.push(['PTY paused by flow control (share of the run)', `${(hopT.pausedShare * 100).toFixed(0)}%`, `${(avT.pausedShare * 100).toFixed(0)}%`, '—']);
       rows.push(['server CPU per MB', `${(hopT.cpuPerMb * 1000).toFixed(0)} ms`, `${(avT.cpuPerMb * 1000).toFixed(0)} ms (${(avT.cpuPerMb / hopT.cpuPerMb).toFixed(1)}×)`, '≤2×']);
     }
 

@@ -6,7 +6,7 @@
  * watermarks, so a 64 MB flood never overruns xterm.
  * Usage: node --import tsx bench/one-hop/server.ts  → prints "one-hop listening on PORT".
  */
-import { readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import { spawn } from 'node-pty';
@@ -14,6 +14,9 @@ import { Server } from 'socket.io';
 import { FLOW_CONTROL } from '../../protocol';
 
 const require = createRequire(import.meta.url);
+/** ONE_HOP_FLOW_DIR: log every pause and resume as the runner does (bench/live-flow.ts sums the paused time). */
+const FLOW_LOG = process.env.ONE_HOP_FLOW_DIR ? `${process.env.ONE_HOP_FLOW_DIR}/one-hop-${process.pid}.jsonl` : null;
+const logFlow = (paused: boolean, backlog: number) => FLOW_LOG && appendFileSync(FLOW_LOG, JSON.stringify({ t: Date.now(), paused, backlog }) + '\n');
 const xtermDir = require.resolve('@xterm/xterm/package.json').replace(/package\.json$/, '');
 const files: Record<string, [string, string]> = {
   '/xterm.js': ['text/javascript', readFileSync(`${xtermDir}lib/xterm.js`, 'utf8')],
@@ -58,6 +61,7 @@ io.on('connection', (socket) => {
     unacked += data.length;
     if (!paused && unacked > FLOW_CONTROL.HIGH_WATERMARK_CHARS) {
       paused = true;
+      logFlow(true, unacked);
       pty.pause();
     }
   });
@@ -66,6 +70,7 @@ io.on('connection', (socket) => {
     unacked = Math.max(0, unacked - chars);
     if (paused && unacked < FLOW_CONTROL.LOW_WATERMARK_CHARS) {
       paused = false;
+      logFlow(false, unacked);
       pty.resume();
     }
   });

@@ -5,11 +5,14 @@ import { TerminalOutputFrameSchema } from '../../protocol';
 import { terminalNote } from '../../common/terminal-notes';
 import type { UiSocket } from '../realtime/socket';
 import { AckScheduler } from './ack-scheduler';
+import { WritePacer } from './write-pacer';
 
 declare global {
   interface Window {
     /** Optional tap on every terminal chunk (the throughput benchmark checksums through it). */
     __avOnChunk?: (sessionId: string, data: string | Uint8Array) => void;
+    /** Bench hook (bench:live BENCH_PACE_AB): hand every write to xterm at once, as before write-pacer.ts. */
+    __avUnpacedWrites?: boolean;
   }
 }
 
@@ -23,15 +26,19 @@ export interface LiveStreamHooks {
  * The live half of a terminal view: attach from the serialised screen (constant cost however
  * long the session ran), then stream; ack output only after xterm has parsed it (flow control).
  * Reconnects attach again from a fresh screen, so nothing is lost or doubled. Live output comes
- * as binary frames (protocol/terminal-live.ts): UTF-8 bytes handed to xterm as they are.
+ * as binary frames (protocol/terminal-live.ts): UTF-8 bytes handed to xterm as they are, a
+ * flood's in batches (write-pacer.ts); everything after the screen goes through the pacer, in order.
  */
 export function streamLive(term: XTerm, socket: UiSocket, sessionId: string, hooks: LiveStreamHooks): { dispose(): void; replaying(): boolean } {
   let lastSeq = 0;
   let replaying = true;
   const acks = new AckScheduler((seq) => socket.emit('terminal:ack', { session_id: sessionId, seq }));
+  const writes = new WritePacer((data, parsed) => term.write(data, parsed), window.__avUnpacedWrites ? 0 : undefined);
+  const tap = (data: string | Uint8Array) => () => window.__avOnChunk?.(sessionId, data);
 
   const onSnapshot = (body: { session_id: string; screen: TerminalScreen; scrollback: number }) => {
     if (body.session_id !== sessionId) return;
+    writes.drop(); // what waited is on the screen below, or comes again after it
     term.reset();
     term.options.scrollback = body.scrollback;
     term.write(body.screen.data);
@@ -45,14 +52,12 @@ export function streamLive(term: XTerm, socket: UiSocket, sessionId: string, hoo
       if (e.type === 'TERMINAL_CHUNK' && e.data !== undefined) {
         const seq = e.seq;
         const chars = e.data.length;
-        const live = !body.replay;
-        window.__avOnChunk?.(sessionId, e.data);
-        term.write(e.data, () => {
-          if (live) acks.parsed(seq, chars);
-        });
+        // Replayed output was acked by whoever watched it live (or by storing it): only live output is acked here.
+        const parsed = body.replay ? undefined : () => acks.parsed(seq, chars);
+        writes.push({ data: e.data, written: tap(e.data), parsed });
       } else {
         const note = terminalNote(e);
-        if (note) term.write(note);
+        if (note) writes.push({ data: note });
       }
     }
   };
@@ -73,13 +78,18 @@ export function streamLive(term: XTerm, socket: UiSocket, sessionId: string, hoo
       data = data.subarray(skip);
     }
     lastSeq = last;
-    window.__avOnChunk?.(sessionId, data);
-    term.write(data, () => acks.parsed(last, data.byteLength));
+    writes.push({ data, written: tap(data), parsed: () => acks.parsed(last, data.byteLength) });
   };
   const onReplayed = (body: { session_id: string }) => {
     if (body.session_id !== sessionId) return;
-    replaying = false;
-    hooks.onPhase(false);
+    // Live once the replayed tail is handed to xterm (it may still wait in the pacer).
+    writes.push({
+      data: '',
+      written() {
+        replaying = false;
+        hooks.onPhase(false);
+      },
+    });
   };
   const attach = () => {
     replaying = true;
@@ -97,6 +107,7 @@ export function streamLive(term: XTerm, socket: UiSocket, sessionId: string, hoo
   return {
     replaying: () => replaying,
     dispose() {
+      writes.dispose();
       acks.dispose();
       socket.off('session:snapshot', onSnapshot);
       socket.off('session:events', onEvents);

@@ -1,4 +1,24 @@
+import { appendFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { FLOW_CONTROL } from '../../protocol';
+
+/**
+ * Bench hook (bench/terminal-live.ts reports how long the PTY sat paused during a flood): with
+ * AGENT_RUNNER_BENCH_FLOW_DIR set, every pause and resume is appended to `<dir>/flow-<pid>.jsonl`
+ * as `{ t, paused, backlog }` (t = Date.now()). A few lines per MB at most. Off (and free) otherwise.
+ */
+function flowLogger(dir = process.env.AGENT_RUNNER_BENCH_FLOW_DIR): ((paused: boolean, backlog: number) => void) | null {
+  if (!dir) return null;
+  const file = join(dir, `flow-${process.pid}.jsonl`);
+  return (paused, backlog) => {
+    try {
+      appendFileSync(file, JSON.stringify({ t: Date.now(), paused, backlog }) + '\n');
+    } catch {
+      // A bench's folder that went away must not disturb the runner.
+    }
+  };
+}
+const logFlow = flowLogger();
 
 /**
  * Character-based flow control (ARCHITECTURE.md §5): viewers ack terminal chunks by seq after
@@ -34,6 +54,7 @@ export class FlowControl {
     if (!this.paused && this.backlog > this.high) {
       this.paused = true;
       this.pauseCount++;
+      logFlow?.(true, this.backlog);
       this.pause();
     }
   }
@@ -65,6 +86,7 @@ export class FlowControl {
     if (!this.paused) return;
     this.paused = false;
     this.resumeCount++;
+    logFlow?.(false, this.backlog);
     this.resume();
   }
 }
