@@ -33,7 +33,7 @@ export function encodeRunnerFrame(batch: readonly RunnerEvent[], utf8: ReadonlyA
   // One chunk (a flood under flow control sends one a batch): its spooled bytes are the frame's,
   // not copied into a buffer of their own (every buffer allocated outside V8's heap counts
   // towards its next full collection).
-  if (only) return { v: RUNNER_FRAME_VERSION, events, data: only };
+  if (only) return frameOf(events, only);
   const data = Buffer.allocUnsafe(total);
   let offset = 0;
   for (let i = 0; i < batch.length; i++) {
@@ -48,7 +48,15 @@ export function encodeRunnerFrame(batch: readonly RunnerEvent[], utf8: ReadonlyA
       offset += data.write(e.data, offset, 'utf8');
     }
   }
-  return { v: RUNNER_FRAME_VERSION, events, data };
+  return frameOf(events, data);
+}
+
+/**
+ * `data` first: socket.io's encoder looks for binary in the packet key by key, depth first, and
+ * stops at the first it finds; behind `events` it walked every event's fields first (issue 17).
+ */
+function frameOf(events: RunnerFrameHeader[], data: FrameBytes): RunnerFrame {
+  return { data, v: RUNNER_FRAME_VERSION, events };
 }
 
 

@@ -29,15 +29,44 @@ export interface SpoolRecord {
 /** The record of one event: the buffers to write, in order. */
 export function encodeRecord(event: RunnerEvent): { record: SpoolRecord; parts: Buffer[] } {
   if (event.type === 'TERMINAL_CHUNK' && isWellFormed(event.data)) {
-    const utf8 = Buffer.from(event.data, 'utf8');
-    const { data: _data, ...head } = event;
-    const line = Buffer.from(`${JSON.stringify({ ...head, bytes: utf8.byteLength })}\n`, 'utf8');
-    return { record: { event, utf8, size: line.byteLength + utf8.byteLength }, parts: [line, utf8] };
+    const { data, ...head } = event;
+    const { bytes, utf8 } = encodeChunk(data, (n) => `${JSON.stringify({ ...head, bytes: n })}\n`);
+    return { record: { event, utf8, size: bytes.byteLength }, parts: [bytes] };
   }
   // Half a surrogate pair has no UTF-8 form; JSON keeps it exactly, as before.
   const line = Buffer.from(`${JSON.stringify(event)}\n`, 'utf8');
   return { record: { event, size: line.byteLength }, parts: [line] };
 }
+
+/**
+ * A chunk's record in one buffer, `header(byteLength)` then the text's UTF-8, and the text's bytes
+ * as a view into it (what the frame sends). Encoded straight after a header that guesses ASCII,
+ * the common case, where that guess is exact; Buffer.from(text) measured the text's UTF-8 length
+ * in a pass of its own first, and the header line was a second buffer (issue 17). Multi-byte text
+ * keeps what fitted and encodes only the rest.
+ */
+function encodeChunk(text: string, header: (byteLength: number) => string): { bytes: Buffer<ArrayBuffer>; utf8: Buffer<ArrayBuffer> } {
+  const guess = header(text.length);
+  const at = Buffer.byteLength(guess, 'utf8');
+  const bytes = Buffer.allocUnsafeSlow(at + text.length);
+  const { read, written } = ENCODER.encodeInto(text, bytes.subarray(at));
+  if (read === text.length) {
+    // Every character took one byte (a character of more would not have fitted), so the guess holds.
+    bytes.write(guess, 0, 'utf8');
+    return { bytes, utf8: bytes.subarray(at) };
+  }
+  const rest = text.slice(read);
+  const byteLength = written + Buffer.byteLength(rest, 'utf8');
+  const line = header(byteLength);
+  const start = Buffer.byteLength(line, 'utf8');
+  const whole = Buffer.allocUnsafeSlow(start + byteLength);
+  whole.write(line, 0, 'utf8');
+  bytes.copy(whole, start, at, at + written);
+  whole.write(rest, start + written, 'utf8');
+  return { bytes: whole, utf8: whole.subarray(start) };
+}
+
+const ENCODER = new TextEncoder();
 
 /**
  * Reads a `.spool` file's records of session `sid`. Stops at the first record that is cut short

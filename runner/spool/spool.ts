@@ -141,22 +141,16 @@ export class Spool {
       this.log.error(`event ${body.type} after the end of ${base.session_id} dropped`);
       return null;
     }
-    const candidate = {
-      ...body,
-      session_id: base.session_id,
-      org_id: base.org_id,
-      repo_id: base.repo_id,
-      repo_ref: base.repo_ref,
-      ts: this.now(),
-      seq: (s?.lastSeq ?? 0) + 1,
-    };
+    const ts = this.now();
+    const seq = (s?.lastSeq ?? 0) + 1;
     let event: RunnerEvent;
     if (s && body.type === 'TERMINAL_CHUNK' && isChunkText(body.data) && sameBase(s.base, base)) {
       // The session's output, built here from a string: its base fields passed the full schema
       // with the session's first event, and a chunk has nothing else to check but its text's
       // length. (zod on every chunk was a tenth of the runner's spool time, issue 17.)
-      event = { ...s.base, ts: candidate.ts, seq: candidate.seq, type: 'TERMINAL_CHUNK', data: body.data };
+      event = { ...s.base, ts, seq, type: 'TERMINAL_CHUNK', data: body.data };
     } else {
+      const candidate = { ...body, session_id: base.session_id, org_id: base.org_id, repo_id: base.repo_id, repo_ref: base.repo_ref, ts, seq };
       const parsed = RunnerEventSchema.safeParse(candidate);
       if (!parsed.success) {
         this.log.error(`invalid ${body.type} event for ${base.session_id} dropped`, parsed.error);
