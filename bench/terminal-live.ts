@@ -186,9 +186,13 @@ async function armThroughput(page: Page) {
     };
     // The page's side of the time-line: writes handed to xterm, and how long xterm had nothing
     // left to parse while the run was on (starved: the bytes were still upstream).
-    const term = Object.values(w.__avTerminals)[0]! as { write(d: string | Uint8Array, cb?: () => void): void };
+    const term = Object.values(w.__avTerminals)[0]! as { write(d: string | Uint8Array, cb?: () => void): void; onRender(fn: () => void): unknown };
     const write = term.write.bind(term);
-    const pg = { writes: 0, bytes: 0, pending: 0, idleSince: performance.now(), starvedMs: 0, maxLatencyMs: 0, sent: 0 };
+    const pg = { writes: 0, bytes: 0, pending: 0, idleSince: performance.now(), starvedMs: 0, maxLatencyMs: 0, sent: 0, renders: 0 };
+    // Frames xterm drew while the run was on: each costs the page about the same whatever it shows (bench/page-writes.ts).
+    term.onRender(() => {
+      if (st.inside && !st.t1) pg.renders++;
+    });
     w.__benchPage = pg;
     // Messages the page sends while the run is on (acks, both pages): each costs every hop a read,
     // a parse and, on the product, a forward to the runner.
@@ -257,7 +261,8 @@ async function runThroughput(page: Page, type: (cmd: string) => Promise<void>, p
   }
   console.log(`  the page has the end mark: ${(st.chars / (1024 * 1024)).toFixed(1)} MB in ${((st.t1 - st.t0) / 1000).toFixed(1)} s; waiting for the server to settle`);
   const paused = pausedBetween(FLOW_DIR, flowPrefix, st.wall0, st.wall1);
-  console.log(`  page ${await renderer(page)} renderer, ${formatPageCost(pageCosts, st.chars / (1024 * 1024))}`);
+  const renders = await page.evaluate(() => (window as unknown as { __benchPage: { renders: number } }).__benchPage.renders);
+  console.log(`  page ${await renderer(page)} renderer, ${formatPageCost(pageCosts, st.chars / (1024 * 1024))}; ${renders} frames drawn (${(renders / ((st.t1 - st.t0) / 1000)).toFixed(0)} a second)`);
   console.log(`  PTY paused by flow control ${(paused.ms / 1000).toFixed(2)} s of ${((st.wall1 - st.wall0) / 1000).toFixed(2)} s (${paused.pauses} pauses)`);
   if (PROF_DIR) console.log(`  profile window of this run (Date.now()): ${st.wall0} ${st.wall1}`);
   if (TIMELINE) {
