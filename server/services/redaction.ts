@@ -44,10 +44,15 @@ interface Tracked {
    * What the stream let out for the chunks not acknowledged yet, by seq (in seq order): a resend
    * gets exactly that again (it reaches viewers live before storing drops it as a duplicate, so it
    * must never be redacted on its own, where a secret cut across chunks would not be recognised).
-   * An acknowledged chunk is stored and was sent live: a resend of it is dropped by storing and
-   * by every viewer and mirror (they have its seq), so its text is not needed again.
    */
   recent: Map<number, string>;
+  /**
+   * The highest seq acknowledged to the runner (stored, and sent live before): a resend at or
+   * below it is dropped by storing and by every viewer and mirror (they have its seq), so its
+   * text is not kept, and a resend of it goes on empty (never redacted on its own, where a secret
+   * cut across chunks would not be recognised).
+   */
+  acked: number;
 }
 
 /**
@@ -61,7 +66,7 @@ const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 /**
  * Chunks per session whose redacted text is kept for resends at most. A runner resends only what
  * was not acknowledged, so a chunk is let go once its seq is acknowledged (`stored`); this bound
- * only holds when acks stop (a database that keeps failing, a runner sending past its window).
+ * only matters when acks stop (a database that keeps failing, a runner sending past its window).
  */
 const RECENT_CHUNKS = 512;
 
@@ -86,7 +91,7 @@ export function createRedactionService(db: Db, secretsFor: (orgId: string) => Pr
     }
     const secrets = await secretsFor(orgId);
     const tally = new RedactionTally();
-    t = { stream: createStreamRedactor(DEFAULT_RULES, secrets, { onMask: tally.note }), whole: createRedactor(secrets), tally, runner: [], lastSeq: 0, recent: new Map() };
+    t = { stream: createStreamRedactor(DEFAULT_RULES, secrets, { onMask: tally.note }), whole: createRedactor(secrets), tally, runner: [], lastSeq: 0, recent: new Map(), acked: 0 };
     tracked.set(key, t);
     if (tracked.size > MAX_TRACKED_SESSIONS) tracked.delete(tracked.keys().next().value as string);
     return t;
@@ -106,8 +111,9 @@ export function createRedactionService(db: Db, secretsFor: (orgId: string) => Pr
           await yieldToLoop();
         }
         if (e.seq <= t.lastSeq) {
-          // Older than what is kept (a runner resending after a long outage): redacted on its own.
-          out.push({ ...e, data: t.recent.get(e.seq) ?? t.whole.redact(e.data) });
+          // A resend: what the stream let out for it; nothing when it is acknowledged; redacted on
+          // its own when older than what is kept and not acknowledged (acks stopped for long).
+          out.push({ ...e, data: t.recent.get(e.seq) ?? (e.seq <= t.acked ? '' : t.whole.redact(e.data)) });
           continue;
         }
         t.lastSeq = e.seq;
@@ -195,11 +201,12 @@ export function createRedactionService(db: Db, secretsFor: (orgId: string) => Pr
     /** These seqs are stored and acknowledged to the runner: their chunks are not kept for a resend any more. */
     stored(orgId: string, acked: ReadonlyArray<{ session_id: string; seq: number }>): void {
       for (const { session_id, seq } of acked) {
-        const recent = tracked.get(`${orgId}:${session_id}`)?.recent;
-        if (!recent) continue;
-        for (const kept of recent.keys()) {
+        const t = tracked.get(`${orgId}:${session_id}`);
+        if (!t || seq <= t.acked) continue;
+        t.acked = seq;
+        for (const kept of t.recent.keys()) {
           if (kept > seq) break;
-          recent.delete(kept);
+          t.recent.delete(kept);
         }
       }
     },
