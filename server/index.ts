@@ -11,9 +11,12 @@ import { publishSetupLink } from './setup-link';
 import { createListeningServer } from './tls';
 import { logRedaction } from '../common/log-redaction';
 import { errorText } from '../common/error-text';
+import { keepStringPrototypeFast } from './fast-string-prototype';
 
 /** The control plane: Next.js pages and API, Socket.IO (/ui, /runner) and Prisma, on one port. */
 async function main() {
+  // Every module is loaded (ioredis' String subclass included) and nothing hot is optimised yet.
+  keepStringPrototypeFast();
   // The first-run link is meant to be read in the log: it is printed past the redactor.
   const printRaw = process.stdout.write.bind(process.stdout);
   // Before anything can log: token formats and the org secrets this process handles are masked.

@@ -1,6 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RunnerEvent, RunnerEventBody, SessionState } from '../../protocol';
+import { ingestWriter } from '../db-writer-thread';
 import { holdWriteLock } from './db-lock';
+import { waitFor } from './harness';
 import { openServiceDb, type ServiceDb } from './service-db';
 import { storedEvents } from '../services/terminal/stored-output';
 
@@ -113,6 +115,30 @@ describe('delivery: what the server stores and acknowledges', () => {
     expect(await storedSeqs()).toEqual(Array.from({ length: 350 }, (_, i) => i + 1));
     // The wait is said in the log.
     expect(warnings.some((w) => /database busy/.test(w))).toBe(true);
+  }, 60_000);
+
+  // Group commit (events.ts): on SQLite, where the test can hold the writer with the file's lock.
+  it.skipIf(!!process.env.AV_TEST_POSTGRES_URL)('batches that queue behind a transaction are stored together, each acknowledged with what their group stored', async () => {
+    await s.services.events.ingest(s.runner, events(1, lines(1, 10)));
+    // The live path runs before a batch waits for the writer: a seq broadcast is a batch waiting.
+    const live: number[] = [];
+    const ports = s.services.ports;
+    ports.broadcast = { ...ports.broadcast!, sessionEvents: (_id, evs) => void live.push(...evs.map((e) => e.seq)) };
+    const holder = await holdWriteLock(s.file, 120_000);
+    try {
+      const first = s.services.events.ingest(s.runner, events(11, lines(11, 10)));
+      // Its transaction has started (the writer thread waits for the lock): the group is closed.
+      await waitFor(() => (ingestWriter(s.db)?.requestsOut ?? 0) > 0, 'the first batch in the writer');
+      const queued = [21, 31, 41].map((from) => s.services.events.ingest(s.runner, events(from, lines(from, 10))));
+      await waitFor(() => live.includes(50), 'the queued batches to go out live');
+      holder.child.kill();
+      expect((await first).acked).toEqual([{ session_id: SID, seq: 20 }]);
+      // One transaction for the three: each is acked with everything it stored, not only its own.
+      expect((await Promise.all(queued)).map((a) => a.acked)).toEqual([1, 2, 3].map(() => [{ session_id: SID, seq: 50 }]));
+    } finally {
+      holder.child.kill();
+    }
+    expect(await storedSeqs()).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
   }, 60_000);
 });
 

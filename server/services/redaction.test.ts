@@ -34,4 +34,22 @@ describe('control-plane redaction queue', () => {
     expect(text).not.toContain(token.slice(4, 20));
     expect(text).toContain('token: ');
   });
+
+  it('keeps what the stream let out for a chunk until the chunk is acknowledged, and lets it go then', async () => {
+    const redaction = createRedactionService({} as never, async () => ({}), {} as never);
+    const runner = { orgId: 'org_1' };
+    const token = 'ghp_' + 'A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8';
+    const first = 'token: ' + token.slice(0, 12);
+    const dataOf = (events: RunnerEvent[]) => (events[0] as { data: string }).data;
+    // The stream holds the start of the token back: it could still be one.
+    const sent = dataOf(await redaction.redactBatch(runner, [chunk(1, first)]));
+    expect(sent).toBe('token: ');
+    await redaction.redactBatch(runner, [chunk(2, token.slice(12) + '\r\n')]);
+    // Not acknowledged yet: a resend gets exactly what the stream let out, never its own redaction.
+    expect(dataOf(await redaction.redactBatch(runner, [chunk(1, first)]))).toBe(sent);
+    // Acknowledged (stored, and sent to every viewer, which drops a resend of it): not kept any
+    // more, and a resend goes on empty, never redacted on its own (its start alone reads as no token).
+    redaction.stored('org_1', [{ session_id: SESSION, seq: 1 }]);
+    expect(dataOf(await redaction.redactBatch(runner, [chunk(1, first)]))).toBe('');
+  });
 });

@@ -41,11 +41,18 @@ interface Tracked {
   /** The highest TERMINAL_CHUNK seq fed to the stream: a resend is never fed twice. */
   lastSeq: number;
   /**
-   * What the stream let out for the latest chunks, by seq: a resend gets exactly that again (it
-   * reaches viewers live before storing drops it as a duplicate, so it must never be redacted on
-   * its own, where a secret cut across chunks would not be recognised).
+   * What the stream let out for the chunks not acknowledged yet, by seq (in seq order): a resend
+   * gets exactly that again (it reaches viewers live before storing drops it as a duplicate, so it
+   * must never be redacted on its own, where a secret cut across chunks would not be recognised).
    */
   recent: Map<number, string>;
+  /**
+   * The highest seq acknowledged to the runner (stored, and sent live before): a resend at or
+   * below it is dropped by storing and by every viewer and mirror (they have its seq), so its
+   * text is not kept, and a resend of it goes on empty (never redacted on its own, where a secret
+   * cut across chunks would not be recognised).
+   */
+  acked: number;
 }
 
 /**
@@ -56,7 +63,11 @@ interface Tracked {
 const REDACT_SLICE_CHARS = 64 * 1024;
 const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-/** Chunks per session whose redacted text is kept for resends (a runner resends at most its unacked window). */
+/**
+ * Chunks per session whose redacted text is kept for resends at most. A runner resends only what
+ * was not acknowledged, so a chunk is let go once its seq is acknowledged (`stored`); this bound
+ * only matters when acks stop (a database that keeps failing, a runner sending past its window).
+ */
 const RECENT_CHUNKS = 512;
 
 const isTerminal = (state: string) => (TERMINAL_STATES as string[]).includes(state);
@@ -80,7 +91,7 @@ export function createRedactionService(db: Db, secretsFor: (orgId: string) => Pr
     }
     const secrets = await secretsFor(orgId);
     const tally = new RedactionTally();
-    t = { stream: createStreamRedactor(DEFAULT_RULES, secrets, { onMask: tally.note }), whole: createRedactor(secrets), tally, runner: [], lastSeq: 0, recent: new Map() };
+    t = { stream: createStreamRedactor(DEFAULT_RULES, secrets, { onMask: tally.note }), whole: createRedactor(secrets), tally, runner: [], lastSeq: 0, recent: new Map(), acked: 0 };
     tracked.set(key, t);
     if (tracked.size > MAX_TRACKED_SESSIONS) tracked.delete(tracked.keys().next().value as string);
     return t;
@@ -100,8 +111,9 @@ export function createRedactionService(db: Db, secretsFor: (orgId: string) => Pr
           await yieldToLoop();
         }
         if (e.seq <= t.lastSeq) {
-          // Older than what is kept (a runner resending after a long outage): redacted on its own.
-          out.push({ ...e, data: t.recent.get(e.seq) ?? t.whole.redact(e.data) });
+          // A resend: what the stream let out for it; nothing when it is acknowledged; redacted on
+          // its own when older than what is kept and not acknowledged (acks stopped for long).
+          out.push({ ...e, data: t.recent.get(e.seq) ?? (e.seq <= t.acked ? '' : t.whole.redact(e.data)) });
           continue;
         }
         t.lastSeq = e.seq;
@@ -186,6 +198,19 @@ export function createRedactionService(db: Db, secretsFor: (orgId: string) => Pr
       });
     },
 
+    /** These seqs are stored and acknowledged to the runner: their chunks are not kept for a resend any more. */
+    stored(orgId: string, acked: ReadonlyArray<{ session_id: string; seq: number }>): void {
+      for (const { session_id, seq } of acked) {
+        const t = tracked.get(`${orgId}:${session_id}`);
+        if (!t || seq <= t.acked) continue;
+        t.acked = seq;
+        for (const kept of t.recent.keys()) {
+          if (kept > seq) break;
+          t.recent.delete(kept);
+        }
+      }
+    },
+
     /** The session's receipt: what the runner and the control plane masked, by rule and secret name. */
     async receipt(p: Principal, sessionId: string): Promise<SessionRedactionRow[]> {
       const session = await db.session.findFirst({ where: { id: sessionId, orgId: p.orgId }, select: { id: true } });
@@ -211,11 +236,20 @@ export function createRedactionService(db: Db, secretsFor: (orgId: string) => Pr
 
 export type RedactionService = ReturnType<typeof createRedactionService>;
 
-/** Wraps the event service so every batch is redacted by the control plane before ingest sees it. */
-export function redactingIngest<E extends { ingest(runner: { id: string; orgId: string; name: string }, events: RunnerEvent[]): Promise<unknown> }>(
+type Acked = { acked: Array<{ session_id: string; seq: number }> };
+
+/**
+ * Wraps the event service so every batch is redacted by the control plane before ingest sees it,
+ * and what the ingest acknowledged is no longer kept for resends.
+ */
+export function redactingIngest<E extends { ingest(runner: { id: string; orgId: string; name: string }, events: RunnerEvent[]): Promise<Acked> }>(
   events: E,
   redaction: RedactionService,
 ): E {
-  const ingest = async (runner: { id: string; orgId: string; name: string }, batch: RunnerEvent[]) => events.ingest(runner, await redaction.redactBatch(runner, batch));
+  const ingest = async (runner: { id: string; orgId: string; name: string }, batch: RunnerEvent[]) => {
+    const result = await events.ingest(runner, await redaction.redactBatch(runner, batch));
+    redaction.stored(runner.orgId, result.acked);
+    return result;
+  };
   return { ...events, ingest: ingest as E['ingest'] };
 }
