@@ -4,7 +4,7 @@ import { compileSchema, createAjv, describeAjvErrors } from '../../common/ajv';
 import { DtaInvocationSchema, DtaOutputSchema, type DtaCounts, type DtaError, type DtaInvocation, type DtaOutput, type DtaVerifier } from '../../protocol';
 import { adapterOf } from './adapters';
 import { ArtifactWriter } from './artifacts';
-import { applyAtomic, recover, type Applied } from './atomic-apply';
+import { applyAtomic, recover } from './atomic-apply';
 import { commonDir, excludeRunsDir, gitDir, headSha, sha256, topLevel, treeFingerprint } from './git-state';
 import { invocationKey, keepProposal, stillFits, takeProposal } from './kept-proposals';
 import { DEFAULT_POLICY, effectiveConstraints, PolicyError, takeRateSlot, type DtaPolicy } from './policy';
@@ -229,33 +229,26 @@ async function execute(
   if (fp1.hash !== fp0.hash) throw new RunFailure('TREE_CHANGED', 'the work tree changed during the run (HEAD or status differ from the start); nothing was applied');
   mark('apply: status read again');
   onPhase?.('proposed', out, { patch });
-  let applied: Applied;
+  let backupsRemoved: Promise<void>;
   try {
-    applied = applyAtomic(root, path.join(stateDir, 'journal'), runId, proposed.changes, originals);
+    backupsRemoved = applyAtomic(root, path.join(stateDir, 'journal'), runId, proposed.changes, originals);
   } catch (err) {
     throw new RunFailure('APPLY_FAILED', `apply failed and was rolled back, the tree is as before: ${err instanceof Error ? err.message : String(err)}`);
   }
   mark('apply: files renamed');
   const hashes = Object.fromEntries(changed.map((rel) => [rel, sha256(proposed.changes.get(rel)!)]));
-  mark('apply: hashed');
-
-  // verify, in its own process, while the apply's flush commits it (atomic-apply.ts)
-  const verified = verifier.run(request('applied', hashes), verifierBudget());
-  try {
-    await applied.committed;
-  } catch (err) {
-    await verified;
-    throw new RunFailure('APPLY_FAILED', `the new contents could not be flushed to disk; rolled back, the tree is as before: ${err instanceof Error ? err.message : String(err)}`);
-  }
   out.applied_changes = { files: changed.length, [m.unit]: proposed.units };
   out.phase = 'apply';
   artifacts.write('applied.json', { run_id: runId, counts: out.applied_changes, files: changed, sha256: hashes });
   out.ok = true;
   onPhase?.('applied', out, {});
-  out.verifier = await verified;
+
+  // verify, in its own process
+  mark('apply: hashed, artifacts written');
+  out.verifier = await verifier.run(request('applied', hashes), verifierBudget());
   mark('run: verifier answered');
   // The run's own folder in the git dir is emptied by the time the run answers.
-  await applied.cleaned;
+  await backupsRemoved;
   mark('apply: backups removed');
   out.phase = 'verify';
   artifacts.write('verify.json', { run_id: runId, phase: 'verify', verifier: out.verifier });
