@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { gitBlobId } from './git-state';
 import { mark } from './stages';
 
 /**
@@ -93,11 +93,6 @@ function fault(renamed: number): void {
   if (Number(n) !== renamed) return;
   if (kind === 'kill-after') process.kill(process.pid, 'SIGKILL');
   if (kind === 'throw-after') throw new Error(`injected failure after ${renamed} renames (${FAULT_ENV})`);
-}
-
-/** git's id of a blob: sha1 over "blob <size>\0" and the bytes. */
-export function gitBlobId(bytes: Buffer): string {
-  return crypto.createHash('sha1').update(`blob ${bytes.length}\0`).update(bytes).digest('hex');
 }
 
 /**

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -19,5 +20,20 @@ describe('readBlobs', () => {
     expect(Object.fromEntries(head)).toEqual({ 'a.txt': 'one\n', 'd/b.md': '# b, second\n', 'd/e/c.html': '<p>c</p>\n' });
     const old = await readBlobs(dir, first, ['d/b.md']);
     expect(old.get('d/b.md')).toBe('# b\n');
+  });
+
+  it("takes a work tree file that is byte for byte the blob, and git's blob for one that is not a regular file (a FIFO is not waited on, a symlink not followed)", async () => {
+    const dir = makeRepo({ 'same.txt': 'same\n', 'fifo.txt': 'was a file\n', 'link.txt': 'was a file too\n', 'secret/x.txt': 'outside\n' });
+    repos.push(dir);
+    fs.rmSync(path.join(dir, 'fifo.txt'));
+    execFileSync('mkfifo', [path.join(dir, 'fifo.txt')]);
+    fs.rmSync(path.join(dir, 'link.txt'));
+    fs.symlinkSync(path.join(dir, 'secret/x.txt'), path.join(dir, 'link.txt'));
+    const head = await readBlobs(dir, 'HEAD', ['fifo.txt', 'link.txt', 'same.txt']);
+    expect([...head]).toEqual([
+      ['fifo.txt', 'was a file\n'],
+      ['link.txt', 'was a file too\n'],
+      ['same.txt', 'same\n'],
+    ]);
   });
 });

@@ -113,15 +113,59 @@ export async function treeAt(root: string, rev: string): Promise<TreeAt> {
 }
 
 /**
- * Blob contents at `rev` for many paths through one `git cat-file --batch`: thousands of files
- * without a process each (`tree`: treeAt(rev), when the caller has it). It is asked by object id
- * (from ls-tree), not `rev:path`: a path makes
- * git resolve the commit and walk (inflate) its trees again for every file — on a 5,000-file
- * site 4x the git CPU, and seconds of wall time on a loaded machine.
+ * Blob contents at `rev` for many paths (`tree`: treeAt(rev), when the caller has it). A path whose
+ * file in the work tree is, byte for byte, the blob — its git blob id, computed here from the bytes
+ * read, is the tree's — is taken from there: a read and a SHA-1 instead of git opening and
+ * inflating a loose object (5,000 bench files: 50–85 ms against 330–480 ms through `git cat-file`
+ * at load 13, and no git process on the other core). Only regular files are read (no FIFO or
+ * device can stall it, a symlink is never followed); any other path — changed, missing, a link,
+ * unreadable — comes from git's objects, so the answer is the commit's either way.
  */
 export async function readBlobs(root: string, rev: string, files: string[], tree?: TreeAt): Promise<Map<string, string>> {
   const ids = (tree ?? (await treeAt(root, rev))).blobs;
-  const wanted = files.filter((f) => ids.has(f));
+  // In the order asked; undefined until read from git (and then, for a missing object, removed).
+  const out = new Map<string, string | undefined>();
+  const fromGit: string[] = [];
+  for (const f of files) {
+    const id = ids.get(f);
+    if (id === undefined) continue;
+    const bytes = regularFileBytes(path.join(root, f));
+    const same = bytes !== null && gitBlobId(bytes) === id;
+    out.set(f, same ? bytes.toString('utf8') : undefined);
+    if (!same) fromGit.push(f);
+  }
+  if (fromGit.length > 0) {
+    const blobs = await catBlobs(root, fromGit.map((f) => ids.get(f)!));
+    fromGit.forEach((f, i) => out.set(f, blobs[i]));
+  }
+  for (const [f, text] of out) if (text === undefined) out.delete(f);
+  return out as Map<string, string>;
+}
+
+/** A regular file's bytes; null for anything else (a symlink is not followed, a FIFO not waited on). */
+function regularFileBytes(file: string): Buffer | null {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+  } catch {
+    return null;
+  }
+  try {
+    return fs.fstatSync(fd).isFile() ? fs.readFileSync(fd) : null;
+  } catch {
+    return null;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/**
+ * Objects by id through one `git cat-file --batch`: thousands without a process each. By object id
+ * (from ls-tree), not `rev:path`: a path makes git resolve the commit and walk (inflate) its trees
+ * again for every file — on a 5,000-file site 4x the git CPU, and seconds of wall time on a loaded
+ * machine. Each answer in the order asked; undefined for a missing object.
+ */
+function catBlobs(root: string, ids: string[]): Promise<Array<string | undefined>> {
   return new Promise((resolve, reject) => {
     const child = spawn('git', ['cat-file', '--batch'], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] });
     const chunks: Buffer[] = [];
@@ -132,21 +176,29 @@ export async function readBlobs(root: string, rev: string, files: string[], tree
     child.on('close', (code) => {
       if (code !== 0) return reject(new Error(`git cat-file failed: ${stderr.trim()}`));
       const buf = Buffer.concat(chunks);
-      const out = new Map<string, string>();
+      const out: Array<string | undefined> = [];
       let at = 0;
-      for (const f of wanted) {
+      for (let i = 0; i < ids.length; i++) {
         const nl = buf.indexOf(0x0a, at);
         const header = buf.subarray(at, nl).toString();
         at = nl + 1;
-        if (header.endsWith(' missing')) continue;
+        if (header.endsWith(' missing')) {
+          out.push(undefined);
+          continue;
+        }
         const size = Number(header.split(' ')[2]);
-        out.set(f, buf.subarray(at, at + size).toString('utf8'));
+        out.push(buf.subarray(at, at + size).toString('utf8'));
         at += size + 1;
       }
       resolve(out);
     });
-    child.stdin.end(wanted.map((f) => `${ids.get(f)!}\n`).join(''));
+    child.stdin.end(ids.map((id) => `${id}\n`).join(''));
   });
+}
+
+/** git's id of a blob: sha1 over "blob <size>\0" and the bytes. */
+export function gitBlobId(bytes: Buffer): string {
+  return crypto.createHash('sha1').update(`blob ${bytes.length}\0`).update(bytes).digest('hex');
 }
 
 export function sha256(text: string | Buffer): string {

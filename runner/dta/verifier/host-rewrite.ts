@@ -1,4 +1,4 @@
-import { extractLinks, rememberDerived } from '../adapters/link-updater/links';
+import { extractLinks, linksKnown, rememberDerived } from '../adapters/link-updater/links';
 import { targetedHost } from '../adapters/link-updater/measure';
 import type { FoundLink } from '../adapters/link-updater/parsers';
 
@@ -56,7 +56,7 @@ export function linksAfterHostSwap(before: string, links: readonly FoundLink[], 
  * For each changed file the verifier parses: when its new text is its HEAD text with only the host
  * swaps, its links after are put into this process's parse cache, so the after-measure counts them
  * without a parse. HEAD's links come from the verifier's own before-measure (cached by then).
- * Returns how many files were answered so.
+ * Returns how many files were answered so (or were known already: the apply after a dry-run).
  */
 export function seedHostSwaps(changed: readonly string[], readBefore: (rel: string) => string | undefined, readAfter: (rel: string) => string | undefined, params: Record<string, unknown>, parsed: (rel: string) => boolean): number {
   const fromHosts = Array.isArray(params.from_hosts) ? params.from_hosts.map(String) : [];
@@ -67,6 +67,11 @@ export function seedHostSwaps(changed: readonly string[], readBefore: (rel: stri
     const before = readBefore(rel);
     const after = readAfter(rel);
     if (before === undefined || after === undefined) continue;
+    // Known already: the apply's files are the texts this process checked in the dry-run's proposal.
+    if (linksKnown(rel, after)) {
+      seeded++;
+      continue;
+    }
     const links = linksAfterHostSwap(before, extractLinks(rel, before), fromHosts, toHost, after);
     if (links) {
       rememberDerived(rel, after, links);

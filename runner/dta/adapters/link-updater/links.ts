@@ -55,6 +55,11 @@ export function rememberDerived(rel: string, text: string, links: FoundLink[]): 
   remember(kindOf(rel), text, links, null);
 }
 
+/** Whether this process knows the text's links already (parsed or derived here; the store is not asked). */
+export function linksKnown(rel: string, text: string): boolean {
+  return cache.get(kindOf(rel))?.has(text) ?? false;
+}
+
 export function extractLinks(rel: string, text: string): FoundLink[] {
   const kind = kindOf(rel);
   const known = remembered(kind, text);
