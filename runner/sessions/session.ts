@@ -30,6 +30,7 @@ import { DiffReporter, type FileTouchReason } from './diff-reporter';
 import type { LaunchPlan } from './launch-plan';
 import { ProcessControl, STOP_GRACE_MS } from './process-control';
 import { TerminalOutput } from './terminal-output';
+import { echoTrace } from './echo-trace';
 import { runResultEvent, runResultNotice, writeRunResult } from './run-inbox';
 import { UsageTicker } from './usage-ticker';
 import { runSession } from './session-launch';
@@ -149,7 +150,11 @@ export class Session {
     providerSecrets.forEach((v, i) => (named[`${cmd.provider}_sign_in_${i + 1}`] = v));
     this.redactor = createRedactor(named);
     this.output = new TerminalOutput(createStreamRedactor(DEFAULT_RULES, named, { onMask: this.redactions.note }), {
-      chunk: (data) => this.emit({ type: 'TERMINAL_CHUNK', data }),
+      chunk: (data) => {
+        const seq = this.emit({ type: 'TERMINAL_CHUNK', data });
+        echoTrace?.chunk(this.id, seq);
+        return seq;
+      },
       sent: (seq, data) => {
         this.usage.meter.addOutput(Buffer.byteLength(data));
         if (seq !== null) this.flow.chunkSent(seq, data.length);
@@ -247,6 +252,7 @@ export class Session {
     // A stopped process reads nothing; keystrokes would pile up and all arrive at resume.
     if (this.state === 'PAUSED_BY_HUMAN') return fail('CONFLICT', `session ${this.id} is paused; resume it first`);
     this.proc.write(mode === 'line' ? `${data}\r` : data);
+    echoTrace?.written(this.id);
     this.activity.noteIo();
     return ok(null);
   }
