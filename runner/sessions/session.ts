@@ -251,6 +251,7 @@ export class Session {
     if (!this.alive) return fail('CONFLICT', `session ${this.id} is not running (${this.state})`);
     // A stopped process reads nothing; keystrokes would pile up and all arrive at resume.
     if (this.state === 'PAUSED_BY_HUMAN') return fail('CONFLICT', `session ${this.id} is paused; resume it first`);
+    this.output.inputWritten();
     this.proc.write(mode === 'line' ? `${data}\r` : data);
     echoTrace?.written(this.id);
     this.activity.noteIo();
