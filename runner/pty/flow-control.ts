@@ -1,5 +1,13 @@
 import { FLOW_CONTROL } from '../../protocol';
 
+/** Pause the PTY above `high` unacked characters; resume below `low`. */
+export interface Watermarks {
+  high: number;
+  low: number;
+}
+
+export const DEFAULT_WATERMARKS: Watermarks = { high: FLOW_CONTROL.HIGH_WATERMARK_CHARS, low: FLOW_CONTROL.LOW_WATERMARK_CHARS };
+
 /**
  * Character-based flow control (ARCHITECTURE.md §5): viewers ack terminal chunks by seq after
  * xterm parsed them; the PTY is paused while more than the high watermark is unacked and resumed
@@ -17,12 +25,16 @@ export class FlowControl {
   /** Cumulative end offset of every unacked chunk, in seq order. */
   private readonly ends: Array<{ seq: number; end: number }> = [];
 
+  /** The window now: fixed, or asked for at each chunk and ack (a busy session's shrinks while another is typed into, runner/sessions/typing-watch.ts). */
+  private readonly watermarks: () => Watermarks;
+
   constructor(
     private readonly pause: () => void,
     private readonly resume: () => void,
-    private readonly high: number = FLOW_CONTROL.HIGH_WATERMARK_CHARS,
-    private readonly low: number = FLOW_CONTROL.LOW_WATERMARK_CHARS,
-  ) {}
+    watermarks: Watermarks | (() => Watermarks) = DEFAULT_WATERMARKS,
+  ) {
+    this.watermarks = typeof watermarks === 'function' ? watermarks : () => watermarks;
+  }
 
   get backlog(): number {
     return this.sentChars - this.ackedChars;
@@ -31,7 +43,7 @@ export class FlowControl {
   chunkSent(seq: number, chars: number): void {
     this.sentChars += chars;
     this.ends.push({ seq, end: this.sentChars });
-    if (!this.paused && this.backlog > this.high) {
+    if (!this.paused && this.backlog > this.watermarks().high) {
       this.paused = true;
       this.pauseCount++;
       this.pause();
@@ -45,7 +57,7 @@ export class FlowControl {
     if (i === 0) return;
     this.ackedChars = Math.max(this.ackedChars, this.ends[i - 1].end);
     this.ends.splice(0, i);
-    if (this.paused && this.backlog < this.low) this.forceResume();
+    if (this.paused && this.backlog < this.watermarks().low) this.forceResume();
   }
 
   /**

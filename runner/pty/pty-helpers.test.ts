@@ -13,8 +13,7 @@ describe('FlowControl', () => {
     const fc = new FlowControl(
       () => calls.push('pause'),
       () => calls.push('resume'),
-      100,
-      10,
+      { high: 100, low: 10 },
     );
     fc.chunkSent(1, 60);
     fc.chunkSent(3, 50); // seq 2 was another event type

@@ -14,7 +14,7 @@ import {
 import { SessionHooks, type HookServer } from '../hooks';
 import { errorMessage, type Logger } from '../log';
 import { ScreenWatch, type ProviderAdapter, type ScreenGate } from '../providers';
-import { FlowControl } from '../pty/flow-control';
+import { DEFAULT_WATERMARKS, FlowControl } from '../pty/flow-control';
 import type { SessionBase, Spool } from '../spool/spool';
 import type { PreparedWorktree, WorkspaceManager } from '../workspace/workspace-manager';
 import { ApprovalBroker } from '../approvals/broker';
@@ -31,6 +31,7 @@ import type { LaunchPlan } from './launch-plan';
 import { ProcessControl, STOP_GRACE_MS } from './process-control';
 import { TerminalOutput } from './terminal-output';
 import { echoTrace } from './echo-trace';
+import type { TypingWatch } from './typing-watch';
 import { runResultEvent, runResultNotice, writeRunResult } from './run-inbox';
 import { UsageTicker } from './usage-ticker';
 import { runSession } from './session-launch';
@@ -75,6 +76,8 @@ export interface SessionDeps {
    * precedence over guardNamespace / readOnlyPrevention.
    */
   sandbox?: SandboxSupport;
+  /** Who typed on this runner lately: a busy session's flow-control window shrinks while another is typed into. */
+  typing?: TypingWatch;
 }
 
 /** Event fields that are identifiers or enums, never free text: not passed through the redactor. */
@@ -161,9 +164,11 @@ export class Session {
       },
     });
     this.proc = new ProcessControl(cmd.session_id, deps.log, deps.stopGraceMs ?? STOP_GRACE_MS);
+    const typing = deps.typing;
     this.flow = new FlowControl(
       () => this.proc.pauseReading(),
       () => this.proc.resumeReading(),
+      typing ? () => typing.watermarks(this.id, DEFAULT_WATERMARKS) : DEFAULT_WATERMARKS,
     );
     this.patrolOutput = cmd.patrol ? new PatrolOutput() : null;
     this.policy = effectivePolicy(cmd.policy);
@@ -252,6 +257,7 @@ export class Session {
     // A stopped process reads nothing; keystrokes would pile up and all arrive at resume.
     if (this.state === 'PAUSED_BY_HUMAN') return fail('CONFLICT', `session ${this.id} is paused; resume it first`);
     this.output.inputWritten();
+    this.deps.typing?.keyTyped(this.id);
     this.proc.write(mode === 'line' ? `${data}\r` : data);
     echoTrace?.written(this.id);
     this.activity.noteIo();
