@@ -3,10 +3,13 @@
  * the one-hop baseline that ack as their pages do, and key → echo timing with each slow key split
  * at the runner's chunk time.
  */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { io, type Socket } from 'socket.io-client';
 import { AckScheduler } from '../components/terminal/ack-scheduler';
 import { FLOW_CONTROL, TerminalOutputFrameSchema } from '../protocol';
 import { call, type UiClient } from '../server/integration/harness';
+import { wallNow } from '../runner/sessions/echo-trace';
 
 /**
  * BENCH_KEY_GAP_MS: a pause between an echo and the next key (default 0: the next key goes the
@@ -23,9 +26,13 @@ export const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Ma
 interface EchoSplit {
   /** The key's index in its run (0: the first key typed into the session). */
   i: number;
+  key: string;
   total: number;
   out: number;
   back: number;
+  /** Wall-clock ms (with fractions) when the key was sent and when its echo arrived. */
+  sentAt: number;
+  seenAt: number;
 }
 const echoSplits: EchoSplit[] = [];
 
@@ -40,7 +47,7 @@ export async function echoTimes(keys: number, send: (k: string) => void, output:
   for (let i = 0; i < keys; i++) {
     const key = String.fromCharCode(97 + (i % 26));
     const t0 = performance.now();
-    const wall0 = Date.now();
+    const wall0 = wallNow();
     let ts: number | undefined;
     await new Promise<void>((resolve) => {
       const off = output((d, chunkTs) => {
@@ -54,7 +61,7 @@ export async function echoTimes(keys: number, send: (k: string) => void, output:
     });
     const total = performance.now() - t0;
     times.push(total);
-    if (ts !== undefined) echoSplits.push({ i, total, out: ts - wall0, back: Date.now() - ts });
+    if (ts !== undefined) echoSplits.push({ i, key, total, out: ts - wall0, back: wallNow() - ts, sentAt: wall0, seenAt: wallNow() });
     if (i % 26 === 25) send('\x15'); // Ctrl-U keeps the line short
     if (KEY_GAP_MS > 0) await new Promise((r) => setTimeout(r, KEY_GAP_MS));
   }
@@ -67,7 +74,63 @@ export function splitSummary(): string {
   if (!echoSplits.length) return '';
   const slow = [...echoSplits].sort((a, b) => b.total - a.total).slice(0, 3);
   const p = (xs: number[], q: number) => pct(xs, q).toFixed(0);
-  return `  echo split at the runner's chunk time: key → chunk p50 ${p(echoSplits.map((e) => e.out), 50)} / p99 ${p(echoSplits.map((e) => e.out), 99)} ms, chunk → socket p50 ${p(echoSplits.map((e) => e.back), 50)} / p99 ${p(echoSplits.map((e) => e.back), 99)} ms; slowest keys (#index: total = out + back): ${slow.map((e) => `#${e.i}: ${e.total.toFixed(0)} = ${e.out} + ${e.back}`).join(', ')}`;
+  return `  echo split at the runner's chunk time: key → chunk p50 ${p(echoSplits.map((e) => e.out), 50)} / p99 ${p(echoSplits.map((e) => e.out), 99)} ms, chunk → socket p50 ${p(echoSplits.map((e) => e.back), 50)} / p99 ${p(echoSplits.map((e) => e.back), 99)} ms; slowest keys (#index: total = out + back): ${slow.map((e) => `#${e.i}: ${e.total.toFixed(0)} = ${e.out.toFixed(0)} + ${e.back.toFixed(0)}`).join(', ')}`;
+}
+
+/** One key as the runner stamped it (runner/sessions/echo-trace.ts). */
+interface RunnerKeyTrace {
+  session_id: string;
+  data: string;
+  received: number;
+  written: number;
+  read: number;
+  chunk: number;
+  sent: number;
+}
+
+/** The stages of a key's round trip, in order: where each one ends. */
+const STAGES: Array<{ name: string; end: (t: RunnerKeyTrace, e: EchoSplit) => number }> = [
+  { name: 'control plane in + runner socket read', end: (t) => t.received },
+  { name: 'input handled → pty.write', end: (t) => t.written },
+  { name: 'pty.write → echo read', end: (t) => t.read },
+  { name: 'read → chunk spooled', end: (t) => t.chunk },
+  { name: 'spooled → batch on the socket', end: (t) => t.sent },
+  { name: 'runner socket → viewer (control plane out)', end: (_t, e) => e.seenAt },
+];
+
+/**
+ * The last echoTimes run of `sessionId`, split at the runner's own stamps (AGENT_RUNNER_BENCH_ECHO_DIR
+ * = dir): each stage's p50 / p99 and the slowest keys stage by stage. Keys are matched in order by
+ * their letter; a key the runner did not trace (an echo that rode in an earlier read) is skipped.
+ */
+export function runnerSplitSummary(dir: string, sessionId: string): string {
+  if (!echoSplits.length) return '';
+  const traces: RunnerKeyTrace[] = [];
+  for (const f of readdirSync(dir).filter((n) => n.startsWith('echo-') && n.endsWith('.jsonl'))) {
+    for (const line of readFileSync(join(dir, f), 'utf8').split('\n')) {
+      if (!line) continue;
+      const t = JSON.parse(line) as RunnerKeyTrace;
+      if (t.session_id === sessionId && t.received >= echoSplits[0]!.sentAt - 1 && t.received <= echoSplits.at(-1)!.seenAt) traces.push(t);
+    }
+  }
+  traces.sort((a, b) => a.received - b.received);
+  const rows: Array<{ e: EchoSplit; parts: number[] }> = [];
+  let next = 0;
+  for (const e of echoSplits) {
+    while (next < traces.length && (traces[next]!.data !== e.key || traces[next]!.received < e.sentAt - 1)) next++;
+    const t = traces[next];
+    if (!t || t.received > e.seenAt) continue;
+    next++;
+    let from = e.sentAt;
+    rows.push({ e, parts: STAGES.map((s) => { const end = s.end(t, e); const d = end - from; from = end; return d; }) });
+  }
+  if (!rows.length) return '  runner stages: no key was traced';
+  const stageLines = STAGES.map((s, k) => `${s.name} ${[50, 90, 99].map((q) => pct(rows.map((r) => r.parts[k]!), q).toFixed(1)).join(' / ')}`);
+  const slow = [...rows].sort((a, b) => b.e.total - a.e.total).slice(0, 5);
+  return [
+    `  runner stages of ${rows.length} of ${echoSplits.length} keys (ms, p50 / p90 / p99): ${stageLines.join('; ')}`,
+    `  slowest keys stage by stage (${STAGES.length} stages as above): ${slow.map((r) => `#${r.e.i} ${r.e.total.toFixed(0)} = ${r.parts.map((x) => x.toFixed(1)).join(' + ')}`).join('; ')}`,
+  ].join('\n');
 }
 
 /** A Node client of the product's /ui as the browser uses it: binary frames, acks after "parsing". */

@@ -11,14 +11,14 @@
  * Usage: npm run bench:live   (needs a build: `npx next build`, and /usr/bin/chromium)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Page } from '@playwright/test';
 import { FLOW_CONTROL, type SessionSummary } from '../protocol';
 import { MAX_ATTACHED_PER_SOCKET } from '../server/realtime/ui-limits';
 import { cpuRate, cpuSeconds, settle } from './live-cpu';
-import { avViewer, echoTimes, oneHopClient, pct, splitSummary } from './live-echo';
+import { avViewer, echoTimes, oneHopClient, pct, runnerSplitSummary, splitSummary } from './live-echo';
 import { flowLogDir, pausedBetween } from './live-flow';
 import { formatPageCost, startPageCost } from './live-page-cost';
 import { chromiumPids, descendants, descendantsByCmdline, Timeline, type ProcGroup } from './live-timeline';
@@ -64,6 +64,10 @@ const WIRE_DIR = process.env.BENCH_WIRE;
  * during the product's throughput run (between two SIGUSR2s) into DIR as a .heapprofile.
  */
 const HEAP_DIR = process.env.BENCH_HEAP_PROF;
+
+/** The runner stamps each key of the echo runs here (runner/sessions/echo-trace.ts); printed after each run. */
+const ECHO_TRACE_DIR = mkdtempSync(join(tmpdir(), 'av-echo-trace-'));
+chmodSync(ECHO_TRACE_DIR, 0o777); // the attached runner may run as an unprivileged user
 
 /** BENCH_SERVER_NODE_OPTIONS: more Node/V8 flags for the control plane (e.g. `--max-semi-space-size=32` to compare GC settings). */
 const SERVER_NODE_OPTIONS = process.env.BENCH_SERVER_NODE_OPTIONS;
@@ -348,7 +352,7 @@ async function main() {
   });
   const hop = await startOneHop();
   // A control plane that fails to start must not leave the one-hop server (and the browser) running.
-  const stack = await startStack({ env: { AGENT_RUNNER_CAPACITY: String(SESSIONS + 5), AGENT_RUNNER_BENCH_FLOW_DIR: FLOW_DIR, ...profileEnv() } }).catch(async (err: unknown) => {
+  const stack = await startStack({ env: { AGENT_RUNNER_CAPACITY: String(SESSIONS + 5), AGENT_RUNNER_BENCH_FLOW_DIR: FLOW_DIR, AGENT_RUNNER_BENCH_ECHO_DIR: ECHO_TRACE_DIR, ...profileEnv() } }).catch(async (err: unknown) => {
     hop.child.kill();
     await browser.close();
     throw err;
@@ -435,6 +439,7 @@ async function main() {
     const avIdle = await echoTimes(ECHO_KEYS, v.send, v.output);
     console.log(`echo idle: one-hop ${fmt(hopIdle)}; Agent Village ${fmt(avIdle)}; load ${load()}`);
     console.log(splitSummary());
+    console.log(runnerSplitSummary(ECHO_TRACE_DIR, first.id));
     const idleLoop = loopDelayBetween(idleT0, Date.now());
     if (idleLoop) console.log(idleLoop);
     rows.push(['key → echo at the socket, idle', fmt(hopIdle), fmt(avIdle), '≤10 / ≤25 ms']);
@@ -471,6 +476,7 @@ async function main() {
     for (const w of viewers.slice(1, 1 + FLOODERS)) w.send('\x03');
     console.log(`echo with ${SESSIONS} sessions, ${FLOODERS} flooding: one-hop ${fmt(hopLoaded)}; Agent Village ${fmt(avLoaded)}; load ${load()}`);
     console.log(splitSummary());
+    console.log(runnerSplitSummary(ECHO_TRACE_DIR, first.id));
     const loadedLoop = loopDelayBetween(loadedT0, loadedT1);
     if (loadedWire) console.log(wirePerMb(loadedWire, wireTotals(WIRE_DIR!), (loadedT1 - loadedT0) / 1000, 's'));
     // The window to cut out of a CPU profile: node bench/live-long-tasks.mjs FILE FROM TO.
@@ -484,6 +490,7 @@ async function main() {
     await browser.close();
     hop.child.kill();
     await stack.stop();
+    rmSync(ECHO_TRACE_DIR, { recursive: true, force: true });
   }
 }
 

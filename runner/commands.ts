@@ -24,6 +24,7 @@ import type { DtaRunService } from './dta/run-service';
 import type { WorkItemService } from './workitems/service';
 import type { RunManager } from './runs/run-manager';
 import type { SessionManager } from './sessions/session-manager';
+import { echoTrace, wallNow } from './sessions/echo-trace';
 import { REPO_ACCESS_DENIED } from '../common/repo-access';
 import { radarCompare, type RadarDeps } from './radar/compare';
 import { radarExport, radarHistory } from './radar/export';
@@ -67,8 +68,11 @@ export function createCommandHandlers({ sessions, workspaces, log, canReach = ()
       return sessions.create(cmd.data);
     },
     'session:input': (raw: unknown): Result<null> => {
+      const at = echoTrace ? wallNow() : 0;
       const cmd = parseInput(SessionInputCommandSchema, raw);
-      return cmd.ok ? sessions.input(cmd.data) : cmd;
+      if (!cmd.ok) return cmd;
+      echoTrace?.received(cmd.data.session_id, cmd.data.data, at);
+      return sessions.input(cmd.data);
     },
     'session:resize': (raw: unknown): Result<null> => {
       const cmd = parseInput(SessionResizeCommandSchema, raw);

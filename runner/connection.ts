@@ -24,6 +24,7 @@ import type { Logger } from './log';
 import type { EventSender, EventTransport } from './spool/sender';
 import { startLoopDelayLog } from './connection-probe';
 import { encodeRunnerFrame } from './spool/frame';
+import { echoTrace } from './sessions/echo-trace';
 
 /** A control plane that takes longer than this to answer register is treated as not there. */
 export const REGISTER_TIMEOUT_MS = 10_000;
@@ -288,6 +289,7 @@ export class RunnerConnection {
       const socket = this.socket.timeout(EVENT_ACK_TIMEOUT_MS);
       if (frames) socket.emit('runner:frame', encodeRunnerFrame(batch, utf8), answered);
       else socket.emit('runner:events', batch, answered);
+      echoTrace?.sent(batch);
     };
   }
 

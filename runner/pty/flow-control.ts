@@ -2,6 +2,14 @@ import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FLOW_CONTROL } from '../../protocol';
 
+/** Pause the PTY above `high` unacked characters; resume below `low`. */
+export interface Watermarks {
+  high: number;
+  low: number;
+}
+
+export const DEFAULT_WATERMARKS: Watermarks = { high: FLOW_CONTROL.HIGH_WATERMARK_CHARS, low: FLOW_CONTROL.LOW_WATERMARK_CHARS };
+
 /**
  * Bench hook (bench/terminal-live.ts reports how long the PTY sat paused during a flood): with
  * AGENT_RUNNER_BENCH_FLOW_DIR set, every pause and resume is appended to `<dir>/flow-<pid>.jsonl`
@@ -37,12 +45,16 @@ export class FlowControl {
   /** Cumulative end offset of every unacked chunk, in seq order. */
   private readonly ends: Array<{ seq: number; end: number }> = [];
 
+  /** The window now: fixed, or asked for at each chunk and ack (a busy session's shrinks while another is typed into, runner/sessions/typing-watch.ts). */
+  private readonly watermarks: () => Watermarks;
+
   constructor(
     private readonly pause: () => void,
     private readonly resume: () => void,
-    private readonly high: number = FLOW_CONTROL.HIGH_WATERMARK_CHARS,
-    private readonly low: number = FLOW_CONTROL.LOW_WATERMARK_CHARS,
-  ) {}
+    watermarks: Watermarks | (() => Watermarks) = DEFAULT_WATERMARKS,
+  ) {
+    this.watermarks = typeof watermarks === 'function' ? watermarks : () => watermarks;
+  }
 
   get backlog(): number {
     return this.sentChars - this.ackedChars;
@@ -51,7 +63,7 @@ export class FlowControl {
   chunkSent(seq: number, chars: number): void {
     this.sentChars += chars;
     this.ends.push({ seq, end: this.sentChars });
-    if (!this.paused && this.backlog > this.high) {
+    if (!this.paused && this.backlog > this.watermarks().high) {
       this.paused = true;
       this.pauseCount++;
       logFlow?.(true, this.backlog);
@@ -66,7 +78,7 @@ export class FlowControl {
     if (i === 0) return;
     this.ackedChars = Math.max(this.ackedChars, this.ends[i - 1].end);
     this.ends.splice(0, i);
-    if (this.paused && this.backlog < this.low) this.forceResume();
+    if (this.paused && this.backlog < this.watermarks().low) this.forceResume();
   }
 
   /**

@@ -27,6 +27,8 @@ export class OutputBatcher {
   private timer: NodeJS.Timeout | null = null;
   /** The length of the next window: grows while output keeps coming. */
   private windowMs: number;
+  /** A key was just written to the PTY: the next output is most likely its echo. */
+  private echoDue = false;
 
   constructor(
     private readonly emit: (data: string) => void,
@@ -46,13 +48,29 @@ export class OutputBatcher {
   push(data: string): void {
     if (!data) return;
     if (!this.timer) {
+      this.echoDue = false;
       this.emit(data);
       this.openWindow();
       return;
     }
     this.buffer.push(data);
     this.size += data.length;
-    if (this.size >= this.maxChars) this.emitBuffered();
+    if (this.echoDue) {
+      // Keys typed back to back land in the window their previous echo opened: without this, each
+      // waited out the rest of it (issue 17: ~3 ms of an idle echo's ~5). What was buffered goes
+      // with it, in order, and a fresh short window starts.
+      this.echoDue = false;
+      this.flush();
+      this.openWindow();
+    } else if (this.size >= this.maxChars) this.emitBuffered();
+  }
+
+  /**
+   * Input was written to the PTY: its echo, the next output, goes at once even inside a window.
+   * Typing sets this a few times a second, so it costs the batching of a flood nothing.
+   */
+  expectEcho(): void {
+    this.echoDue = true;
   }
 
   /** Everything buffered goes now (exit, resize, stop); the next write after this goes at once. */

@@ -13,8 +13,7 @@ describe('FlowControl', () => {
     const fc = new FlowControl(
       () => calls.push('pause'),
       () => calls.push('resume'),
-      100,
-      10,
+      { high: 100, low: 10 },
     );
     fc.chunkSent(1, 60);
     fc.chunkSent(3, 50); // seq 2 was another event type
@@ -103,6 +102,27 @@ describe('OutputBatcher', () => {
       expect(out.at(-1)).toBe('y');
       b.flush();
     }));
+
+  it("sends a key's echo at once inside an open window, after what the window held, and batches again after it", () => {
+    const out: string[] = [];
+    const b = new OutputBatcher((d) => out.push(d), 1_000, 1_000_000);
+    b.push('prompt$ ');
+    b.push('late paint');
+    expect(out).toEqual(['prompt$ ']); // the window is open: held
+    b.expectEcho();
+    b.push('k');
+    expect(out).toEqual(['prompt$ ', 'late paintk']);
+    b.push('more');
+    expect(out).toHaveLength(2); // one echo only: what follows is batched as before
+    b.flush();
+    expect(out.at(-1)).toBe('more');
+    // Expected while idle, the echo goes at once anyway and does not linger for a later write.
+    b.expectEcho();
+    b.push('x');
+    b.push('y');
+    expect(out.at(-1)).toBe('x');
+    b.flush();
+  });
 
   it('keeps its short window for small output (echoes of keys typed back to back)', () =>
     withFakeTimers(() => {

@@ -11,6 +11,7 @@ import { describeDuration } from './activity-tracker';
 import { prepareLaunch, spawnOf, type LaunchPrep } from './launch-plan';
 import { signalName } from './process-control';
 import type { Session } from './session';
+import { echoTrace } from './echo-trace';
 
 /**
  * A session's launch and exit (split from session.ts, which keeps its state machine, public
@@ -49,6 +50,7 @@ export async function runSession(s: Session): Promise<void> {
     if (!cmd.patrol && provider.screenRules) s.screen = new ScreenWatch(provider.id, provider.screenRules, cmd, (gate) => onScreenGate(s, gate));
     const pid = s.proc.spawn(spawnOf(plan), { cwd: plan.cwd, env: plan.env, ...plan.size, sandboxed: plan.isolation === 'sandbox' }, {
       data: (data) => {
+        echoTrace?.read(s.id);
         s.screen?.push(data);
         s.output.push(data);
         s.patrolOutput?.append(data);

@@ -11,6 +11,7 @@ import {
   type TerminalAck,
 } from '../../protocol';
 import { Session, type SessionDeps } from './session';
+import { TypingWatch } from './typing-watch';
 
 export interface SessionManagerDeps extends SessionDeps {
   capacity: number;
@@ -22,8 +23,12 @@ export class SessionManager {
   /** Ids used since start: a reused id would restart seq at 1 and the server would drop it as duplicates. */
   private readonly usedIds = new Set<string>();
   private shuttingDown = false;
+  /** Shared by this runner's sessions: a key in one narrows the others' flow-control windows (typing-watch.ts). */
+  private readonly typing: TypingWatch;
 
-  constructor(private readonly deps: SessionManagerDeps) {}
+  constructor(private readonly deps: SessionManagerDeps) {
+    this.typing = deps.typing ?? new TypingWatch();
+  }
 
   get capacity(): number {
     return this.deps.capacity;
@@ -58,10 +63,13 @@ export class SessionManager {
     if (!this.deps.providers.has(cmd.provider)) {
       return fail('NO_RUNNER', `provider ${cmd.provider} is not available on this runner`);
     }
-    const session = new Session(cmd, this.deps);
+    const session = new Session(cmd, { ...this.deps, typing: this.typing });
     this.sessions.set(id, session);
     this.usedIds.add(id);
-    void session.done.then(() => this.sessions.delete(id));
+    void session.done.then(() => {
+      this.sessions.delete(id);
+      this.typing.forget(id);
+    });
     session.start();
     this.deps.log.info(`session ${id} accepted (${cmd.provider}, ${cmd.mode}, room "${cmd.room_path}")`);
     return ok({ session_id: id });

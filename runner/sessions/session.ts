@@ -14,7 +14,7 @@ import {
 import { SessionHooks, type HookServer } from '../hooks';
 import { errorMessage, type Logger } from '../log';
 import { ScreenWatch, type ProviderAdapter, type ScreenGate } from '../providers';
-import { FlowControl } from '../pty/flow-control';
+import { DEFAULT_WATERMARKS, FlowControl } from '../pty/flow-control';
 import type { SessionBase, Spool } from '../spool/spool';
 import type { PreparedWorktree, WorkspaceManager } from '../workspace/workspace-manager';
 import { ApprovalBroker } from '../approvals/broker';
@@ -30,6 +30,8 @@ import { DiffReporter, type FileTouchReason } from './diff-reporter';
 import type { LaunchPlan } from './launch-plan';
 import { ProcessControl, STOP_GRACE_MS } from './process-control';
 import { TerminalOutput } from './terminal-output';
+import { echoTrace } from './echo-trace';
+import type { TypingWatch } from './typing-watch';
 import { runResultEvent, runResultNotice, writeRunResult } from './run-inbox';
 import { UsageTicker } from './usage-ticker';
 import { runSession } from './session-launch';
@@ -74,6 +76,8 @@ export interface SessionDeps {
    * precedence over guardNamespace / readOnlyPrevention.
    */
   sandbox?: SandboxSupport;
+  /** Who typed on this runner lately: a busy session's flow-control window shrinks while another is typed into. */
+  typing?: TypingWatch;
 }
 
 /** Event fields that are identifiers or enums, never free text: not passed through the redactor. */
@@ -149,16 +153,22 @@ export class Session {
     providerSecrets.forEach((v, i) => (named[`${cmd.provider}_sign_in_${i + 1}`] = v));
     this.redactor = createRedactor(named);
     this.output = new TerminalOutput(createStreamRedactor(DEFAULT_RULES, named, { onMask: this.redactions.note }), {
-      chunk: (data) => this.emit({ type: 'TERMINAL_CHUNK', data }),
+      chunk: (data) => {
+        const seq = this.emit({ type: 'TERMINAL_CHUNK', data });
+        echoTrace?.chunk(this.id, seq);
+        return seq;
+      },
       sent: (seq, data) => {
         this.usage.meter.addOutput(Buffer.byteLength(data));
         if (seq !== null) this.flow.chunkSent(seq, data.length);
       },
     });
     this.proc = new ProcessControl(cmd.session_id, deps.log, deps.stopGraceMs ?? STOP_GRACE_MS);
+    const typing = deps.typing;
     this.flow = new FlowControl(
       () => this.proc.pauseReading(),
       () => this.proc.resumeReading(),
+      typing ? () => typing.watermarks(this.id, DEFAULT_WATERMARKS) : DEFAULT_WATERMARKS,
     );
     this.patrolOutput = cmd.patrol ? new PatrolOutput() : null;
     this.policy = effectivePolicy(cmd.policy);
@@ -246,7 +256,10 @@ export class Session {
     if (!this.alive) return fail('CONFLICT', `session ${this.id} is not running (${this.state})`);
     // A stopped process reads nothing; keystrokes would pile up and all arrive at resume.
     if (this.state === 'PAUSED_BY_HUMAN') return fail('CONFLICT', `session ${this.id} is paused; resume it first`);
+    this.output.inputWritten();
+    this.deps.typing?.keyTyped(this.id);
     this.proc.write(mode === 'line' ? `${data}\r` : data);
+    echoTrace?.written(this.id);
     this.activity.noteIo();
     return ok(null);
   }

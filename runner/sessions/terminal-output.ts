@@ -29,6 +29,11 @@ export class TerminalOutput {
     this.batcher.push(data);
   }
 
+  /** Input was written to the PTY: the output that follows (its echo) is not held for a batch window. */
+  inputWritten(): void {
+    this.batcher.expectEcho();
+  }
+
   /** The process exited: what is batched goes now, then whatever the redactor still holds (an undecided candidate masked). */
   end(): void {
     this.batcher.flush();
