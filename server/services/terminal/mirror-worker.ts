@@ -39,7 +39,11 @@ function handle(m: MirrorRequest): void {
   const t = terms.get(m.id);
   if (m.kind === 'read') {
     if (!t) return reply({ req: m.req, error: `no mirror ${m.id} in the mirror thread` });
-    void t.after((term, serialize) => ({ cols: term.cols, rows: term.rows, data: serialize(m.scrollback), parsed: t.parsedChars, skipped: t.skippedChars }), { depth: m.scrollback, urgent: !m.lazy }).then(
+    const shallow = m.scrollbackIfScrolledOut ?? null;
+    void t.after(
+      (term, serialize, scrolledOut) => ({ cols: term.cols, rows: term.rows, data: serialize(scrolledOut ? shallow! : m.scrollback), parsed: t.parsedChars, skipped: t.skippedChars, scrolledOut }),
+      { depth: m.scrollback, urgent: !m.lazy, depthIfScrolledOut: shallow },
+    ).then(
       (s) => reply({ req: m.req, ...s }),
       (err: unknown) => reply({ req: m.req, error: err instanceof Error ? err.message : String(err) }),
     );
