@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 import { MirrorRequestSchema, refusal, requestNumber, type MirrorReply, type MirrorRequest } from './mirror-messages';
 import { PacedTerminal, type Laziness } from './paced-terminal';
@@ -75,3 +76,10 @@ function receive(batch: unknown): void {
 }
 
 parentPort?.on('message', receive);
+
+// The thread's name in the OS (top -H, bench:live's per-thread time-line), not one more "node".
+try {
+  writeFileSync('/proc/thread-self/comm', 'av-mirror');
+} catch {
+  // Not Linux: the name is only a help.
+}
