@@ -8,7 +8,9 @@
  * comes (PacedTerminal without laziness), "after" the lazy one the mirror thread runs
  * (MIRROR_LAZINESS: output waits for a read, what scrolls out of every read is skipped), both in
  * this thread so CPU and the longest synchronous step are theirs alone; "skipped" is the share of
- * characters the scroll-out shortcut never parsed. BENCH_ALL=1 adds rows that split the difference
+ * characters the scroll-out shortcut never parsed; "after, whole snapshots" asks its periodic
+ * snapshots without the restore-point rule (the whole scrollback however much output follows, as
+ * before 27 Nov noon), like the "live … whole snapshots" row does of the thread. BENCH_ALL=1 adds rows that split the difference
  * (many writes, Uint8Array input, the mirror thread without seek points). "CPU" counts every
  * thread of the process; "main thread CPU" only this thread's time on a core (schedstat: what
  * feeding the mirror costs the control plane's event loop, waiting for a core left out); "main
@@ -183,10 +185,13 @@ interface Feed {
   everyChars?: boolean;
   /** Seek snapshots after this many seek intervals of any output at most (1: every 256 KB, as before 09:45). */
   seekStretch?: number;
+  /** Off: periodic snapshots keep their whole scrollback (before the restore points of 27 Nov noon). */
+  restorePoints?: boolean;
 }
 
-async function mirror(events: WireEvent[], { seekPoints = true, perTurn = EVENTS_PER_BATCH, mbps = 0, snapshotChars = DEFAULT_SNAPSHOT_EVERY_CHARS, everyChars = false, seekStretch = MAX_SEEK_STRETCH }: Feed = {}): Promise<void> {
+async function mirror(events: WireEvent[], { seekPoints = true, perTurn = EVENTS_PER_BATCH, mbps = 0, snapshotChars = DEFAULT_SNAPSHOT_EVERY_CHARS, everyChars = false, seekStretch = MAX_SEEK_STRETCH, restorePoints = true }: Feed = {}): Promise<void> {
   const m = new TerminalMirror({ cols: COLS, rows: ROWS, scrollback: DEFAULT_TERMINAL_SCROLLBACK });
+  m.restorePoints = restorePoints;
   const pending: Promise<unknown>[] = [];
   if (seekPoints) m.seekPoints = { every: DEFAULT_SEEK_EVERY_CHARS, most: DEFAULT_SEEK_EVERY_CHARS * seekStretch, lines: SEEK_SCROLLBACK, taken: (p) => pending.push(p) };
   const t0 = performance.now();
@@ -234,7 +239,7 @@ let lastSkipped = 0;
  * a seek point (screen + 200 lines) every 256 KB and a reattach snapshot (screen + scrollback)
  * every `snapshotChars`, neither waited for (lazy reads), then one read everyone waits for.
  */
-async function paced(events: WireEvent[], laziness: Laziness | null, snapshotChars: number): Promise<void> {
+async function paced(events: WireEvent[], laziness: Laziness | null, snapshotChars: number, restorePoints = laziness !== null): Promise<void> {
   const t = new PacedTerminal({ cols: COLS, rows: ROWS, scrollback: DEFAULT_TERMINAL_SCROLLBACK }, MIRROR_THREAD_PACING, laziness, laziness !== null);
   const reads: Promise<unknown>[] = [];
   let sinceSeek = 0;
@@ -251,7 +256,9 @@ async function paced(events: WireEvent[], laziness: Laziness | null, snapshotCha
     }
     if (sinceSnapshot >= snapshotChars) {
       sinceSnapshot = 0;
-      reads.push(t.after((_t, serialize) => serialize(DEFAULT_TERMINAL_SCROLLBACK), { depth: DEFAULT_TERMINAL_SCROLLBACK, urgent: false }));
+      // As TerminalMirror.snapshot(lazy) asks: a restore point, only the screen when what follows scrolls everything out.
+      const depthIfScrolledOut = restorePoints ? 0 : null;
+      reads.push(t.after((_t, serialize, out) => serialize(out ? 0 : DEFAULT_TERMINAL_SCROLLBACK), { depth: DEFAULT_TERMINAL_SCROLLBACK, urgent: false, depthIfScrolledOut }));
     }
     await yieldLoop();
   }
@@ -307,12 +314,15 @@ async function main() {
     ['bare Terminal, 64 KB writes', (_t, e) => manyWrites(e), ALL_ROWS],
     [`before: every byte parsed, snapshot/${DEFAULT_SNAPSHOT_EVERY_CHARS / MB_CHARS} MB`, (_t, e) => paced(e, null, DEFAULT_SNAPSHOT_EVERY_CHARS), true],
     ...SNAPSHOT_MBS.map((mb): [string, (text: string, events: WireEvent[]) => Promise<void>, boolean] => [`after: lazy + scroll-out, snapshot/${mb} MB`, (_t, e) => paced(e, MIRROR_LAZINESS, mb * MB_CHARS), true]),
+    // The periodic snapshot with its whole scrollback however much output follows (before the restore points of 27 Nov noon).
+    ...SNAPSHOT_MBS.map((mb): [string, (text: string, events: WireEvent[]) => Promise<void>, boolean] => [`after, whole snapshots, snapshot/${mb} MB`, (_t, e) => paced(e, MIRROR_LAZINESS, mb * MB_CHARS, false), true]),
     ['TerminalMirror, no seek points', (_t, e) => mirror(e, { seekPoints: false }), ALL_ROWS],
     ['TerminalMirror (thread) as screens.ts runs it', (_t, e) => mirror(e)],
     // The thread's outbox: a message per request (as before issue 17's batching), then batched.
     [`live: ${FEED_MBPS} MB/s, a message each`, (_t, e) => mirror(e, live), true, () => freshThread({ holdMs: 0, maxChars: 0 })],
     [`live: ${FEED_MBPS} MB/s, snapshot/4 MB any`, (_t, e) => mirror(e, { ...live, everyChars: true }), true, outbox],
     ...SNAPSHOT_MBS.map((mb): Row => [`live: ${FEED_MBPS} MB/s, snapshot/${mb} MB parsed`, (_t, e) => mirror(e, { ...live, snapshotChars: mb * MB_CHARS }), true, outbox]),
+    [`live: ${FEED_MBPS} MB/s, whole snapshots`, (_t, e) => mirror(e, { ...live, restorePoints: false }), true, outbox],
     [`live: ${FEED_MBPS} MB/s, seek point/256 KB any`, (_t, e) => mirror(e, { ...live, seekStretch: 1 }), true, outbox],
     [`live: ${FEED_MBPS} MB/s, no seek points`, (_t, e) => mirror(e, { ...live, seekPoints: false }), true, outbox],
   ];

@@ -17,18 +17,24 @@ export const MirrorRequestSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('open'), id: Id, cols: Cells, rows: Cells, scrollback: Lines, data: z.string().optional() }),
   z.object({ kind: z.literal('write'), id: Id, text: z.string() }),
   z.object({ kind: z.literal('resize'), id: Id, cols: Cells, rows: Cells }),
-  /** `lazy`: answered when the thread parses that far anyway (seek points, periodic snapshots), not now. */
-  z.object({ kind: z.literal('read'), id: Id, req: Id, scrollback: Lines, lazy: z.boolean().optional() }),
+  /**
+   * `lazy`: answered when the thread parses that far anyway (seek points, periodic snapshots), not
+   * now. `scrollbackIfScrolledOut`: the read is a restore point (a restart repaints it and replays
+   * the stored output after it), so when the output queued after it pushes every line out of the
+   * buffer, only this many lines of scrollback are read (paced-terminal.ts's `depthIfScrolledOut`).
+   */
+  z.object({ kind: z.literal('read'), id: Id, req: Id, scrollback: Lines, lazy: z.boolean().optional(), scrollbackIfScrolledOut: Lines.optional() }),
   z.object({ kind: z.literal('close'), id: Id }),
 ]);
 export type MirrorRequest = z.infer<typeof MirrorRequestSchema>;
 
 /**
  * `parsed`: output characters this terminal really parsed up to the read; `skipped`: those it
- * never parsed because they scrolled out first (scroll-out.ts).
+ * never parsed because they scrolled out first (scroll-out.ts); `scrolledOut`: the read took only
+ * `scrollbackIfScrolledOut` lines (a restore point the output after it scrolls out).
  */
 export const MirrorReplySchema = z.union([
-  z.object({ req: Id, cols: Cells, rows: Cells, data: z.string(), parsed: Lines, skipped: Lines }),
+  z.object({ req: Id, cols: Cells, rows: Cells, data: z.string(), parsed: Lines, skipped: Lines, scrolledOut: z.boolean().optional() }),
   z.object({ req: Id, error: z.string() }),
 ]);
 export type MirrorReply = z.infer<typeof MirrorReplySchema>;

@@ -6,13 +6,17 @@ import type { PacedTerminalSize } from './paced-terminal';
 
 const WORKER = new URL('./mirror-worker.ts', import.meta.url);
 
-/** A screen read in the thread, and how much of the terminal's output it parsed and skipped up to that read. */
+/**
+ * A screen read in the thread, and how much of the terminal's output it parsed and skipped up to
+ * that read; `scrolledOut`: a restore point read with only `scrollbackIfScrolledOut` lines.
+ */
 export interface ThreadScreen {
   cols: number;
   rows: number;
   data: string;
   parsed: number;
   skipped: number;
+  scrolledOut?: boolean;
 }
 
 interface Thread {
@@ -115,9 +119,10 @@ export class ThreadTerminal {
 
   /**
    * The screen (and `scrollback` lines above it) after everything written so far; `lazy` lets the
-   * thread answer when it parses that far anyway (nobody waits on the answer).
+   * thread answer when it parses that far anyway (nobody waits on the answer);
+   * `scrollbackIfScrolledOut` makes it a restore point (see mirror-messages.ts).
    */
-  read(scrollback: number, lazy = false): Promise<ThreadScreen> {
+  read(scrollback: number, { lazy = false, scrollbackIfScrolledOut }: { lazy?: boolean; scrollbackIfScrolledOut?: number } = {}): Promise<ThreadScreen> {
     const t = this.thread;
     if (t.dead) return Promise.reject(t.dead);
     return new Promise((resolve, reject) => {
@@ -125,7 +130,7 @@ export class ThreadTerminal {
       t.pending.set(req, { resolve, reject });
       t.worker.ref();
       // A lazy read waits with the output before it; someone waits on any other now.
-      this.send({ kind: 'read', id: this.id, req, scrollback, lazy }, !lazy);
+      this.send({ kind: 'read', id: this.id, req, scrollback, lazy, scrollbackIfScrolledOut }, !lazy);
     });
   }
 

@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 import { MirrorRequestSchema, refusal, requestNumber, type MirrorReply, type MirrorRequest } from './mirror-messages';
 import { PacedTerminal, type Laziness } from './paced-terminal';
@@ -39,7 +40,11 @@ function handle(m: MirrorRequest): void {
   const t = terms.get(m.id);
   if (m.kind === 'read') {
     if (!t) return reply({ req: m.req, error: `no mirror ${m.id} in the mirror thread` });
-    void t.after((term, serialize) => ({ cols: term.cols, rows: term.rows, data: serialize(m.scrollback), parsed: t.parsedChars, skipped: t.skippedChars }), { depth: m.scrollback, urgent: !m.lazy }).then(
+    const shallow = m.scrollbackIfScrolledOut ?? null;
+    void t.after(
+      (term, serialize, scrolledOut) => ({ cols: term.cols, rows: term.rows, data: serialize(scrolledOut ? shallow! : m.scrollback), parsed: t.parsedChars, skipped: t.skippedChars, scrolledOut }),
+      { depth: m.scrollback, urgent: !m.lazy, depthIfScrolledOut: shallow },
+    ).then(
       (s) => reply({ req: m.req, ...s }),
       (err: unknown) => reply({ req: m.req, error: err instanceof Error ? err.message : String(err) }),
     );
@@ -71,3 +76,10 @@ function receive(batch: unknown): void {
 }
 
 parentPort?.on('message', receive);
+
+// The thread's name in the OS (top -H, bench:live's per-thread time-line), not one more "node".
+try {
+  writeFileSync('/proc/thread-self/comm', 'av-mirror');
+} catch {
+  // Not Linux: the name is only a help.
+}

@@ -76,7 +76,37 @@ describe('TerminalMirror', () => {
     const restored = new TerminalMirror(SIZE, snap);
     expect((await restored.snapshot()).data).toBe(await liveScreen(chunks));
     expect(snap.data).toContain('line 2999');
-    expect(snap.data).not.toContain('line 1000 '); // beyond the 1,000 lines of scrollback
+    expect(snap.data).not.toContain('line 1000\x1b'); // beyond the 1,000 lines of scrollback
+  });
+
+  it('a periodic snapshot that the output after it scrolls out holds only the screen, and a restore from it paints the live screen', async () => {
+    const chunks = output(6_000);
+    const events = chunks.map((c, i) => chunk(i + 1, c));
+    const mirror = new TerminalMirror(SIZE);
+    mirror.feed(events.slice(0, 3_000));
+    const periodic = mirror.snapshot(true);
+    mirror.feed(events.slice(3_000));
+    // The 3,000 lines after it push every line it had out of a 1,000-line scrollback.
+    await mirror.seekPoint(0);
+    const snap = await periodic;
+    expect(snap.seq).toBe(3_000);
+    expect(snap.data).toContain('line 2999');
+    expect(snap.data).not.toContain('line 2970\x1b');
+    // An attach is never answered from it: it gets the whole scrollback.
+    expect((await mirror.snapshot()).data).toBe(await liveScreen(chunks));
+    const restored = new TerminalMirror(SIZE, snap);
+    restored.feed(events.slice(3_000));
+    expect((await restored.snapshot()).data).toBe(await liveScreen(chunks));
+    restored.dispose();
+    // Without enough output after it, it keeps the whole scrollback.
+    const short = new TerminalMirror(SIZE);
+    short.feed(events.slice(0, 3_000));
+    const kept = short.snapshot(true);
+    short.feed(events.slice(3_000, 3_500));
+    await short.seekPoint(0);
+    expect((await kept).data).toContain('line 2000\x1b');
+    short.dispose();
+    mirror.dispose();
   });
 
   it('keeps the alternate screen (a full-screen program) and the normal screen under it', async () => {

@@ -62,6 +62,8 @@ export class TerminalMirror {
    * it and their serialisation, which on scrolling output was most of its work.
    */
   seekPoints: { every: number; most: number; lines: number; taken(point: Promise<TerminalScreen>): void } | null = null;
+  /** Off: a periodic (lazy) snapshot keeps its whole scrollback however much output follows (bench:mirror's baseline). */
+  restorePoints = true;
 
   constructor(
     readonly size: MirrorSize,
@@ -122,7 +124,11 @@ export class TerminalMirror {
   /**
    * The screen through the last event fed so far: taken once everything before is parsed and
    * nothing after is. `lazy`: nobody waits for it (a periodic save), so the thread parses up to
-   * it when it would anyway.
+   * it when it would anyway; and since only a restore repaints a periodic save — replaying the
+   * stored output after it, which by then holds everything the thread had queued after it — it
+   * is a restore point: when that output scrolls every line out, only the screen is serialised
+   * (issue 17: 10,000 lines were ~5 ms of the thread per MB of a flood, and their parsing before
+   * it up to 1.2 MB per snapshot of a build log).
    */
   async snapshot(lazy = false): Promise<TerminalScreen> {
     const seq = this.seq;
@@ -136,9 +142,11 @@ export class TerminalMirror {
       return this.last;
     }
     this.parsedAtSnapshot = null;
-    const read = await this.term.read(this.size.scrollback, lazy);
+    const read = await this.term.read(this.size.scrollback, { lazy, scrollbackIfScrolledOut: lazy && this.restorePoints ? 0 : undefined });
     const screen = { seq, ts, ...this.screenOf(read) };
     if (asked === this.snapshotsAsked) this.parsedAtSnapshot = read.parsed;
+    // A restore point without its scrollback is no screen for an attach.
+    if (read.scrolledOut) return screen;
     this.last = screen;
     this.lastResizes = resizes;
     this.lastParsed = read.parsed;
@@ -154,7 +162,7 @@ export class TerminalMirror {
     const seq = this.seq;
     const ts = this.ts;
     this.charsSinceSeekPoint = 0;
-    return this.term.read(lines, lazy).then((s) => ({ seq, ts, ...this.screenOf(s) }));
+    return this.term.read(lines, { lazy }).then((s) => ({ seq, ts, ...this.screenOf(s) }));
   }
 
   /**
@@ -169,7 +177,7 @@ export class TerminalMirror {
     return this.parsedAtSnapshot === null ? 0 : Math.max(0, this.parsed - this.parsedAtSnapshot);
   }
 
-  private screenOf({ parsed, skipped, ...screen }: ThreadScreen): Omit<ThreadScreen, 'parsed' | 'skipped'> {
+  private screenOf({ parsed, skipped, scrolledOut: _, ...screen }: ThreadScreen): Omit<ThreadScreen, 'parsed' | 'skipped' | 'scrolledOut'> {
     this.parsed = Math.max(this.parsed, parsed);
     const p = parsed - this.shareFrom.parsed;
     const seen = p + skipped - this.shareFrom.skipped;

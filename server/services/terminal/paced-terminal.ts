@@ -1,20 +1,30 @@
 import { setImmediate as yieldLoop } from 'node:timers/promises';
 import xtermHeadless from '@xterm/headless';
 import serializeAddon from '@xterm/addon-serialize';
-import { planCut, replacement, runEnd, startsClean, type ReadPoint } from './scroll-out';
+import { planCut, replacement, runEnd, scrollsAllOut, startsClean, type ReadPoint } from './scroll-out';
 
 const { Terminal } = xtermHeadless;
 const { SerializeAddon } = serializeAddon;
 
 type Xterm = InstanceType<typeof Terminal>;
 /**
- * Text to parse; a read of `depth` lines of scrollback (urgent: someone waits for it now); or a
- * step such as a resize, which no cut may cross.
+ * Text to parse; a read of `depth` lines of scrollback (urgent: someone waits for it now; see
+ * `after` for `depthIfScrolledOut` and `scrolledOut`); or a step such as a resize, which no cut
+ * may cross.
  */
-type Op =
-  | { kind: 'text'; text: string }
-  | { kind: 'read'; depth: number; urgent: boolean; run: (t: Xterm) => void; fail: (err: Error) => void }
-  | { kind: 'step'; run: (t: Xterm) => void };
+type ReadOp = {
+  kind: 'read';
+  depth: number;
+  depthIfScrolledOut: number | null;
+  /** Set once the queued text after it is known to scroll everything out (never unset: a cut may rely on it). */
+  scrolledOut: boolean;
+  urgent: boolean;
+  run: (t: Xterm, scrolledOut: boolean) => void;
+  fail: (err: Error) => void;
+};
+type Op = { kind: 'text'; text: string } | ReadOp | { kind: 'step'; run: (t: Xterm) => void };
+/** A read inside a block of queued text: where it falls, the depth a cut must keep, its op. */
+type BlockRead = ReadPoint & { index: number; op: ReadOp };
 
 /** The options of the terminal a mirror parses into (screens.ts's sizes). */
 export interface PacedTerminalSize {
@@ -109,20 +119,29 @@ export class PacedTerminal {
   /**
    * Runs `read` on the terminal once everything written before is parsed; `depth` is how many
    * lines of scrollback it reads (a cut keeps them exact), `urgent` parses the queue now rather
-   * than when laziness says.
+   * than when laziness says. `depthIfScrolledOut`: the read is a restore point (a terminal is
+   * rebuilt from its screen and fed the output written after it), so when the output queued after
+   * it scrolls every line out of the buffer (scroll-out.ts's `scrollsAllOut`) the lines above the
+   * screen cannot matter to that terminal, and the read is told so (`scrolledOut`) and reads only
+   * this many — a cut before it then keeps only these.
    */
-  after<T>(read: (t: Xterm, serialize: (scrollback: number) => string) => T, { depth = Infinity, urgent = true }: { depth?: number; urgent?: boolean } = {}): Promise<T> {
+  after<T>(
+    read: (t: Xterm, serialize: (scrollback: number) => string, scrolledOut: boolean) => T,
+    { depth = Infinity, urgent = true, depthIfScrolledOut = null }: { depth?: number; urgent?: boolean; depthIfScrolledOut?: number | null } = {},
+  ): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       if (this.disposed) return reject(new Error('the terminal mirror was disposed'));
       if (urgent) this.urgentReads++;
       this.push({
         kind: 'read',
         depth,
+        depthIfScrolledOut,
+        scrolledOut: false,
         urgent,
         fail: reject,
-        run: (t) => {
+        run: (t, scrolledOut) => {
           try {
-            resolve(read(t, (scrollback) => this.serializer.serialize({ scrollback })));
+            resolve(read(t, (scrollback) => this.serializer.serialize({ scrollback }), scrolledOut));
           } catch (err) {
             reject(err);
           }
@@ -231,7 +250,7 @@ export class PacedTerminal {
       }
       // A block: text and reads up to the next step (reads change nothing, so a cut may span them).
       const texts: string[] = [];
-      const points: (ReadPoint & { index: number })[] = [];
+      const points: BlockRead[] = [];
       let length = 0;
       let stopAt = -1;
       for (let i = this.head; i < this.ops.length; i++) {
@@ -241,7 +260,7 @@ export class PacedTerminal {
         if (o.kind === 'text') {
           texts.push(o.text);
           length += o.text.length;
-        } else points.push({ pos: length, depth: o.depth, index: i });
+        } else points.push({ pos: length, depth: o.depth, index: i, op: o });
       }
       const text = texts.length === 1 ? texts[0]! : texts.join('');
       await this.feedBlock(text, points, stopAt < 0 ? length : stopAt, through);
@@ -258,7 +277,7 @@ export class PacedTerminal {
    * Feeds text[0, stop) of a block and runs its reads (ops before `through`) where they fall,
    * skipping what scrolls out of every read (scroll-out.ts).
    */
-  private async feedBlock(text: string, points: (ReadPoint & { index: number })[], stop: number, through: number): Promise<void> {
+  private async feedBlock(text: string, points: BlockRead[], stop: number, through: number): Promise<void> {
     let p = 0;
     let k = 0;
     // The end of the run p is in: the same for every p before it, so the text is scanned once.
@@ -277,6 +296,11 @@ export class PacedTerminal {
           await this.parsedAll();
           this.head++;
           k++;
+          if (op.depthIfScrolledOut !== null && !op.scrolledOut && this.scrollOut && startsClean(this.term)) {
+            // Everything before it is parsed: the terminal's own state says whether a run may start here.
+            if (end <= p) end = runEnd(text, p);
+            op.scrolledOut = scrollsAllOut(text, p, end, this.term.rows, this.term.options.scrollback!);
+          }
           this.runOp(op);
         } else break;
       }
@@ -285,7 +309,9 @@ export class PacedTerminal {
       let from = p;
       if (this.scrollOut && startsClean(this.term)) {
         if (end <= p) end = runEnd(text, p);
-        const cut = planCut(text, p, next, end, k ? points.slice(k) : points, this.term.rows, this.term.options.scrollback!);
+        const ahead = k ? points.slice(k) : points;
+        this.markScrolledOut(text, ahead, end);
+        const cut = planCut(text, p, next, end, ahead, this.term.rows, this.term.options.scrollback!);
         if (cut > 0) {
           await this.feed(replacement(text, p, cut), 0, Infinity);
           this.skippedChars += cut - p;
@@ -298,11 +324,28 @@ export class PacedTerminal {
     }
   }
 
+  /**
+   * Restore points inside the plain run [p, end) that the rest of it scrolls everything out after
+   * (the terminal is clean at p, so it is still in the normal buffer with the full scroll region at
+   * each of them): they read, and a cut before them keeps, only their `depthIfScrolledOut` lines.
+   */
+  private markScrolledOut(text: string, ahead: BlockRead[], end: number): void {
+    const { rows } = this.term;
+    const scrollback = this.term.options.scrollback!;
+    for (const pt of ahead) {
+      const op = pt.op;
+      if (op.depthIfScrolledOut === null) continue;
+      if (!op.scrolledOut && pt.pos < end && scrollsAllOut(text, pt.pos, end, rows, scrollback)) op.scrolledOut = true;
+      if (op.scrolledOut) pt.depth = Math.min(pt.depth, op.depthIfScrolledOut);
+    }
+  }
+
   private runOp(op: Op): void {
     if (op.kind === 'text') return;
     if (op.kind === 'read' && op.urgent) this.urgentReads--;
     try {
-      op.run(this.term);
+      if (op.kind === 'read') op.run(this.term, op.scrolledOut);
+      else op.run(this.term);
     } catch (err) {
       console.error('[server] a terminal mirror step failed', err);
     }

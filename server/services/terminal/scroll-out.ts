@@ -86,6 +86,26 @@ export function planCut(text: string, from: number, limit: number, end: number, 
   }
 }
 
+/**
+ * Whether text[from, end), a plain run (`runEnd`) read by a terminal in the normal buffer with the
+ * full-screen scroll region, scrolls every line that buffer held at `from` out of it: whether it
+ * holds scrollback + 2·rows + 1 line feeds. Then a terminal restored from only the screen at
+ * `from` and fed the same text ends exactly like one restored from the screen and all its
+ * scrollback: both have the same screen, cursor, pen and modes at `from` and differ only in the
+ * lines above the screen; within at most rows-1 of those line feeds both cursors reach the bottom
+ * row (the text is the same, so they move alike), and every further one scrolls both, so after
+ * scrollback + rows more every line from before has left both (full) buffers, and what is left
+ * was made by the same text from the same state (the argument at the top, with no cut).
+ */
+export function scrollsAllOut(text: string, from: number, end: number, rows: number, scrollback: number): boolean {
+  let at = from - 1;
+  for (let n = scrollback + 2 * rows + 1; n > 0; n--) {
+    at = text.indexOf('\n', at + 1);
+    if (at < 0 || at >= end) return false;
+  }
+  return true;
+}
+
 /** What the lazy terminal is fed instead of text[from, cut): column 0 and the same pen. */
 export function replacement(text: string, from: number, cut: number): string {
   // A slice of a flat string is a view in V8: the searches below scan the dropped part only.
