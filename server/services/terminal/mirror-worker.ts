@@ -21,12 +21,18 @@ export const MIRROR_THREAD_PACING = { sliceChars: 1024 * 1024, stepMs: 12 };
 
 /**
  * Output waits here until a read needs it, so what scrolls out of every read is never parsed
- * (scroll-out.ts). 2 Mi characters (2–4 MB of string per flooding session) hold ~20,000 build-log
- * lines, twice the 10,000-line scrollback a cut needs after it, and parse in ~0.1–0.2 s when an
- * attach needs them all at once; a quiet session is parsed 200 ms after its last output, and a
- * trickle at least every second, so seek points and snapshots are stored soon after their output.
+ * (scroll-out.ts). A full queue is parsed but for its newest half at most, which a cut needs to
+ * hold scrollback + 2·rows line feeds (10,065 lines): 4 Mi characters (4–8 MB of string per
+ * flooding session) keep them for lines of up to ~200 characters. At 2 Mi a coloured build log's
+ * ~120-character lines did not fit, so a quarter of it was parsed (bench:mirror's live rows, the
+ * thread as screens.ts feeds it at 6 MB/s, 24 MB, 2 runs, load 13–14, 27 Nov 13:00: process CPU
+ * build log 39–40 → 25–27 ms/MB, numbered lines 14 → 14–18, noise; in process at 10 MB/s the
+ * skipped share of the build log went 76 → 89–91 %). Every character of a
+ * queue an attach needs at once is scanned, but only what the screen and scrollback show is parsed;
+ * a quiet session is parsed 200 ms after its last output, and a trickle at least every second, so
+ * seek points and snapshots are stored soon after their output.
  */
-export const MIRROR_LAZINESS: Laziness = { maxChars: 2 * 1024 * 1024, idleMs: 200, maxAgeMs: 1000 };
+export const MIRROR_LAZINESS: Laziness = { maxChars: 4 * 1024 * 1024, idleMs: 200, maxAgeMs: 1000 };
 
 const terms = new Map<number, PacedTerminal>();
 

@@ -108,6 +108,10 @@ export function scrollsAllOut(text: string, from: number, end: number, rows: num
 
 /** What the lazy terminal is fed instead of text[from, cut): column 0 and the same pen. */
 export function replacement(text: string, from: number, cut: number): string {
+  // Plain output without one escape leaves the pen as it was: a single memchr-fast search instead
+  // of the three scans below, which cost ~1 ms per MB dropped (a flood's whole output, nearly).
+  const esc = text.indexOf('\x1b', from);
+  if (esc < 0 || esc >= cut) return '\r';
   // A slice of a flat string is a view in V8: the searches below scan the dropped part only.
   const dropped = text.slice(from, cut);
   const reset = Math.max(dropped.lastIndexOf('\x1b[0m'), dropped.lastIndexOf('\x1b[m'));
