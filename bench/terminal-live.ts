@@ -11,8 +11,8 @@
  * Usage: npm run bench:live   (needs a build: `npx next build`, and /usr/bin/chromium)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Page } from '@playwright/test';
 import { FLOW_CONTROL, type SessionSummary } from '../protocol';
@@ -21,6 +21,7 @@ import { cpuRate, cpuSeconds, settle } from './live-cpu';
 import { avViewer, echoTimes, oneHopClient, pct, runnerSplitSummary, splitSummary } from './live-echo';
 import { flowLogDir, pausedBetween } from './live-flow';
 import { formatPageCost, startPageCost } from './live-page-cost';
+import { ECHO_TRACE_DIR, HEAP_DIR, loopDelayBetween, PROF_DIR, profileEnv, WIRE_DIR } from './live-probes';
 import { chromiumPids, descendants, descendantsByCmdline, Timeline, type ProcGroup } from './live-timeline';
 import { wirePerMb, wireTotals } from './live-wire-report';
 import { Api, ROOT, startStack, uiSocket, type UiClient } from '../server/integration/harness';
@@ -38,77 +39,6 @@ const THROUGHPUT_TIMEOUT_MS = 900_000;
 const PACE_AB = Number(process.env.BENCH_PACE_AB ?? 0);
 /** BENCH_ONLY=echo skips the browser throughput part (a quicker run of the echo figures); =throughput skips echo. */
 const ONLY = process.env.BENCH_ONLY ?? 'all';
-
-/**
- * BENCH_CPU_PROF=DIR: the control plane and its attached runner write V8 CPU profiles (.cpuprofile,
- * open in Chrome DevTools) into DIR when they exit. Profiling slows both: figures from such a run
- * are for finding costs, not for the table.
- */
-const PROF_DIR = process.env.BENCH_CPU_PROF;
-
-/**
- * BENCH_LOOP_DELAY=DIR: the control plane (bench/loop-delay.mjs, preloaded) and its runner
- * (runner/connection-probe.ts) log their event-loop delay every 500 ms into DIR; the bench prints
- * it for the windows where echo was measured: how late each hop ran its callbacks.
- */
-const LOOP_DIR = process.env.BENCH_LOOP_DELAY;
-
-/**
- * BENCH_WIRE=DIR: the control plane (bench/live-wire.mjs, preloaded) counts the messages, bytes
- * and socket writes on each of its engines; each throughput run prints them per MB.
- */
-const WIRE_DIR = process.env.BENCH_WIRE;
-
-/**
- * BENCH_HEAP_PROF=DIR: the control plane (bench/live-heap.mjs, preloaded) samples its allocations
- * during the product's throughput run (between two SIGUSR2s) into DIR as a .heapprofile.
- */
-const HEAP_DIR = process.env.BENCH_HEAP_PROF;
-
-/** The runner stamps each key of the echo runs here (runner/sessions/echo-trace.ts); printed after each run. */
-const ECHO_TRACE_DIR = mkdtempSync(join(tmpdir(), 'av-echo-trace-'));
-chmodSync(ECHO_TRACE_DIR, 0o777); // the attached runner may run as an unprivileged user
-
-/** BENCH_SERVER_NODE_OPTIONS: more Node/V8 flags for the control plane (e.g. `--max-semi-space-size=32` to compare GC settings). */
-const SERVER_NODE_OPTIONS = process.env.BENCH_SERVER_NODE_OPTIONS;
-
-/** Each probe the control plane preloads when its DIR is set, and the variables that tell it (and its runner) the DIR. */
-const PROBES: Array<{ dir: string | undefined; preload: string; vars: string[] }> = [
-  { dir: PROF_DIR, preload: 'bench/cpu-profile.mjs', vars: ['AGENT_VILLAGE_CPU_PROF_DIR'] },
-  { dir: LOOP_DIR, preload: 'bench/loop-delay.mjs', vars: ['AGENT_VILLAGE_LOOP_DELAY_DIR', 'AGENT_RUNNER_BENCH_LOOP_DELAY_DIR'] },
-  { dir: WIRE_DIR, preload: 'bench/live-wire.mjs', vars: ['AGENT_VILLAGE_WIRE_DIR'] },
-  { dir: HEAP_DIR, preload: 'bench/live-heap.mjs', vars: ['AGENT_VILLAGE_HEAP_PROF_DIR'] },
-];
-
-function profileEnv(): Record<string, string> {
-  const preload: string[] = SERVER_NODE_OPTIONS ? [SERVER_NODE_OPTIONS] : [];
-  const env: Record<string, string> = {};
-  for (const { dir, preload: file, vars } of PROBES) {
-    if (!dir) continue;
-    mkdirSync(dir, { recursive: true });
-    chmodSync(dir, 0o777); // the attached runner may run as an unprivileged user
-    preload.push(`--import=${join(ROOT, file)}`);
-    for (const v of vars) env[v] = dir;
-  }
-  return preload.length ? { ...env, NODE_OPTIONS: preload.join(' ') } : env;
-}
-
-/** The event-loop delay each process logged between t0 and t1 (Date.now()), or '' without BENCH_LOOP_DELAY. */
-function loopDelayBetween(t0: number, t1: number): string {
-  if (!LOOP_DIR) return '';
-  const out: string[] = [];
-  for (const f of readdirSync(LOOP_DIR).filter((n) => n.endsWith('.jsonl')).sort()) {
-    const rows = readFileSync(join(LOOP_DIR, f), 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as { t: number; p50: number; p99: number; max: number })
-      .filter((r) => r.t > t0 && r.t <= t1 + 500);
-    if (!rows.length) continue;
-    const p50s = rows.map((r) => r.p50).sort((a, b) => a - b);
-    out.push(`${f.replace('.jsonl', '')}: p50 ${p50s[p50s.length >> 1]!.toFixed(1)}, worst window p99 ${Math.max(...rows.map((r) => r.p99)).toFixed(1)}, max ${Math.max(...rows.map((r) => r.max)).toFixed(1)} ms`);
-  }
-  return out.length ? `  event-loop delay (${out.join('; ')})` : '';
-}
 
 const fmt = (xs: number[]) => `p50 ${pct(xs, 50).toFixed(1)} / p99 ${pct(xs, 99).toFixed(1)} ms`;
 const load = () => loadavg().map((l) => l.toFixed(1)).join(' ');
