@@ -48,6 +48,25 @@ export const urlCredentialsRule: Rule = {
   },
 };
 
+/**
+ * Reads a header's name (case-insensitive) at i, an optional closing quote (with `quoted`), then
+ * `:` with spaces around it: the value's start, or NEED (the text ended first) or FAIL.
+ */
+function headerValueStart(s: string, i: number, name: string, quoted: boolean, final: boolean): number {
+  let j = lit(s, i, name, final, true);
+  if (j < 0) return j;
+  if (quoted) {
+    const c = peek(s, j, final);
+    if (c === NEED) return NEED;
+    if (c === 34 || c === 39) j++;
+  }
+  j = run(s, j, SPACE, 9, final);
+  if (j === NEED) return NEED;
+  j = lit(s, j, ':', final);
+  if (j < 0) return j;
+  return run(s, j, SPACE, 9, final);
+}
+
 /** `Authorization: <scheme> <credentials>` (Basic, Bearer, token, Digest …): the credentials are masked. */
 export const authorizationRule: Rule = {
   name: 'authorization-header',
@@ -64,19 +83,9 @@ export const authorizationRule: Rule = {
     return { text: `${r.pick(['Authorization', 'authorization'])}: ${secret.endsWith('=') || secret.length < 40 ? 'Basic' : 'Bearer'} ${secret}`, secret: secret.replace(/=+$/, '') };
   },
   match(s, i, final, f) {
-    let j = lit(s, i, 'authorization', final, true);
+    const j = headerValueStart(s, i, 'authorization', true, final);
     if (j === NEED) return more(f, s.length);
     if (j === FAIL) return NO;
-    const c = peek(s, j, final);
-    if (c === NEED) return more(f, s.length);
-    if (c === 34 || c === 39) j++;
-    j = run(s, j, SPACE, 9, final);
-    if (j === NEED) return more(f, s.length);
-    j = lit(s, j, ':', final);
-    if (j === NEED) return more(f, s.length);
-    if (j === FAIL) return NO;
-    j = run(s, j, SPACE, 9, final);
-    if (j === NEED) return more(f, s.length);
     const se = run(s, j, LETTER, 21, final);
     if (se === NEED) return more(f, s.length);
     if (se === j || se - j > 20) return NO;
@@ -152,16 +161,9 @@ function cookieRule(name: string, header: string, value: C.CharSet, notAfter: C.
       return { text: `${r.pick(['< ', '> ', ''])}${r.pick([header, header.toUpperCase(), header[0].toUpperCase() + header.slice(1)])}: ${secret}`, secret };
     },
     match(s, i, final, f) {
-      let j = lit(s, i, header, final, true);
+      const j = headerValueStart(s, i, header, false, final);
       if (j === NEED) return more(f, s.length);
       if (j === FAIL) return NO;
-      j = run(s, j, SPACE, 9, final);
-      if (j === NEED) return more(f, s.length);
-      j = lit(s, j, ':', final);
-      if (j === NEED) return more(f, s.length);
-      if (j === FAIL) return NO;
-      j = run(s, j, SPACE, 9, final);
-      if (j === NEED) return more(f, s.length);
       const c = peek(s, j, final);
       if (c === NEED) return more(f, s.length);
       if (NOT_A_COOKIE_START.has(c)) return NO;
