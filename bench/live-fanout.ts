@@ -4,7 +4,10 @@
  * the page does (components/terminal/ack-scheduler.ts) under the product's flow-control window.
  * Side by side in one run, each twice after a warm-up round, alternated:
  *   - one-hop: `socket.emit('output', text)`, what bench/one-hop/server.ts (and wetty) does;
- *   - frames: the product's binary `terminal:output` frames (server/realtime/live-viewers.ts sendLive);
+ *   - frames: binary `terminal:output` frames, one per runner batch (live-viewers.ts sendLive: the
+ *     product before output under a flood was held for fewer frames);
+ *   - held: the same through the product's fan-out now (LiveViewers.fanOut, server/realtime/live-hold.ts),
+ *     batches handed over back to back as under a flood (so frames reach the hold's byte cap);
  *   - json: the same events as JSON `session:events` (a page that did not ask for binary).
  * Prints the server's CPU (user + system, this process only) per MB, the socket writes per MB and
  * the machine's load. Asserts nothing. Usage: node --import tsx bench/live-fanout.ts
@@ -19,14 +22,14 @@ import { io as connect } from 'socket.io-client';
 import { AckScheduler } from '../components/terminal/ack-scheduler';
 import { FLOW_CONTROL, TerminalOutputFrameSchema, UiTerminalAckSchema, type WireEvent } from '../protocol';
 import { oneHopClient } from './live-echo';
-import { sendLive, type UiSocket, type Viewer } from '../server/realtime/live-viewers';
+import { LiveViewers, sendLive, type UiSocket, type Viewer } from '../server/realtime/live-viewers';
 
 const MB = Number(process.env.BENCH_MB ?? 32);
 const FRAME_KB = Number(process.env.BENCH_FRAME_KB ?? 48);
 /** Each numbered line is this long with its newline, as in bench:live. */
 const LINE = 100;
 const SESSION = 'sess_benchfanout01';
-type Variant = 'one-hop' | 'frames' | 'json';
+type Variant = 'one-hop' | 'frames' | 'held' | 'json';
 
 /**
  * The viewer: a socket.io client in its own process that acks like the page. The one-hop variant
@@ -75,7 +78,10 @@ function text(frames: number): string[] {
 
 /** Streams `data` to the viewer under the flow-control window; resolves with CPU ms and writes per MB. */
 function stream(socket: Socket, variant: Variant, data: string[]): Promise<{ cpuMsPerMb: number; writesPerMb: number }> {
-  const viewer: Viewer = { socket: socket as unknown as UiSocket, runnerId: null, replaying: false, buffer: [], lastSeq: 0, ackSeq: 0, binary: variant === 'frames' };
+  const viewer: Viewer = { socket: socket as unknown as UiSocket, runnerId: null, replaying: false, buffer: [], lastSeq: 0, ackSeq: 0, binary: variant !== 'json' };
+  // The product's fan-out (acks come back to this bench below, not through its flow control).
+  const viewers = new LiveViewers({ terminalAck: () => undefined, releaseFlowControl: async () => undefined });
+  if (variant === 'held') viewers.add(SESSION, socket.id, viewer);
   const mb = data.reduce((a, s) => a + s.length, 0) / (1024 * 1024);
   let next = 0;
   let sentChars = 0;
@@ -92,11 +98,15 @@ function stream(socket: Socket, variant: Variant, data: string[]): Promise<{ cpu
         if (variant === 'one-hop') socket.emit('output', d);
         else {
           const e: WireEvent = { seq: next, type: 'TERMINAL_CHUNK', ts: Date.now(), data: d };
-          sendLive(SESSION, viewer, [e]);
-          viewer.lastSeq = next;
+          if (variant === 'held') viewers.fanOut(SESSION, [e]);
+          else {
+            sendLive(SESSION, viewer, [e]);
+            viewer.lastSeq = next;
+          }
         }
       }
       if (ackedChars >= sentChars && next === data.length) {
+        viewers.remove(SESSION, socket.id);
         const u = process.cpuUsage(cpu0);
         resolve({ cpuMsPerMb: (u.user + u.system) / 1000 / mb, writesPerMb: (writes - writes0) / mb });
       }
@@ -122,10 +132,10 @@ async function main() {
   await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
   const port = (http.address() as { port: number }).port;
   const data = text(Math.ceil((MB * 1024) / FRAME_KB));
-  const results: Record<Variant, string[]> = { 'one-hop': [], frames: [], json: [] };
+  const results: Record<Variant, string[]> = { 'one-hop': [], frames: [], held: [], json: [] };
   // Round 0 warms up the JIT of both paths and is not printed (the first variant run paid for it).
   for (let round = 0; round < 3; round++) {
-    for (const variant of ['one-hop', 'frames', 'json'] as const) {
+    for (const variant of ['one-hop', 'frames', 'held', 'json'] as const) {
       const child = fork(import.meta.filename, ['client', String(port), variant], { execArgv: ['--import', 'tsx'] });
       const nsp = io.of(variant === 'one-hop' ? '/' : '/ui');
       const socket = await new Promise<Socket>((resolve) => nsp.once('connection', (s) => s.once('start', () => resolve(s))));

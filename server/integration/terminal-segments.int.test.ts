@@ -86,13 +86,13 @@ describe('terminal output stored in ~64 KB segments', () => {
   }
 
   /**
-   * Every segment holds at least a segment's worth but those of the open run (the newest rows,
-   * together short of a segment and fewer than the row cap), and none overlap.
+   * Every segment is closed (holds at least half a segment's worth) but those of the open run (the
+   * newest rows, together short of a segment and fewer than the row cap), and none overlap.
    */
   async function expectSegmentsWellCut() {
     const segs = await s.db.terminalSegment.findMany({ where: { sessionId: SID }, orderBy: { seqFrom: 'asc' } });
-    const full = segs.findLastIndex((seg) => seg.chars >= SEGMENT_CHARS);
-    for (const seg of segs.slice(0, full + 1)) expect(seg.chars).toBeGreaterThanOrEqual(SEGMENT_CHARS);
+    const full = segs.findLastIndex((seg) => seg.chars >= SEGMENT_CHARS / 2);
+    for (const seg of segs.slice(0, full + 1)) expect(seg.chars).toBeGreaterThanOrEqual(SEGMENT_CHARS / 2);
     const run = segs.slice(full + 1);
     expect(run.length).toBeLessThanOrEqual(RUN_ROWS_MAX);
     expect(run.reduce((n, x) => n + x.chars, 0)).toBeLessThan(SEGMENT_CHARS);

@@ -1,6 +1,7 @@
 import type { Socket } from 'socket.io';
 import type { UiClientToServerEvents, UiServerToClientEvents, WireEvent } from '../../protocol';
 import type { Principal } from '../services/auth';
+import { LiveHold } from './live-hold';
 import { ChunkBytes, emitBinary } from './terminal-frames';
 
 export interface UiSocketData {
@@ -61,6 +62,9 @@ export class LiveViewers {
    * runs ahead of storing): when the last viewer leaves, everything up to it is let go at once.
    */
   private readonly liveSeq = new Map<string, number>();
+  /** Output under a flood goes to each viewer in fewer, bigger frames (live-hold.ts). */
+  private readonly hold = new LiveHold<Viewer>((v, events, bytes) => sendLive(this.sessionOf.get(v)!, v, events, bytes));
+  private readonly sessionOf = new WeakMap<Viewer, string>();
 
   constructor(private readonly flow: FlowControlPort) {}
 
@@ -76,6 +80,7 @@ export class LiveViewers {
     let set = this.bySession.get(sessionId);
     if (!set) this.bySession.set(sessionId, (set = new Map()));
     set.set(socketId, viewer);
+    this.sessionOf.set(viewer, sessionId);
   }
 
   /** The fastest viewer drives the PTY; a slower one catches up from the stream it is sent. */
@@ -91,6 +96,7 @@ export class LiveViewers {
     const v = set?.get(socketId);
     if (!set || !v) return;
     set.delete(socketId);
+    this.hold.drop(v);
     if (set.size === 0) {
       this.bySession.delete(sessionId);
       this.forwardedAck.delete(sessionId);
@@ -118,7 +124,7 @@ export class LiveViewers {
       }
       const fresh = events.filter((e) => e.seq > v.lastSeq);
       if (!fresh.length) continue;
-      sendLive(sessionId, v, fresh, bytes);
+      this.hold.deliver(v, fresh, bytes);
       v.lastSeq = fresh.at(-1)!.seq;
     }
   }

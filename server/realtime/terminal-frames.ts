@@ -23,6 +23,11 @@ export class ChunkBytes {
     if (!b) this.cache.set(e.seq, (b = Buffer.from(e.data ?? '', 'utf8')));
     return b;
   }
+
+  /** Takes a chunk's bytes encoded already (by another batch's ChunkBytes). */
+  keep(e: WireEvent, bytes: Buffer): void {
+    this.cache.set(e.seq, bytes);
+  }
 }
 
 /**

@@ -30,6 +30,14 @@ describe('the open run: rows added until a segment is due, then folded', () => {
     expect(runAfter(cutSegments(chunks(1, [60, 50]), 100), 100)).toEqual(NO_RUN);
     expect(runAfter([], 100)).toEqual(NO_RUN);
   });
+
+  it('half a segment or more closes a segment: a flood\'s batch is written once, never opened as a run and written again', () => {
+    expect(runAfter(cutSegments(chunks(1, [60, 50, 50]), 100), 100)).toEqual(NO_RUN);
+    expect(runAfter(cutSegments(chunks(1, [49]), 100), 100)).toEqual({ seqFrom: 1, chars: 49, rows: 1, chunks: chunks(1, [49]) });
+    // A batch that alone closes a segment folds the short run before it now.
+    expect(foldsRun({ seqFrom: 1, chars: 10, rows: 1 }, 50, 100, 4)).toBe(true);
+    expect(foldsRun({ seqFrom: 1, chars: 10, rows: 1 }, 49, 100, 4)).toBe(false);
+  });
 });
 
 describe('addOutput: a fold reads the open run back only when the writer does not hold it', () => {

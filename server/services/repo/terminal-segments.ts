@@ -5,14 +5,21 @@ import type { Tx } from './session-events';
  * SQL of terminal output stored straight into `TerminalSegment` rows inside the ingest
  * transaction (issue 17). A batch's output for a session is written as one new row beside the
  * session's newest ones (its open run); once the run holds a segment's worth, or too many rows, it
- * is deleted and written again as ~64 KB segments. Each byte is thus written about twice, whatever
- * the batch size — appending to the newest segment rewrote it whole (up to 64 KB) for every batch,
- * a keystroke's echo included. The writer keeps the output of a run it wrote (OpenRun.chunks), so
+ * is deleted and written again as ~64 KB segments. Each byte of small batches is thus written
+ * about twice, and a batch of half a segment or more once (it closes a segment itself) — appending
+ * to the newest segment rewrote it whole (up to 64 KB) for every batch, a keystroke's echo included. The writer keeps the output of a run it wrote (OpenRun.chunks), so
  * a fold reads back only a run it found in the database (the first batch after a restart).
  */
 
 /** Output per segment row (characters of terminal text): the open run is folded into segments of this size once it holds this much. */
 export const SEGMENT_CHARS = 64 * 1024;
+/**
+ * A segment row holding at least half a segment's worth is closed: nothing is folded into it
+ * later. A flood's batch (~50 KB, or a group of them) is then written once, as its own segment,
+ * instead of opening a run that the next batch deletes and writes again (issue 17: each byte of a
+ * flood was written, and committed to the WAL, 1.5-2 times).
+ */
+const closedAt = (max: number) => max / 2;
 /**
  * Rows in a session's open run before it is folded even when short of a segment's worth: a quiet
  * session (an echo per batch) would otherwise leave a row per keystroke for replays to read.
@@ -69,16 +76,20 @@ export function cutSegments(chunks: OutputChunk[], max = SEGMENT_CHARS): OutputC
   return out;
 }
 
-/** Whether a batch's `chars` of output fold the open run into segments now (else they are one more row of it). */
+/**
+ * Whether a batch's `chars` of output fold the open run into segments now (else they are one more
+ * row of it): the run reaches a segment's worth, or has too many rows, or the batch alone would
+ * close a segment (the short run is written again with it now, not a long one later).
+ */
 export function foldsRun(run: OpenRun, chars: number, max = SEGMENT_CHARS, maxRows = RUN_ROWS_MAX): boolean {
-  return run.chars + chars >= max || run.rows + 1 > maxRows;
+  return run.chars + chars >= max || chars >= closedAt(max) || run.rows + 1 > maxRows;
 }
 
-/** The open run after writing `segments` (the cut of a fold, or of a batch with no run before it). */
+/** The open run after writing `segments` (the cut of a fold, or of a batch with no run before it): none when the last is closed. */
 export function runAfter(segments: OutputChunk[][], max = SEGMENT_CHARS): OpenRun {
   const last = segments.at(-1);
   const chars = last ? charsOf(last) : 0;
-  return last && chars < max ? { seqFrom: last[0]!.seq, chars, rows: 1, chunks: last } : NO_RUN;
+  return last && chars < closedAt(max) ? { seqFrom: last[0]!.seq, chars, rows: 1, chunks: last } : NO_RUN;
 }
 
 /** The chunk index of a segment (JSON [[seq, ts, length], …]). */
@@ -111,8 +122,8 @@ export async function insertSegments(tx: Tx, segments: NewSegment[]): Promise<vo
 
 /**
  * A session's open run as stored, and the highest seq in its segments (0: none): read once per
- * session by a process, which then keeps the run itself. Rows holding a segment's worth close a
- * run; the newest one appended to by an older version (short of it) is part of the run.
+ * session by a process, which then keeps the run itself. Closed rows (closedAt) end a run; the
+ * newest one appended to by an older version (short of that) is part of the run.
  */
 export async function readOpenRun(tx: Tx, sessionId: string, max = SEGMENT_CHARS): Promise<{ run: OpenRun; top: number }> {
   type Raw = { seqFrom: number | bigint | null; chars: number | bigint | null; rows: number | bigint; top: number | bigint | null };
@@ -126,7 +137,7 @@ export async function readOpenRun(tx: Tx, sessionId: string, max = SEGMENT_CHARS
     sessionId,
     sessionId,
     sessionId,
-    max,
+    closedAt(max),
   );
   const rows = Number(r?.rows ?? 0);
   return { run: rows ? { seqFrom: Number(r!.seqFrom), chars: Number(r!.chars ?? 0), rows } : NO_RUN, top: Number(r?.top ?? 0) };
