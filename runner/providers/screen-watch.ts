@@ -72,6 +72,11 @@ export class ScreenWatch {
     return this.current;
   }
 
+  /** Output characters never parsed because they scrolled out first (screen.ts; bench:screen-watch). */
+  get skippedChars(): number {
+    return this.screen.skippedChars;
+  }
+
   private async check(): Promise<void> {
     await this.screen.settled();
     if (this.closed) return;
@@ -85,6 +90,7 @@ export class ScreenWatch {
   async lastLine(): Promise<string | null> {
     if (this.closed) return null;
     await this.screen.settled();
+    if (this.closed) return null;
     return lastMeaningfulLine(this.screen.allLines());
   }
 

@@ -1,7 +1,7 @@
 import { setImmediate as yieldLoop } from 'node:timers/promises';
 import xtermHeadless from '@xterm/headless';
 import serializeAddon from '@xterm/addon-serialize';
-import { planCut, replacement, runEnd, scrollsAllOut, startsClean, type ReadPoint } from './scroll-out';
+import { planCut, replacement, runEnd, scrollsAllOut, startsClean, type ReadPoint } from '../../../common/terminal/scroll-out';
 
 const { Terminal } = xtermHeadless;
 const { SerializeAddon } = serializeAddon;

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PacedTerminal } from './paced-terminal';
 import { referenceReads } from './reference-terminal';
-import { run, write } from './stream-arbitraries';
+import { run, write } from '../../../common/terminal/stream-arbitraries';
 
 /** Small, so a few hundred lines scroll out of the whole buffer and restore points can go shallow. */
 const SIZE = { cols: 20, rows: 6, scrollback: 30 };

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PacedTerminal } from './paced-terminal';
 import { referenceReads } from './reference-terminal';
-import { write } from './stream-arbitraries';
+import { write } from '../../../common/terminal/stream-arbitraries';
 
 /** Small, so a few hundred lines scroll out of the whole buffer and the shortcut can fire. */
 const SIZE = { cols: 20, rows: 6, scrollback: 30 };

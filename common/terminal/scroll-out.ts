@@ -1,9 +1,12 @@
 /**
- * The scroll-out shortcut of the lazy mirror (paced-terminal.ts): output certain to have left
- * every part of the buffer a serialisation will ever read need not be printed cell by cell.
+ * The scroll-out shortcut of the lazy terminals: the control plane's mirror
+ * (server/services/terminal/paced-terminal.ts) and the runner's screen watch
+ * (runner/providers/screen.ts). Output certain to have left every part of the buffer a read will
+ * ever look at need not be printed cell by cell.
  *
  * Why dropping [p, cut) and feeding `\r` + its SGR sequences instead leaves every later read
- * byte-identical (the differential test in paced-terminal.property.test.ts checks it):
+ * byte-identical (the differential tests server/services/terminal/scroll-out.property.test.ts and
+ * runner/providers/screen.property.test.ts check it):
  * - The run from p holds only printable characters (no C1, no DEL), \r, \n, \t, BEL and
  *   well-formed SGR (`ESC [ digits ; : m`). None of them changes a mode, the charsets, the tab
  *   stops, the saved cursor, the scroll region or the active buffer, and none moves the cursor up.

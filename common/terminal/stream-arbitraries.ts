@@ -7,16 +7,20 @@ import fc from 'fast-check';
 
 const lines = (n: number, line: (i: number) => string) => Array.from({ length: n }, (_, i) => line(i)).join('');
 
+/** Runs `scale` times as long as `run`'s, for a buffer that many times as deep. */
+export const longRun = (scale: number) =>
+  fc.oneof(
+    fc.integer({ min: 10 * scale, max: 150 * scale }).map((n) => lines(n, (i) => `${i}\r\n`)),
+    fc.tuple(fc.integer({ min: 10 * scale, max: 120 * scale }), fc.integer({ min: 0, max: 7 })).map(([n, c]) =>
+      lines(n, (i) => `\x1b[3${(i + c) % 8}m[${i}] ${i % 3 ? 'INFO' : '\x1b[1mWARN\x1b[22m'}\x1b[0m build ${'x'.repeat(i % 25)}\r\n`),
+    ),
+    fc.integer({ min: 10 * scale, max: 80 * scale }).map((n) => lines(n, (i) => `${'日本語'.repeat(1 + (i % 5))}\u{1F600}e\u0301\r\n`)),
+    fc.integer({ min: 10 * scale, max: 80 * scale }).map((n) => lines(n, (i) => `\x1b[48;2;${i % 256};0;0m\x1b[58;5;${i % 8}m\x1b[4:3mbg ${i}\x1b[59m\x1b[K\r\n${i % 4 ? '' : '\x1b[0m'}`)),
+    fc.integer({ min: 10 * scale, max: 80 * scale }).map((n) => lines(n, (i) => `\t${i}\x07\rprogress ${i}%\r\n\r\n`)),
+  );
+
 /** Long runs the shortcut may cut (each holds enough line feeds to push a 6×20 + 30 buffer out). */
-export const run = fc.oneof(
-  fc.integer({ min: 10, max: 150 }).map((n) => lines(n, (i) => `${i}\r\n`)),
-  fc.tuple(fc.integer({ min: 10, max: 120 }), fc.integer({ min: 0, max: 7 })).map(([n, c]) =>
-    lines(n, (i) => `\x1b[3${(i + c) % 8}m[${i}] ${i % 3 ? 'INFO' : '\x1b[1mWARN\x1b[22m'}\x1b[0m build ${'x'.repeat(i % 25)}\r\n`),
-  ),
-  fc.integer({ min: 10, max: 80 }).map((n) => lines(n, (i) => `${'日本語'.repeat(1 + (i % 5))}\u{1F600}e\u0301\r\n`)),
-  fc.integer({ min: 10, max: 80 }).map((n) => lines(n, (i) => `\x1b[48;2;${i % 256};0;0m\x1b[58;5;${i % 8}m\x1b[4:3mbg ${i}\x1b[59m\x1b[K\r\n${i % 4 ? '' : '\x1b[0m'}`)),
-  fc.integer({ min: 10, max: 80 }).map((n) => lines(n, (i) => `\t${i}\x07\rprogress ${i}%\r\n\r\n`)),
-);
+export const run = longRun(1);
 
 /**
  * Everything the mirror must keep exact across a cut: state a run may start in, and controls that
