@@ -33,8 +33,6 @@ export interface StagedContents {
   dir: string;
   /** Per changed path: the staged file, its stat right after the write, and the mode it was given. */
   files: Map<string, { file: string; stat: FileStat; mode: number }>;
-  /** Settles once the background flush is done (or failed: the apply flushes before its renames either way). */
-  flushed: Promise<void>;
 }
 
 /**
@@ -63,8 +61,10 @@ export async function stageContents(root: string, stateDir: string, id: string, 
     fs.rmSync(dir, { recursive: true, force: true });
     return null;
   }
-  const flushed = new Promise<void>((resolve) => execFile('sync', ['-f', dir], () => resolve()));
-  return { dir, files, flushed };
+  // On disk by the time an approval comes: the apply's own syncfs (before its renames, which it
+  // still runs for the backups' links) then finds them clean. A failure here costs only that time.
+  execFile('sync', ['-f', dir], () => undefined);
+  return { dir, files };
 }
 
 /**
