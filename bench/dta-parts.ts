@@ -68,7 +68,11 @@ async function main() {
         return r;
       };
       const withStaged = async () => {
-        const staging = await timed(() => stageContents(b, journal(b), `run${round}`, changes));
+        const staging = await timed(async () => {
+          const s = stageContents(b, journal(b), `run${round}`, changes);
+          await s?.done;
+          return s;
+        });
         const r = await timed(async () => applyAtomic(b, path.join(journal(b), 'journal'), `staged${round}`, changes, undefined, staging.value));
         await r.value;
         return { staging, staged: r };

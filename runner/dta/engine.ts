@@ -156,7 +156,9 @@ async function execute(
   let originals: Map<string, Buffer> | undefined;
   if (kept) {
     const staged = kept.staged;
-    // Taken: what it staged is this run's to rename into place, and to remove afterwards.
+    // Taken: what it staged by now is this run's to rename into place, and to remove afterwards.
+    staged?.stop();
+    if (staged) await staged.done;
     cleanups.push(() => discardStaged(staged));
     const fits = stillFits(kept, root, fp0.hash);
     if (fits.ok) originals = fits.originals;
@@ -226,9 +228,9 @@ async function execute(
 
   if (inv.mode === 'dry-run') {
     const checked = verifier.run(request('proposed', {}), verifierBudget());
-    // While the verifier checks the proposal, the new contents are written ahead for the apply.
-    let staged = opts.stageForApply && proposed.changes.size > 0 ? await stageContents(root, stateDir, runId, proposed.changes) : null;
-    if (staged) mark('dry-run: contents staged');
+    // While the verifier checks the proposal, the new contents are written ahead for the apply
+    // (in the background: the dry-run answers with the verifier).
+    let staged = opts.stageForApply && proposed.changes.size > 0 ? stageContents(root, stateDir, runId, proposed.changes) : null;
     cleanups.push(() => keptVerifier || discardStaged(staged));
     out.verifier = await checked;
     // A proposal its verifier failed goes to no gate: nothing to keep staged for it.

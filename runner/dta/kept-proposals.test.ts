@@ -119,9 +119,9 @@ describe('contents staged by the dry-run', () => {
     const plain = repo();
     const dry = await runDta(inv(dir, 'dry-run'), { stageForApply: true });
     expect(dry).toMatchObject({ ok: true, verifier: { passed: true } });
-    // One file a changed path, numbered in the proposal's order of files.
+    // One file a changed path, numbered in the proposal's order of files, written in the background.
+    await vi.waitFor(() => expect(stagedFiles(dir)).toHaveLength(dry.files.length), { timeout: 60_000 });
     const staged = stagedFiles(dir).sort((a, b) => Number(path.basename(a)) - Number(path.basename(b)));
-    expect(staged).toHaveLength(dry.files.length);
     const secondInode = fs.statSync(staged[1]!).ino;
     // Someone writes into one staged file (the git dir is writable to more than the runner).
     fs.writeFileSync(staged[0]!, 'forged\n');
@@ -142,9 +142,9 @@ describe('contents staged by the dry-run', () => {
     const dir = repo();
     await runDta(inv(dir, 'dry-run'));
     expect(stagedFiles(dir)).toEqual([]);
-    await runDta(inv(dir, 'dry-run'), { stageForApply: true });
-    expect(stagedFiles(dir).length).toBeGreaterThan(0);
+    const dry = await runDta(inv(dir, 'dry-run'), { stageForApply: true });
+    await vi.waitFor(() => expect(stagedFiles(dir)).toHaveLength(dry.files.length), { timeout: 60_000 });
     forgetProposals(dir);
-    expect(stagedFiles(dir)).toEqual([]);
+    await vi.waitFor(() => expect(stagedFiles(dir)).toEqual([]), { timeout: 60_000 });
   });
 });
