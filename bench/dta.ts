@@ -107,7 +107,8 @@ async function round(files: Record<string, string>, n: number): Promise<Round> {
     const inv = (mode: 'dry-run' | 'apply', approved?: string) => ({ tool: 'link_updater', version: '1.0', mode, target: { repo_path: b, glob: 'site/**' }, params: LINKS, constraints: { max_files: n + 10 }, ...(approved ? { expected_patch_sha256: approved } : {}) });
     c = cpuSeconds();
     t = performance.now();
-    const dry = await runDta(inv('dry-run'), { policy });
+    // As the gate does: the dry-run stages its new contents for the apply that follows in this process.
+    const dry = await runDta(inv('dry-run'), { policy, stageForApply: true });
     const dryMs = performance.now() - t;
     t = performance.now();
     // As the gate does (runner/dta/run-service.ts): the apply is bound to the patch that was approved.

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { gitBlobId } from './git-state';
 import { mark } from './stages';
+import { stagedFile, type StagedContents } from './staged-contents';
 
 /**
  * All files or none. Every new content is written to a temp file beside its target and the
@@ -98,13 +99,25 @@ function fault(renamed: number): void {
 /**
  * Returns once every file is in place; the promise it returns settles when the backups are gone.
  * `originals`, when given, are the targets' current bytes (read by the caller), for the journal's blob ids.
+ * `staged`: the new contents its dry-run wrote ahead, renamed into place where still as written.
  * `journalDir` is outside the tree (the worktree's git dir): it survives a crash, never gets committed.
  */
-export function applyAtomic(root: string, journalDir: string, runId: string, changes: ReadonlyMap<string, string>, originals?: ReadonlyMap<string, Buffer>): Promise<void> {
+export function applyAtomic(root: string, journalDir: string, runId: string, changes: ReadonlyMap<string, string>, originals?: ReadonlyMap<string, Buffer>, staged?: StagedContents | null): Promise<void> {
   const dir = path.join(journalDir, runId);
   fs.mkdirSync(path.join(dir, 'backup'), { recursive: true });
   // The originals' bytes: those the caller just read and checked, else read here (page cache).
-  const entries: JournalEntry[] = [...changes.keys()].map((rel, i) => ({ rel, backup: path.join(dir, 'backup', String(i)), tmp: `${path.join(root, rel)}.dta-${runId}.tmp`, blob: gitBlobId(originals?.get(rel) ?? fs.readFileSync(path.join(root, rel))) }));
+  // A target's new content is its staged file when the dry-run wrote one that is still as written
+  // (staged-contents.ts), else a temp file beside it, written below.
+  const modes: number[] = [];
+  const written = new Set<string>();
+  const entries: JournalEntry[] = [...changes.keys()].map((rel, i) => {
+    const target = path.join(root, rel);
+    const mode = fs.statSync(target).mode & 0o7777;
+    modes.push(mode);
+    const ahead = staged ? stagedFile(staged, rel, mode) : null;
+    if (ahead) written.add(rel);
+    return { rel, backup: path.join(dir, 'backup', String(i)), tmp: ahead ?? `${target}.dta-${runId}.tmp`, blob: gitBlobId(originals?.get(rel) ?? fs.readFileSync(target)) };
+  });
   const journal: Journal = { run_id: runId, root, entries };
   // The journal comes first, so a crash at any later point knows every temp and copy to clean up.
   writeDurable(path.join(dir, `${JOURNAL_FILE}.tmp`), JSON.stringify(journal));
@@ -115,15 +128,18 @@ export function applyAtomic(root: string, journalDir: string, runId: string, cha
   const umask = process.umask();
   try {
     const copied: JournalEntry[] = [];
-    for (const e of entries) {
+    entries.forEach((e, i) => {
       const target = path.join(root, e.rel);
-      const mode = fs.statSync(target).mode & 0o7777;
       if (keepOriginal(target, e.backup) === 'copied') copied.push(e);
+      if (written.has(e.rel)) return;
+      const mode = modes[i]!;
       fs.writeFileSync(e.tmp, changes.get(e.rel)!, { mode });
       // The create mode passes through the umask: a chmod only where it took bits away.
       if (mode & umask) fs.chmodSync(e.tmp, mode);
-    }
-    mark('apply: originals kept, temps written');
+    });
+    mark(`apply: originals kept, temps written (${written.size} staged ahead)`);
+    // Staged files were flushed by their dry-run (a syncfs now finds them clean); the flush still
+    // covers them, the backups' links and the temps written here.
     flushAll(root, [...copied.map((e) => `${e.backup}.tmp`), ...entries.map((e) => e.tmp)]);
     // A copied backup exists under its name only complete (written, flushed, renamed): rollback
     // never restores a torn copy.

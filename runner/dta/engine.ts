@@ -6,10 +6,11 @@ import { adapterOf } from './adapters';
 import { ArtifactWriter } from './artifacts';
 import { applyAtomic, recover } from './atomic-apply';
 import { commonDir, excludeRunsDir, gitDir, headSha, sha256, topLevel, treeFingerprint } from './git-state';
-import { invocationKey, keepProposal, stillFits, takeProposal } from './kept-proposals';
+import { invocationKey, keepProposal, KEPT_PROPOSAL_TTL_MS, liveStagedDirs, stillFits, takeProposal } from './kept-proposals';
 import { DEFAULT_POLICY, effectiveConstraints, PolicyError, takeRateSlot, type DtaPolicy } from './policy';
 import { discoverAndPropose, type Proposed } from './propose';
 import { RunFailure } from './run-failure';
+import { discardStaged, stageContents, sweepStaged } from './staged-contents';
 import { mark } from './stages';
 import { VerifierProcess } from './verifier/spawn';
 
@@ -36,6 +37,12 @@ export interface RunOptions {
   runId?: string;
   policy?: DtaPolicy;
   now?: () => Date;
+  /**
+   * The caller asks for the approved apply in this process (the gate: run-service.ts,
+   * session-dta.ts): the dry-run writes its new contents ahead while its verifier checks them
+   * (staged-contents.ts), so the apply only renames them into place.
+   */
+  stageForApply?: boolean;
   /** Called after each phase (events, the approval card). */
   onPhase?: (phase: 'started' | 'proposed' | 'applied' | 'verified', out: DtaOutput, extra: { patch?: string; files?: string[] }) => void;
 }
@@ -75,7 +82,7 @@ export async function runDta(raw: unknown, opts: RunOptions = {}): Promise<DtaOu
     if (!parsed.success) throw new RunFailure('BAD_INVOCATION', parsed.error.issues.map((i) => `${i.path.join('.') || '(invocation)'}: ${i.message}`).join('; '));
     const inv: DtaInvocation = parsed.data;
     out.phase = inv.mode === 'apply' ? 'apply' : 'dry-run';
-    await execute(inv, runId, policy, now, out, (a) => (artifacts = a), opts.onPhase, cleanups);
+    await execute(inv, runId, policy, now, out, (a) => (artifacts = a), opts, cleanups);
   } catch (err) {
     const code: DtaError['code'] = err instanceof RunFailure ? err.code : err instanceof PolicyError ? 'POLICY' : 'ADAPTER_FAILED';
     out.ok = false;
@@ -94,9 +101,10 @@ async function execute(
   now: () => Date,
   out: DtaOutput,
   setArtifacts: (a: ArtifactWriter) => void,
-  onPhase: RunOptions['onPhase'],
+  opts: Pick<RunOptions, 'onPhase' | 'stageForApply'>,
   cleanups: Array<() => void>,
 ): Promise<void> {
+  const onPhase = opts.onPhase;
   const adapter = adapterOf(inv.tool);
   const m = adapter.measure;
   const compiled = paramsValidator(inv.tool, m.paramsSchema);
@@ -136,6 +144,7 @@ async function execute(
   const stateDir = path.join(await gitDir(root), STATE_DIR);
   // A crash in an earlier apply is undone before anything looks at the tree.
   for (const id of recover(path.join(stateDir, 'journal'))) out.notes.push(`rolled back the unfinished apply of ${id}`);
+  sweepStaged(stateDir, KEPT_PROPOSAL_TTL_MS, liveStagedDirs());
   await excludeRunsDir(root);
   const fp0 = await treeFingerprint(root);
   mark('run: recovered, status read');
@@ -146,6 +155,11 @@ async function execute(
   let kept = inv.mode === 'apply' && inv.expected_patch_sha256 ? takeProposal(key, inv.expected_patch_sha256) : null;
   let originals: Map<string, Buffer> | undefined;
   if (kept) {
+    const staged = kept.staged;
+    // Taken: what it staged by now is this run's to rename into place, and to remove afterwards.
+    staged?.stop();
+    if (staged) await staged.done;
+    cleanups.push(() => discardStaged(staged));
     const fits = stillFits(kept, root, fp0.hash);
     if (fits.ok) originals = fits.originals;
     else {
@@ -213,12 +227,22 @@ async function execute(
   const verifierBudget = () => Math.max(MIN_VERIFIER_MS, deadline - Date.now());
 
   if (inv.mode === 'dry-run') {
-    out.verifier = await verifier.run(request('proposed', {}), verifierBudget());
+    const checked = verifier.run(request('proposed', {}), verifierBudget());
+    // While the verifier checks the proposal, the new contents are written ahead for the apply
+    // (in the background: the dry-run answers with the verifier).
+    let staged = opts.stageForApply && proposed.changes.size > 0 ? stageContents(root, stateDir, runId, proposed.changes) : null;
+    cleanups.push(() => keptVerifier || discardStaged(staged));
+    out.verifier = await checked;
+    // A proposal its verifier failed goes to no gate: nothing to keep staged for it.
+    if (!out.verifier.passed) {
+      discardStaged(staged);
+      staged = null;
+    }
     mark('run: verifier answered');
     artifacts.write('verify.json', { run_id: runId, phase: 'dry-run', verifier: out.verifier });
     out.ok = true;
     // Kept for the apply the gate may allow: it writes these contents and asks this verifier.
-    keepProposal({ key, root, patchSha256: out.patch_sha256, fingerprint: fp0.hash, proposed, params, verifier });
+    keepProposal({ key, root, patchSha256: out.patch_sha256, fingerprint: fp0.hash, proposed, params, verifier, staged });
     keptVerifier = true;
     onPhase?.('proposed', out, { patch });
     return;
@@ -231,7 +255,7 @@ async function execute(
   onPhase?.('proposed', out, { patch });
   let backupsRemoved: Promise<void>;
   try {
-    backupsRemoved = applyAtomic(root, path.join(stateDir, 'journal'), runId, proposed.changes, originals);
+    backupsRemoved = applyAtomic(root, path.join(stateDir, 'journal'), runId, proposed.changes, originals, kept?.staged);
   } catch (err) {
     throw new RunFailure('APPLY_FAILED', `apply failed and was rolled back, the tree is as before: ${err instanceof Error ? err.message : String(err)}`);
   }

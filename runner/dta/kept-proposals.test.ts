@@ -3,8 +3,8 @@ import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { DtaInvocationInput } from '../../protocol';
 import { runDta } from './engine';
-import { dropKeptProposals, keptProposalCount } from './kept-proposals';
-import { gitIn, makeRepo, SITE_FILES } from './testing/fixture-repos';
+import { dropKeptProposals, forgetProposals, keptProposalCount } from './kept-proposals';
+import { gitIn, makeRepo, SITE_FILES, snapshot } from './testing/fixture-repos';
 
 // Each run talks to a verifier process (tsx); a loaded 2-core machine needs minutes, not seconds.
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 180_000 });
@@ -100,5 +100,51 @@ describe('apply from the dry-run proposal', () => {
     const applied = await runDta(other);
     expect(applied.error).toMatchObject({ code: 'PATCH_MISMATCH' });
     expect(fs.readFileSync(path.join(dir, CSS), 'utf8')).toBe(SITE_FILES[CSS]);
+  });
+});
+
+/**
+ * A dry-run asked to stage (the gate's, in the runner) writes its new contents ahead; the approved
+ * apply renames them into place — only files exactly as written — and removes what is left.
+ */
+describe('contents staged by the dry-run', () => {
+  const stagedRoot = (dir: string) => path.join(gitIn(dir, 'rev-parse', '--absolute-git-dir').trim(), 'agent-village-dta', 'staged');
+  const stagedFiles = (dir: string) => {
+    const root = stagedRoot(dir);
+    return fs.existsSync(root) ? fs.readdirSync(root).flatMap((run) => fs.readdirSync(path.join(root, run)).map((f) => path.join(root, run, f))) : [];
+  };
+
+  it('the apply takes what is staged, never a staged file changed since (its target comes from the proposal), and ends with nothing staged', async () => {
+    const dir = repo();
+    const plain = repo();
+    const dry = await runDta(inv(dir, 'dry-run'), { stageForApply: true });
+    expect(dry).toMatchObject({ ok: true, verifier: { passed: true } });
+    // One file a changed path, numbered in the proposal's order of files, written in the background.
+    await vi.waitFor(() => expect(stagedFiles(dir)).toHaveLength(dry.files.length), { timeout: 60_000 });
+    const staged = stagedFiles(dir).sort((a, b) => Number(path.basename(a)) - Number(path.basename(b)));
+    const secondInode = fs.statSync(staged[1]!).ino;
+    // Someone writes into one staged file (the git dir is writable to more than the runner).
+    fs.writeFileSync(staged[0]!, 'forged\n');
+    const applied = await runDta(inv(dir, 'apply', dry.patch_sha256!));
+    expect(applied).toMatchObject({ ok: true, phase: 'verify', verifier: { passed: true } });
+    expect(stagedFiles(dir)).toEqual([]);
+    // The untouched staged file is the applied file itself (renamed into place, not written again).
+    expect(fs.statSync(path.join(dir, dry.files[1]!)).ino).toBe(secondInode);
+    // The same tree as an apply that staged nothing.
+    const plainDry = await runDta(inv(plain, 'dry-run'));
+    expect(plainDry.patch_sha256).toBe(dry.patch_sha256);
+    await runDta(inv(plain, 'apply', plainDry.patch_sha256!));
+    expect(snapshot(dir)).toEqual(snapshot(plain));
+    expect(Object.values(snapshot(dir)).map((b) => Buffer.from(b, 'base64').toString()).join('')).not.toContain('forged');
+  });
+
+  it('a dry-run not asked to stage writes nothing ahead; a proposal dropped (its worktree forgotten) takes its staged files with it', async () => {
+    const dir = repo();
+    await runDta(inv(dir, 'dry-run'));
+    expect(stagedFiles(dir)).toEqual([]);
+    const dry = await runDta(inv(dir, 'dry-run'), { stageForApply: true });
+    await vi.waitFor(() => expect(stagedFiles(dir)).toHaveLength(dry.files.length), { timeout: 60_000 });
+    forgetProposals(dir);
+    await vi.waitFor(() => expect(stagedFiles(dir)).toEqual([]), { timeout: 60_000 });
   });
 });

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { realDir, sha256 } from './git-state';
 import type { Proposed } from './propose';
+import { discardStaged, type StagedContents } from './staged-contents';
 import type { VerifierProcess } from './verifier/spawn';
 
 /**
@@ -24,6 +25,8 @@ export interface KeptProposal {
   /** The params the proposal was made with (after the adapter's prepare). */
   params: Record<string, unknown>;
   verifier: VerifierProcess | null;
+  /** Its new contents written ahead (staged-contents.ts), when the caller asked for it. */
+  staged?: StagedContents | null;
 }
 
 /** A gate waits for a person; a proposal older than this is proposed again (its verifier is ended). */
@@ -43,6 +46,7 @@ function drop(k: string): void {
   clearTimeout(e.timer);
   kept.delete(k);
   e.p.verifier?.close();
+  discardStaged(e.p.staged);
 }
 
 /** What makes two invocations the same proposal (mode and the approved hash aside). */
@@ -95,6 +99,11 @@ export function stillFits(p: KeptProposal, root: string, fingerprint: string): {
 export function forgetProposals(dir: string): void {
   const root = realDir(dir); // the engine keys by the real top level
   for (const [k, e] of [...kept]) if (e.p.root === root || e.p.root.startsWith(`${root}/`)) drop(k);
+}
+
+/** The staged folders of the proposals kept now (the sweep leaves them). */
+export function liveStagedDirs(): Set<string> {
+  return new Set([...kept.values()].flatMap((e) => (e.p.staged ? [e.p.staged.dir] : [])));
 }
 
 /** How many proposals are kept (observability and tests). */

@@ -106,7 +106,7 @@ export class DtaRunService {
       await git(['branch', '-m', branch], { cwd: worktree, what: 'branch' });
       this.emit(cmd, { type: 'dta_started', branch, files: [], base_commit: wt.sha });
       let patch = '';
-      const out = await runDta(this.invocation(cmd, worktree, 'dry-run'), { runId: cmd.run_id, policy: DEFAULT_POLICY, onPhase: (phase, _o, extra) => phase === 'proposed' && (patch = extra.patch ?? '') });
+      const out = await runDta(this.invocation(cmd, worktree, 'dry-run'), { runId: cmd.run_id, policy: DEFAULT_POLICY, stageForApply: true, onPhase: (phase, _o, extra) => phase === 'proposed' && (patch = extra.patch ?? '') });
       if (!out.ok || !out.patch_sha256) return this.failed(cmd, worktree, out.error?.message ?? 'the dry-run failed', out);
       this.pending.set(cmd.run_id, { cmd, worktree, patchSha256: out.patch_sha256 });
       this.emit(cmd, { type: 'dta_proposed', output: out, patch: patch.slice(0, MAX_EVENT_PATCH_CHARS), artifacts: readArtifacts(worktree, out.artifacts) });

@@ -44,7 +44,7 @@ export async function runSessionDta(call: HookCall, ctx: SessionDtaContext): Pro
     // The gate: dry-run first, the patch becomes an approval card, and only an Allow applies it —
     // bound to that patch (expected_patch_sha256), so a tree that changed meanwhile applies nothing.
     let patch = '';
-    const dry = await runDta({ ...inv.data, mode: 'dry-run' }, { policy: loadPolicy(), onPhase: (ph, _o, extra) => ph === 'proposed' && (patch = extra.patch ?? '') });
+    const dry = await runDta({ ...inv.data, mode: 'dry-run' }, { policy: loadPolicy(), stageForApply: true, onPhase: (ph, _o, extra) => ph === 'proposed' && (patch = extra.patch ?? '') });
     if (!dry.ok || !dry.patch_sha256) return reply(dry);
     const counts = Object.entries(dry.proposed_changes).map(([k, v]) => `${v} ${k}`).join(', ');
     const d = await ctx.ask({
