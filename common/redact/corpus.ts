@@ -193,7 +193,7 @@ function harmless(r: Rand): Array<[string, string]> {
     ['unicode', 'ünïcödé ✓ 日本語 🚀 done\r\n'],
     ['sql', 'SELECT id, token_count FROM usage WHERE secret_id IS NULL;\r\n'],
     ['cookie-in-code', "  headers: { Cookie: `session=${sessionId}`, 'Set-Cookie': cookieValue },\r\n"],
-    // Words and numbers that start like the newer vendor prefixes (vendors-more.ts).
+    // Words and numbers that start like the newer vendor prefixes (rules/vendors-more/).
     ['prefix-look-alikes', 'pattern path patch; API-GATEWAY-V2 ready; ratio 1/2 and 2/3 of 1/1234567890; sat. morning; sl.no 4; re_run_all_the_tests_in_this_suite_now\r\n'],
     ['prefix-look-alikes-2', 'sk-0123456789abcdef0123456789abcdef0 is 33 digits; sha256~short; EAAnything; secret_handshake_protocol_version_two_point_one\r\n'],
   );
