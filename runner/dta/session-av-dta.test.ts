@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createCommand, outputOf, waitFor } from '../testing/fixtures';
 import { eventsOf, makeSessionHarness, type SessionHarness } from '../testing/session-harness';
+import { keptProposalCount, liveStagedDirs } from './kept-proposals';
 
 /** av-dta is on PATH inside a real session (real PTY, real git worktree) and edits that worktree. */
 vi.setConfig({ testTimeout: 180_000 });
@@ -30,6 +31,9 @@ describe('av-dta in a session', () => {
     const denied = await waitFor(() => /DENY-EXIT-(\d+)/.exec(outputOf(h.events, sid).replace('echo DENY-EXIT-$?', '')), 'av-dta after deny', 120_000);
     expect(denied[1]).toBe('1');
     expect(fs.readFileSync(file, 'utf8')).toBe('[home](http://old.example.com/home)\n');
+    // A denied proposal's verifier and staged contents are not kept for an apply that will not come.
+    expect(keptProposalCount()).toBe(0);
+    expect(liveStagedDirs().size).toBe(0);
 
     h.manager.input({ session_id: sid, data: `echo '${inv}' | av-dta run - --table; echo DTA-EXIT-$?`, mode: 'line' });
     const second = await waitFor(() => eventsOf(h.events, sid, 'APPROVAL_REQUESTED')[1], 'the second DTA approval card', 120_000);

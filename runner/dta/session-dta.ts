@@ -5,6 +5,7 @@ import type { ApprovalAsk, ApprovalDecision } from '../approvals/broker';
 import type { HookCall, HookReply } from '../hooks/hook-server';
 import { git } from '../workspace/git';
 import { runDta } from './engine';
+import { forgetProposals } from './kept-proposals';
 import { loadPolicy } from './policy';
 import type { StrictWatch } from './strict-watch';
 
@@ -56,6 +57,8 @@ export async function runSessionDta(call: HookCall, ctx: SessionDtaContext): Pro
       context: { command: `av-dta apply ${dry.tool}`, rule: 'DTA gate: dry-run → approval → apply', source: 'dta', changed_files: dry.files.length, diff_stat: patch.slice(0, CARD_PATCH_CHARS) },
     });
     if (d.decision !== 'allow') {
+      // Its kept verifier and staged contents go now, not at the 15-minute expiry.
+      forgetProposals(inv.data.target.repo_path);
       return reply({ ...dry, ok: false, error: { code: 'POLICY', message: `apply denied${d.decided_by ? ` by ${d.decided_by}` : ''}${d.note ? `: ${d.note}` : ''} (${d.reason}); nothing was applied` } });
     }
     inv.data.expected_patch_sha256 = dry.patch_sha256;
