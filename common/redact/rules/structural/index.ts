@@ -1,7 +1,7 @@
 /**
  * Rules that find a secret by its shape or its label rather than by a vendor prefix: JWTs, private
  * key blocks, credentials in URLs and headers, `password=` assignments, .netrc/.pgpass lines,
- * passwords on command lines, and a few prefix-less vendor formats. Each masks the value and keeps
+ * passwords on command lines and in tools' own flags, password hashes, PuTTY private lines, and a few prefix-less vendor formats. Each masks the value and keeps
  * the label.
  */
 import type { Rule } from '../../rule';
@@ -9,6 +9,8 @@ import { jwtRule, pemRule } from './tokens';
 import { urlCredentialsRule, authorizationRule, bearerRule, cookieHeaderRule, setCookieHeaderRule } from './urls-headers';
 import { assignmentRule } from './assignments';
 import { netrcRule, pgpassRule, cliPasswordRule } from './credential-files';
+import { cliFlagRule } from './cli-flags';
+import { passwordHashRule, puttyPrivateRule } from './hashes-keys';
 import { discordBotRule, telegramRule, azureClientSecretRule, azureSasRule, sentryDsnRule } from './vendors';
 
 export { PEM_MAX_CHARS } from './shared';
@@ -25,6 +27,9 @@ export const STRUCTURAL_RULES: Rule[] = [
   netrcRule,
   pgpassRule,
   cliPasswordRule,
+  cliFlagRule,
+  passwordHashRule,
+  puttyPrivateRule,
   discordBotRule,
   telegramRule,
   azureClientSecretRule,

@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest';
+import { redact, REDACTED } from './index';
+import { everyChar, streamed } from './testing';
+
+/** A password-like value no other rule would take for a token by its shape. */
+const PW = 'Jmbk7CMfHj7YehwQ';
+
+/** Each text, whole and fed one character at a time: the secret is gone and the rest is kept. */
+function masks(text: string, secret = PW) {
+  for (const out of [redact(text), streamed(text, {}, everyChar(text))]) {
+    expect(out, text).not.toContain(secret.slice(2, 12));
+    expect(out, text).toContain(REDACTED);
+  }
+}
+
+describe("secrets given as a tool's own flag", () => {
+  it('masks the value where the tool named on the line reads it as a secret', () => {
+    for (const text of [
+      `redis-cli -h cache -a ${PW} ping`,
+      `mongosh -u admin -p ${PW}`,
+      `sqlcmd -S db -U sa -P ${PW}`,
+      `openssl pkcs12 -in a.p12 -passin pass:${PW}`,
+      `openssl enc -aes-256-cbc -k ${PW} -in f`,
+      `zip -P ${PW} a.zip f`,
+      `7z a -p${PW} a.7z f`,
+      `smbclient //h/s -U user%${PW}`,
+      `lftp -u user,${PW} ftp://h`,
+      `ldapwhoami -x -w ${PW}`,
+      `docker login -u me -p ${PW} registry.example.com`,
+      `podman login -p "${PW}" quay.io`,
+      `helm registry login r -u me -p ${PW}`,
+      `az login --service-principal -u id -p ${PW} --tenant t`,
+      `vault login ${PW}`,
+      `curl --oauth2-bearer ${PW} https://x`,
+      `curl -u :${PW} https://x`,
+      `keytool -list -keystore k.jks -storepass ${PW}`,
+      `jarsigner -keypass '${PW}' a.jar alias`,
+      `gh secret set DEPLOY_KEY --body "${PW}"`,
+      `kubectl create secret generic db --from-literal=anything=${PW}`,
+      `aws configure set aws_secret_access_key ${PW}`,
+      `ssh-keygen -t ed25519 -N ${PW} -f key`,
+    ]) masks(`$ ${text}\n`);
+  });
+
+  it('leaves the same flags alone for tools where they mean something else', () => {
+    for (const text of [
+      'docker run -p 8080:80 nginx',
+      'ssh -p 2222 deploy@host',
+      'ls -a /tmp',
+      'grep -w word file.txt',
+      'git log -p HEAD~3',
+      'docker login registry.io',
+      'smbclient -L host -U guest',
+      'curl -u admin https://x',
+      'kubectl create configmap x --from-literal=a=b',
+      'vault login -method=userpass username=me',
+      'ssh-keygen -t ed25519 -N "" -f key',
+      'pytest -k test_login -p no:cacheprovider',
+      'aws configure set region us-east-1',
+    ]) expect(redact(`$ ${text}\n`)).toBe(`$ ${text}\n`);
+  });
+});
+
+describe('password hashes and PuTTY keys', () => {
+  const bcrypt = 'X4lTJQ9hXBC5VKj30x4riqJfQz3N9bGV5ClaJDFk5p288.ad0i6Wr';
+  it('masks the hash after its scheme and parameters, which stay readable', () => {
+    expect(redact(`admin:$2y$12$${bcrypt}\n`)).toBe(`admin:$2y$12$${REDACTED}\n`);
+    expect(redact('root:$6$rounds=5000$Qx1Zr8pLk2$' + 'a'.repeat(30) + 'B'.repeat(56) + ':19700:0:99999:7:::\n')).toBe(`root:$6$rounds=5000$Qx1Zr8pLk2$${REDACTED}:19700:0:99999:7:::\n`);
+    masks(`web:$apr1$hUjPjhCW$WxAb8WblDinOPL34xBkMp9\n`, 'WxAb8WblDinOPL34xBkMp9');
+    masks(`pbkdf2_sha256$600000$Jd1Kp0aQ$${PW}${PW}Zq0=\n`);
+    masks(`$argon2id$v=19$m=65536,t=3,p=4$c29tZXNhbHQ$${PW}${PW}abc\n`);
+  });
+  it('does not take prices, shell variables or short runs for hashes', () => {
+    for (const text of ['cost: $1$ per run', 'echo $5$HOME', 'total $6$abc$def']) expect(redact(text)).toBe(text);
+  });
+  it("masks a PuTTY key's private lines and keeps its public ones", () => {
+    const pub = 'AAAAC3NzaC1lZDI1NTE5AAAAIGcH4yCk0W2r0kQ5mG9aN3sXw1F7pVbTn8ZqR2dLe6uY';
+    const priv = ['AAAAIBxN4TqWc3mZ7kP0aLr9sVf2Yh6Ju8Ei1Go5Dn3Kx7Qb', 'AAAAICq9Wm2Zx5Nn7Lk3Pj8Hg1Ff4Dd6Ss0Aa2Qq9Ww5Ee7Rr'];
+    const file = `PuTTY-User-Key-File-3: ssh-ed25519\r\nEncryption: none\r\nComment: me\r\nPublic-Lines: 2\r\n${pub}\r\nAAAA\r\nPrivate-Lines: 2\r\n${priv[0]}\r\n${priv[1]}\r\nPrivate-MAC: ${'ab12'.repeat(16)}\r\n`;
+    for (const out of [redact(file), streamed(file, {}, everyChar(file))]) {
+      for (const p of priv) expect(out).not.toContain(p.slice(4, 20));
+      expect(out).toContain(pub);
+      expect(out).toContain(`Private-Lines: 2\r\n${REDACTED}\r\nPrivate-MAC:`);
+    }
+  });
+});
