@@ -22,6 +22,8 @@ const ASSIGNMENT_KEYS = [
   'admin-key', 'master-key', 'signing-key', 'encryption-key', 'license-key', 'service-key', 'hmac-key', '-pat',
   // `SMTP_PASS=`, `DB_PASS=`, `MYSQL_PWD=` (MySQL's own variable); not `PWD=`/`OLDPWD=` (no `_`).
   '_pass', '_pwd', '-pass', '-pwd',
+  // `ROOT_PW=`, `STRIPE_SK=` (a secret key's short name), Vault's `VAULT_SECRET_ID=`.
+  '_pw', '-pw', '_sk', '-sk', 'secret_id', 'secret-id',
 ];
 /** Keys masked only as a whole quoted JSON key: Docker's config.json `"auth": "<base64 user:pass>"`. */
 const QUOTED_EXACT_KEYS = ['auth'];

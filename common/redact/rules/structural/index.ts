@@ -11,6 +11,7 @@ import { assignmentRule } from './assignments';
 import { netrcRule, pgpassRule, cliPasswordRule } from './credential-files';
 import { cliFlagRule } from './cli-flags';
 import { passwordHashRule, puttyPrivateRule } from './hashes-keys';
+import { xmlSecretRule } from './markup';
 import { discordBotRule, telegramRule, azureClientSecretRule, azureSasRule, sentryDsnRule } from './vendors';
 
 export { PEM_MAX_CHARS } from './shared';
@@ -30,6 +31,7 @@ export const STRUCTURAL_RULES: Rule[] = [
   cliFlagRule,
   passwordHashRule,
   puttyPrivateRule,
+  xmlSecretRule,
   discordBotRule,
   telegramRule,
   azureClientSecretRule,

@@ -84,3 +84,19 @@ describe('password hashes and PuTTY keys', () => {
     }
   });
 });
+
+describe('XML configuration and short key names', () => {
+  it("masks Maven's <password> and .NET's <add key=…Password value=…>, keeping names and references", () => {
+    masks(`<servers>\n  <server>\n    <id>nexus</id>\n    <password>${PW}</password>\n  </server>\n</servers>\n`);
+    masks(`<packageSourceCredentials><feed><add key="Username" value="me" /><add key="ClearTextPassword" value="${PW}" /></feed></packageSourceCredentials>\n`);
+    masks(`<appSettings><add key="Stripe.ApiKey" value="${PW}"/></appSettings>\n`);
+    for (const text of ['<password>${env.NEXUS_PW}</password>\n', '<add key="Timeout" value="30" />\n', '<token></token>\n']) expect(redact(text)).toBe(text);
+  });
+  it('masks ROOT_PW=, STRIPE_SK= and VAULT_SECRET_ID= like the other secret keys', () => {
+    for (const k of ['ROOT_PW', 'STRIPE_SK', 'VAULT_SECRET_ID']) {
+      masks(`${k}=${PW}\n`);
+      masks(`  ${k.toLowerCase()}: "${PW}"\n`);
+    }
+    for (const text of ['DISK=/dev/sda1\n', 'TASK=build\n']) expect(redact(text)).toBe(text);
+  });
+});
