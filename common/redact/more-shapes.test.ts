@@ -100,3 +100,31 @@ describe('XML configuration and short key names', () => {
     for (const text of ['DISK=/dev/sda1\n', 'TASK=build\n']) expect(redact(text)).toBe(text);
   });
 });
+
+describe('key material and tables', () => {
+  it("masks a JWK's private member and keeps its public ones", () => {
+    const x = 'jSUEwhNr5SRiDm-EBj1SGBekXtBaIr2vC9Hvit5VU78';
+    const d = 'iFybCfOVgZfmJOyZL0GtIt_bPu-2znmRVC7XpVFbmwQ';
+    const text = `{"kty":"EC","crv":"P-256","x":"${x}","d": "${d}"}\n`;
+    for (const out of [redact(text), streamed(text, {}, everyChar(text))]) expect(out).toBe(`{"kty":"EC","crv":"P-256","x":"${x}","d": "${REDACTED}"}\n`);
+    for (const plain of ['{"d": "2026-01-01", "p": "short"}\n', `{"p": "${d}-and more words"}\n`]) expect(redact(plain)).toBe(plain);
+  });
+  it('masks an OpenVPN static key between its BEGIN and END lines', () => {
+    const body = '633241a68d68b86724ba2ef304928605\ne627591be04b87b3781d66c7076b97ce';
+    masks(`-----BEGIN OpenVPN Static key V1-----\n${body}\n-----END OpenVPN Static key V1-----\n`, body);
+    expect(redact(`-----BEGIN OpenVPN Static key V1-----\n${body}\n-----END OpenVPN Static key V1-----\nnext\n`)).toContain('-----END OpenVPN Static key V1-----\nnext');
+  });
+  it("masks `aws ecr get-login-password`'s output, which has no label", () => {
+    const token = Buffer.from(JSON.stringify({ payload: 'Q'.repeat(40) + PW.repeat(20), datakey: PW.repeat(8), version: '2' })).toString('base64');
+    masks(`${token}\n`, token.slice(200));
+  });
+  it("masks a secret's row in `vault kv get`'s table, not other rows or tables with more columns", () => {
+    const table = `====== Data ======\nKey          Value\n---          -----\nusername     deploy\npassword     ${PW}\napi_token    ${PW}x\n`;
+    for (const out of [redact(table), streamed(table, {}, everyChar(table))]) {
+      expect(out).toBe(`====== Data ======\nKey          Value\n---          -----\nusername     deploy\npassword     ${REDACTED}\napi_token    ${REDACTED}\n`);
+    }
+    const other = 'NAME             TYPE     DATA   AGE\ndb-password      Opaque   1      5d\nthe password is  shown\n';
+    expect(redact(other)).toBe(other);
+  });
+  it('masks an Azure API Management subscription key header', () => masks(`Ocp-Apim-Subscription-Key: ${PW}\n`));
+});

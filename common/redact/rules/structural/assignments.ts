@@ -24,7 +24,11 @@ const ASSIGNMENT_KEYS = [
   '_pass', '_pwd', '-pass', '-pwd',
   // `ROOT_PW=`, `STRIPE_SK=` (a secret key's short name), Vault's `VAULT_SECRET_ID=`.
   '_pw', '-pw', '_sk', '-sk', 'secret_id', 'secret-id',
+  // Azure API Management's `Ocp-Apim-Subscription-Key:`.
+  'subscription-key', 'subscription_key',
 ];
+/** The key endings that make a value a secret, for rules that read keys without `=`/`:` (tables.ts). */
+export const SECRET_KEY_SUFFIXES: readonly string[] = ASSIGNMENT_KEYS;
 /** Keys masked only as a whole quoted JSON key: Docker's config.json `"auth": "<base64 user:pass>"`. */
 const QUOTED_EXACT_KEYS = ['auth'];
 /** The shortest key: `auth` (Docker's config.json). */

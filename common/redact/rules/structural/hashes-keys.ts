@@ -1,10 +1,10 @@
 /**
  * Secrets in credential stores that carry no vendor prefix but a fixed frame: password hashes in
- * crypt / htpasswd / Django form (an offline cracking target, as `/etc/shadow` lines are) and the
- * private lines of a PuTTY key file.
+ * crypt / htpasswd / Django form (an offline cracking target, as `/etc/shadow` lines are), the
+ * private lines of a PuTTY key file and a JSON Web Key's private members.
  */
 import * as C from '../../chars';
-import type { Rule } from '../../rule';
+import { tokenRule, type Rule } from '../../rule';
 // Bound once: under a CommonJS transform (tsx) every use of an imported name is a getter call.
 const { ALNUM, chars, DIGIT, FAIL, lit, MORE, NEED, NO, peek, run, YES } = C;
 
@@ -156,3 +156,23 @@ function newline(s: string, j: number, final: boolean): number {
   if (cr === NEED) return NEED;
   return lit(s, cr === FAIL ? j : cr, '\n', final);
 }
+
+/** A JWK's private members (`d`; RSA's `p`, `q`, `dp`, `dq`, `qi`) in compact or spaced JSON: the base64url value is masked. */
+const JWK_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi'];
+export const jwkPrivateRule: Rule = tokenRule({
+  name: 'jwk-private-key',
+  provider: 'JSON Web Key',
+  source: 'https://datatracker.ietf.org/doc/html/rfc7518#section-6.2.2.1',
+  format: /"(d|p|q|dp|dq|qi)": ?"[A-Za-z0-9_-]{32,}"/,
+  prefixes: JWK_MEMBERS.flatMap((m) => [`"${m}":"`, `"${m}": "`]),
+  body: 'A-Za-z0-9_-',
+  min: 32,
+  max: 1400,
+  // The value ends at its closing quote: `"d": "<43 characters>"`, not a longer run of something else.
+  notBefore: chars('"', true),
+  notAfter: null,
+  example: (r) => {
+    const secret = r.chars('A-Za-z0-9_-', 43);
+    return { text: `{"kty":"EC","crv":"P-256","x":"${r.chars('A-Za-z0-9_-', 43)}","y":"${r.chars('A-Za-z0-9_-', 43)}","d":"${secret}"}`, secret };
+  },
+});

@@ -10,8 +10,9 @@ import { urlCredentialsRule, authorizationRule, bearerRule, cookieHeaderRule, se
 import { assignmentRule } from './assignments';
 import { netrcRule, pgpassRule, cliPasswordRule } from './credential-files';
 import { cliFlagRule } from './cli-flags';
-import { passwordHashRule, puttyPrivateRule } from './hashes-keys';
+import { jwkPrivateRule, passwordHashRule, puttyPrivateRule } from './hashes-keys';
 import { xmlSecretRule } from './markup';
+import { tableSecretRule } from './tables';
 import { discordBotRule, telegramRule, azureClientSecretRule, azureSasRule, sentryDsnRule } from './vendors';
 
 export { PEM_MAX_CHARS } from './shared';
@@ -31,7 +32,9 @@ export const STRUCTURAL_RULES: Rule[] = [
   cliFlagRule,
   passwordHashRule,
   puttyPrivateRule,
+  jwkPrivateRule,
   xmlSecretRule,
+  tableSecretRule,
   discordBotRule,
   telegramRule,
   azureClientSecretRule,

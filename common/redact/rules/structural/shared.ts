@@ -30,7 +30,8 @@ export const URL_USER = chars(` \t\r\n:/@?#${CONTROL}`, true);
 // `#` is allowed: people paste passwords into URLs unencoded, and `/` still ends a host:port.
 export const URL_PASSWORD = chars(` \t\r\n/@?${CONTROL}`, true);
 export const PLAIN_VALUE = chars(` \t\r\n'"\`,;&${CONTROL}`, true);
-export const PEM_LABEL = chars('A-Z0-9 ');
+/** A PEM label: `RSA PRIVATE KEY`, `OpenVPN Static key V1`. */
+export const PEM_LABEL = chars('A-Za-z0-9 ');
 export const PEM_BODY = chars('A-Za-z0-9+/=\r\n \t:,.()\\-');
 export const QUOTED_VALUE = new Map([34, 39, 96].map((q) => [q, chars(`${String.fromCharCode(q)}\r\n`, true)]));
 export const NOT_NEWLINE = chars('\r\n', true);

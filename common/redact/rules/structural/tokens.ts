@@ -42,10 +42,14 @@ export const jwtRule: Rule = {
 };
 
 /**
- * `-----BEGIN … PRIVATE KEY-----` (RSA, EC, DSA, OPENSSH, ENCRYPTED, PGP … BLOCK): the body is
+ * `-----BEGIN … PRIVATE KEY-----` (RSA, EC, DSA, OPENSSH, ENCRYPTED, PGP … BLOCK) and OpenVPN static
+ * keys: the body is
  * masked up to the END line; the BEGIN and END lines stay. Body lines may be CRLF, indented (YAML)
  * or JSON-escaped (`\n` in a service-account file). A block cut short is masked as far as it goes.
  */
+/** OpenVPN's `--secret` / `tls-auth` / `tls-crypt` key file: `-----BEGIN OpenVPN Static key V1-----`. */
+const OPENVPN_STATIC_KEY = /^OpenVPN Static key V\d$/;
+
 export const pemRule: Rule = {
   name: 'private-key-block',
   provider: 'PEM / OpenSSH / OpenPGP',
@@ -71,7 +75,7 @@ export const pemRule: Rule = {
     if (e === NEED) return more(f, s.length);
     if (e - j > 64) return NO;
     const label = s.slice(j, e);
-    if (!label.endsWith('PRIVATE KEY') && !label.endsWith('PRIVATE KEY BLOCK')) return NO;
+    if (!label.endsWith('PRIVATE KEY') && !label.endsWith('PRIVATE KEY BLOCK') && !OPENVPN_STATIC_KEY.test(label)) return NO;
     j = lit(s, e, '-----', final);
     if (j === NEED) return more(f, s.length);
     if (j === FAIL) return NO;

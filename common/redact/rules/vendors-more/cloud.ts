@@ -2,7 +2,7 @@ import { looksRandom } from '../../chars';
 import { tokenRule, type Rule } from '../../rule';
 import { BASE62, B64URL, ex } from './shared';
 
-/** Clouds and infrastructure: AWS Bedrock, Alibaba Cloud, Fly.io, PlanetScale, Okta, Dynatrace, Grafana legacy keys. */
+/** Clouds and infrastructure: AWS Bedrock and ECR login passwords, Alibaba Cloud, Fly.io, PlanetScale, Okta, Dynatrace, Grafana legacy keys. */
 export const CLOUD_RULES: Rule[] = [
   tokenRule({
     name: 'aws-bedrock-api-key',
@@ -84,5 +84,18 @@ export const CLOUD_RULES: Rule[] = [
     min: 70,
     max: 400,
     example: ex('eyJrIjoi', (r) => r.chars(BASE62, 100)),
+  }),
+  tokenRule({
+    // `aws ecr get-login-password` prints base64 of `{"payload":"…","datakey":"…",…}`: a registry
+    // password valid 12 hours, with no label when printed alone.
+    name: 'aws-ecr-login-password',
+    provider: 'AWS',
+    source: 'https://docs.aws.amazon.com/cli/latest/reference/ecr/get-login-password.html',
+    format: /\beyJwYXlsb2FkIjoi[A-Za-z0-9+\/=]{100,}/,
+    prefixes: ['eyJwYXlsb2FkIjoi'],
+    body: 'A-Za-z0-9+/=',
+    min: 100,
+    max: 8192,
+    example: ex('eyJwYXlsb2FkIjoi', (r) => r.chars('A-Za-z0-9+/', 1500)),
   }),
 ];
