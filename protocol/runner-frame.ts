@@ -31,12 +31,22 @@ export type RunnerFrame = z.infer<typeof RunnerFrameSchema>;
 export type RunnerFrameHeader = z.infer<typeof FrameHeaderSchema>;
 
 // fatal: a chunk whose bytes are not whole UTF-8 characters is refused, never patched with U+FFFD.
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+const utf8Decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * A decoded frame: its events with their text put back, and the UTF-8 each TERMINAL_CHUNK's text
+ * arrived in (a view of the frame's bytes; undefined for an event carried whole), by index.
+ */
+export interface DecodedRunnerFrame<E = unknown> {
+  events: E[];
+  utf8: Array<Uint8Array | undefined>;
+}
 
 /** The frame's events with their text put back, or why the frame is inconsistent. */
-export function decodeRunnerFrame(frame: RunnerFrame): { ok: true; events: unknown[] } | { ok: false; message: string } {
+export function decodeRunnerFrame(frame: RunnerFrame): ({ ok: true } & DecodedRunnerFrame) | { ok: false; message: string } {
   const { data } = frame;
   const events: unknown[] = new Array(frame.events.length);
+  const utf8: Array<Uint8Array | undefined> = new Array(frame.events.length);
   let offset = 0;
   for (let i = 0; i < frame.events.length; i++) {
     const head = frame.events[i];
@@ -51,31 +61,42 @@ export function decodeRunnerFrame(frame: RunnerFrame): { ok: true; events: unkno
     if (end > data.byteLength) {
       return { ok: false, message: `events.${i}: claims bytes ${offset}..${end} but the frame carries ${data.byteLength}` };
     }
+    const bytes = data.subarray(offset, end);
     let text: string;
     try {
-      text = utf8.decode(data.subarray(offset, end));
+      text = utf8Decoder.decode(bytes);
     } catch {
       return { ok: false, message: `events.${i}: its ${head.bytes} bytes are not whole UTF-8 characters` };
     }
     const { bytes: _bytes, ...rest } = head;
     events[i] = { ...rest, data: text };
+    utf8[i] = bytes;
     offset = end;
   }
   if (offset !== data.byteLength) {
     return { ok: false, message: `the events claim ${offset} bytes but the frame carries ${data.byteLength}` };
   }
-  return { ok: true, events };
+  return { ok: true, events, utf8 };
 }
 
 /**
  * A frame as it arrives, checked, decoded and then validated event by event exactly like a JSON
- * batch, so the ingest gets the same RunnerEvent[] either way.
+ * batch, so the ingest gets the same RunnerEvent[] either way; with each chunk's UTF-8 beside
+ * (our own decoder's output: not validated again).
  */
-export const RunnerFrameEventsSchema = RunnerFrameSchema.transform((frame, ctx) => {
+export const RunnerFrameBatchSchema = RunnerFrameSchema.transform((frame, ctx) => {
   const decoded = decodeRunnerFrame(frame);
   if (!decoded.ok) {
     ctx.addIssue({ code: 'custom', message: decoded.message });
     return z.NEVER;
   }
-  return decoded.events;
-}).pipe(z.array(RunnerEventSchema).min(1).max(FRAME_LIMITS.EVENTS));
+  return { events: decoded.events, utf8: decoded.utf8 };
+}).pipe(
+  z.object({
+    events: z.array(RunnerEventSchema).min(1).max(FRAME_LIMITS.EVENTS),
+    utf8: z.custom<Array<Uint8Array | undefined>>(),
+  }),
+);
+
+/** The frame's events alone (RunnerFrameBatchSchema without the bytes). */
+export const RunnerFrameEventsSchema = RunnerFrameBatchSchema.transform((frame) => frame.events);

@@ -93,8 +93,8 @@ export function relaySessionEvents(nsp: Namespace, local: Broadcaster, isOpen: (
   });
   return {
     ...local,
-    sessionEvents(sessionId, events) {
-      local.sessionEvents(sessionId, events);
+    sessionEvents(sessionId, events, utf8) {
+      local.sessionEvents(sessionId, events, utf8);
       if (!isOpen()) return;
       const now = Date.now();
       let entry = sent.get(sessionId);

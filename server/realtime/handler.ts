@@ -13,20 +13,42 @@ export function toFailure(err: unknown, where: string): Result<never> {
 /**
  * Every socket handler has the same steps: validate → on failure answer a structured error →
  * do the work → ack. Nothing is thrown across the socket, and a missing ack callback is tolerated.
+ *
+ * The returned handler is not an async function on purpose: a suspended async function keeps its
+ * arguments and locals reachable until it returns, even those it no longer reads, and a runner's
+ * frame (its bytes, and the ~50 KB of output decoded from them) would stay alive for the whole
+ * ingest — redaction, the live fan-out and the batch's store round trip — to be copied by every
+ * scavenge and promoted to the old generation (issue 17). Only `answer` waits, holding the work.
  */
 export function handle<S extends z.ZodType, T>(
   where: string,
   schema: S,
   fn: (body: z.infer<S>) => Promise<T> | T,
 ): (body: unknown, ack?: unknown) => Promise<void> {
-  return async (body, ack) => {
+  return (body, ack) => {
     const reply = typeof ack === 'function' ? (ack as (r: Result<T>) => void) : () => undefined;
     const parsed = parseInput(schema, body);
-    if (!parsed.ok) return reply(parsed);
-    try {
-      reply(ok(await fn(parsed.data)));
-    } catch (err) {
-      reply(toFailure(err, where));
+    if (!parsed.ok) {
+      reply(parsed);
+      return Promise.resolve();
     }
+    return answer(where, reply, started(fn, parsed.data));
   };
+}
+
+/** `fn(input)` as a promise, a synchronous throw included. */
+function started<I, T>(fn: (input: I) => Promise<T> | T, input: I): Promise<T> {
+  try {
+    return Promise.resolve(fn(input));
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
+
+async function answer<T>(where: string, reply: (r: Result<T>) => void, work: Promise<T>): Promise<void> {
+  try {
+    reply(ok(await work));
+  } catch (err) {
+    reply(toFailure(err, where));
+  }
 }

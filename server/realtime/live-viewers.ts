@@ -111,12 +111,15 @@ export class LiveViewers {
     }
   }
 
-  /** A batch of the session's live events to every viewer that lacks them (buffered while one replays). */
-  fanOut(sessionId: string, events: WireEvent[]): void {
+  /**
+   * A batch of the session's live events to every viewer that lacks them (buffered while one
+   * replays); `utf8`: some chunks' bytes by seq, sent as they are instead of encoding their text.
+   */
+  fanOut(sessionId: string, events: WireEvent[], utf8?: ReadonlyMap<number, Uint8Array>): void {
     const watching = this.bySession.get(sessionId);
     if (!watching?.size || !events.length) return;
     this.liveSeq.set(sessionId, Math.max(this.liveSeq.get(sessionId) ?? 0, ...events.map((e) => e.seq)));
-    const bytes = new ChunkBytes();
+    const bytes = new ChunkBytes(utf8);
     for (const v of watching.values()) {
       if (v.replaying) {
         v.buffer.push(...events);

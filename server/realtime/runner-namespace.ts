@@ -2,7 +2,7 @@ import type { Namespace, Server, Socket } from 'socket.io';
 import {
   fail,
   RunnerEventBatchSchema,
-  RunnerFrameEventsSchema,
+  RunnerFrameBatchSchema,
   RUNNER_FRAME_VERSION,
   RunnerHeartbeatSchema,
   RunnerBlueprintsSchema,
@@ -17,6 +17,7 @@ import {
 import type { Services } from '../services';
 import { AppError } from '../services/errors';
 import type { RunnerGateway } from '../services/ports';
+import { keepRunnerUtf8 } from '../services/runner-utf8';
 import { RUNNER_HEARTBEAT_MS, type RunnerIdentity } from '../services/runners';
 import { handle } from './handler';
 import { handshakeOf } from './runner-handshake';
@@ -231,13 +232,17 @@ export function attachRunnerNamespace(io: Server, services: Services, opts: { cl
 
     socket.on(
       'runner:events',
-      handle('runner:events', RunnerEventBatchSchema, async (batch) => services.events.ingest(requireRunner(), batch)),
+      handle('runner:events', RunnerEventBatchSchema, (batch) => services.events.ingest(requireRunner(), batch)),
     );
 
-    // The same batch as a binary frame (runner-frame.ts): decoded to the events above before the ingest.
+    // The same batch as a binary frame (runner-frame.ts): decoded to the events above before the
+    // ingest; the bytes each chunk came in can go to viewers as they are (runner-utf8.ts).
     socket.on(
       'runner:frame',
-      handle('runner:frame', RunnerFrameEventsSchema, async (batch) => services.events.ingest(requireRunner(), batch)),
+      handle('runner:frame', RunnerFrameBatchSchema, (frame) => {
+        keepRunnerUtf8(frame.events, frame.utf8);
+        return services.events.ingest(requireRunner(), frame.events);
+      }),
     );
 
     socket.on(

@@ -48,4 +48,15 @@ describe('binary terminal frames', () => {
     expect(TerminalOutputFrameSchema.safeParse({ ...base, sizes: [2], data: 'ab' }).success).toBe(false);
     expect(TerminalOutputFrameSchema.safeParse({ ...base, sizes: [2], data: new Uint8Array(2).buffer }).success).toBe(true);
   });
+
+  it('sends bytes that came with the batch as they are, and encodes only the other chunks', () => {
+    const theirs = Buffer.from('from the runner é\r\n');
+    const bytes = new ChunkBytes(new Map([[2, theirs]]));
+    expect(bytes.of(chunk(2, 'from the runner é\r\n'))).toBe(theirs);
+    expect(Buffer.from(bytes.of(chunk(3, 'encodé'))).toString()).toBe('encodé');
+    const frames: Uint8Array[] = [];
+    emitBinary([chunk(2, 'from the runner é\r\n')], { events: () => undefined, output: (f) => void frames.push(f.data) }, bytes);
+    expect(frames).toEqual([theirs]);
+    expect(frames[0]).toBe(theirs);
+  });
 });

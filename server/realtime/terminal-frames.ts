@@ -8,24 +8,30 @@ const MAX_FRAME_BYTES = MAX_TERMINAL_FRAME_BYTES / 4;
 /** What a live event goes out as: a binary frame of consecutive chunks, or JSON events. */
 export interface LiveEmitter {
   events(events: WireEvent[]): void;
-  output(frame: { from_seq: number; sizes: number[]; ts: number; data: Buffer }): void;
+  output(frame: { from_seq: number; sizes: number[]; ts: number; data: Uint8Array }): void;
 }
 
 /**
  * The UTF-8 bytes of each chunk of one batch, encoded once however many viewers get it (a batch
- * is fanned out to every viewer of the session; encoding per viewer would multiply the cost).
+ * is fanned out to every viewer of the session; encoding per viewer would multiply the cost), or
+ * not at all for the chunks whose bytes came with the batch (the runner's, unchanged).
  */
 export class ChunkBytes {
-  private readonly cache = new Map<number, Buffer>();
+  private readonly cache: Map<number, Uint8Array>;
 
-  of(e: WireEvent): Buffer {
+  /** `known`: bytes of some chunks by seq, exactly their text's UTF-8. */
+  constructor(known?: ReadonlyMap<number, Uint8Array>) {
+    this.cache = new Map(known);
+  }
+
+  of(e: WireEvent): Uint8Array {
     let b = this.cache.get(e.seq);
     if (!b) this.cache.set(e.seq, (b = Buffer.from(e.data ?? '', 'utf8')));
     return b;
   }
 
   /** Takes a chunk's bytes encoded already (by another batch's ChunkBytes). */
-  keep(e: WireEvent, bytes: Buffer): void {
+  keep(e: WireEvent, bytes: Uint8Array): void {
     this.cache.set(e.seq, bytes);
   }
 }

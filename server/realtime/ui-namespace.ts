@@ -276,10 +276,10 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
     questUpdated: (orgId, quest) => nsp.to(`org:${orgId}`).emit('quest:updated', quest),
     agentsUpdated: (orgId, catalog) => nsp.to(`org:${orgId}`).emit('agents:updated', catalog),
     hasViewers: (sessionId) => viewers.watched(sessionId),
-    sessionEvents(sessionId, events) {
+    sessionEvents(sessionId, events, utf8) {
       // The mirror first: an attach that snapshots it right after this call must include these.
       services.terminalScreens.feed(sessionId, events);
-      viewers.fanOut(sessionId, events);
+      viewers.fanOut(sessionId, events, utf8);
     },
   };
 }

@@ -12,6 +12,7 @@ import type { WriterQueue } from './writer-queue';
 import type { PatrolService } from './patrols';
 import { createBatchStore, type SessionOwner } from './batch-store';
 import { withBusyRetry } from './busy-retry';
+import { runnerUtf8 } from './runner-utf8';
 import { storedEvents } from './terminal/stored-output';
 
 export function toWire(e: { seq: number; type: string; ts: number | bigint; payload: string }): WireEvent {
@@ -140,8 +141,13 @@ export function createEventService(
 
   function liveFanOut(ids: string[], events: RunnerEvent[]) {
     for (const id of ids) {
-      const wire = events.filter((e) => e.session_id === id).sort((a, b) => a.seq - b.seq).map((e) => runnerToWire(e));
-      broadcast().sessionEvents(id, wire);
+      const mine = events.filter((e) => e.session_id === id).sort((a, b) => a.seq - b.seq);
+      let utf8: Map<number, Uint8Array> | undefined;
+      for (const e of mine) {
+        const bytes = runnerUtf8(e);
+        if (bytes) (utf8 ??= new Map()).set(e.seq, bytes);
+      }
+      broadcast().sessionEvents(id, mine.map((e) => runnerToWire(e)), utf8);
     }
   }
 

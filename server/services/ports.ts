@@ -33,7 +33,8 @@ export interface Broadcaster {
   /** A quest or one of its steps changed state (quest banner, step workers, the quest board). */
   questUpdated(orgId: string, quest: QuestUpdated): void;
   agentsUpdated(orgId: string, catalog: AgentCatalog): void;
-  sessionEvents(sessionId: string, events: WireEvent[]): void;
+  /** `utf8`: the UTF-8 of some of the chunks by seq, as the runner sent it (the text is encoded for the others). */
+  sessionEvents(sessionId: string, events: WireEvent[], utf8?: ReadonlyMap<number, Uint8Array>): void;
   /** Whether any browser is attached to the session (flow control is theirs then). */
   hasViewers(sessionId: string): boolean;
 }

@@ -52,4 +52,17 @@ describe('control-plane redaction queue', () => {
     redaction.stored('org_1', [{ session_id: SESSION, seq: 1 }]);
     expect(dataOf(await redaction.redactBatch(runner, [chunk(1, first)]))).toBe('');
   });
+
+  it('hands on the runner’s own chunk when it let out exactly its text, and a new one when it changed it', async () => {
+    const redaction = createRedactionService({} as never, async () => ({}), {} as never);
+    const runner = { orgId: 'org_1' };
+    const token = 'ghp_' + 'A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8';
+    const plain = chunk(1, 'plain text, nothing to mask\r\n');
+    const secret = chunk(2, `token ${token}\r\n`);
+    const [a, b] = await redaction.redactBatch(runner, [plain, secret]);
+    // Same object, same string: the bytes it came in (runner-utf8.ts) still say exactly that.
+    expect(a).toBe(plain);
+    expect(b).not.toBe(secret);
+    expect((b as { data: string }).data).not.toContain(token.slice(4));
+  });
 });

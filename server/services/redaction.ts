@@ -72,6 +72,15 @@ const RECENT_CHUNKS = 512;
 
 const isTerminal = (state: string) => (TERMINAL_STATES as string[]).includes(state);
 
+/**
+ * The runner's own string when the stream let out exactly its text (a flood's usual chunk): the
+ * stream's output is a slice of the stream's own flattened copy of its window, and that copy
+ * would then live as long as the output does (the live fan-out, the mirror's queue, the batch's
+ * store round trip, the resend window), copied by every scavenge on the way (issue 17). Comparing
+ * costs no allocation; a different text (masked, or held across chunks) goes on as the stream made it.
+ */
+const unchanged = (released: string, runnerText: string): string => (released === runnerText ? runnerText : released);
+
 export function createRedactionService(db: Db, secretsFor: (orgId: string) => Promise<Record<string, string>>, audit: AuditService) {
   const tracked = new Map<string, Tracked>();
   /**
@@ -117,12 +126,12 @@ export function createRedactionService(db: Db, secretsFor: (orgId: string) => Pr
           continue;
         }
         t.lastSeq = e.seq;
-        const data = t.stream.push(e.data);
+        const data = unchanged(t.stream.push(e.data), e.data);
         t.recent.set(e.seq, data);
         if (t.recent.size > RECENT_CHUNKS) t.recent.delete(t.recent.keys().next().value!);
         t.tally.settle(e.seq);
         lastChunk.set(e.session_id, out.length);
-        out.push({ ...e, data });
+        out.push(data === e.data ? e : { ...e, data });
         continue;
       }
       out.push(redactStrings(e, t.whole, keep, t.tally.note));
@@ -246,10 +255,15 @@ export function redactingIngest<E extends { ingest(runner: { id: string; orgId: 
   events: E,
   redaction: RedactionService,
 ): E {
-  const ingest = async (runner: { id: string; orgId: string; name: string }, batch: RunnerEvent[]) => {
-    const result = await events.ingest(runner, await redaction.redactBatch(runner, batch));
-    redaction.stored(runner.orgId, result.acked);
-    return result;
-  };
+  // Not an async function: one would keep the runner's unredacted batch reachable until the ingest
+  // is done (handler.ts says why that matters); here it is garbage once redacted.
+  const ingest = (runner: { id: string; orgId: string; name: string }, batch: RunnerEvent[]) =>
+    redaction
+      .redactBatch(runner, batch)
+      .then((redacted) => events.ingest(runner, redacted))
+      .then((result) => {
+        redaction.stored(runner.orgId, result.acked);
+        return result;
+      });
   return { ...events, ingest: ingest as E['ingest'] };
 }

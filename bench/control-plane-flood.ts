@@ -1,0 +1,182 @@
+/**
+ * The control plane's cost per MB of a terminal flood, without a browser (issue 17): the real
+ * control plane and its attached runner (server/index.ts, as bench:live starts them), one shell
+ * session, and one viewer of the product's /ui in this process acking as the page does
+ * (bench/live-echo.ts avViewer). Each round prints `seq` floods BENCH_MB (32) MB of numbered
+ * lines and reads /proc for every thread of the control plane and of the runner, from the first
+ * byte until both have worked off what the flood left them: CPU ms per MB of the control plane's
+ * main thread, its mirror thread, its other threads (the SQLite writer, V8's GC and compiler
+ * helpers, libuv), and of the runner. BENCH_TRACE_GC=1 (bench/trace-gc.mjs, preloaded) also
+ * counts each isolate's collections and the heap it allocated between them, per MB.
+ *
+ * With no Chromium beside it (its page costs ~3× the control plane per MB) the figures move less
+ * with other people's load than bench:live's; run it twice and compare runs of the same
+ * invocation (BENCH_ROUNDS, default 3, after a 4 MB warm-up). BENCH_HEAP_PROF=DIR samples the
+ * control plane's allocations over the measured rounds (bench/live-heap.mjs). Asserts nothing.
+ * Usage: node --import tsx bench/control-plane-flood.ts
+ */
+import { appendFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import type { SessionSummary } from '../protocol';
+import { Api, ROOT, startStack, uiSocket } from '../server/integration/harness';
+import { cpuRate, settle } from './live-cpu';
+import { avViewer } from './live-echo';
+import { HEAP_DIR, profileEnv, WIRE_DIR } from './live-probes';
+import { wirePerMb, wireTotals } from './live-wire-report';
+import { descendantsByCmdline, Timeline } from './live-timeline';
+
+const MB = Number(process.env.BENCH_MB ?? 32);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const WARMUP_MB = 4;
+const TRACE_GC = process.env.BENCH_TRACE_GC === '1';
+/** BENCH_GC_LOG=FILE: the control plane's output of each measured round (with BENCH_TRACE_GC, every collection's line) is appended to FILE. */
+const GC_LOG = process.env.BENCH_GC_LOG;
+/** Each numbered line is this long with its newline (`seq -f '%0Ng'`), as in bench:live; the PTY makes it `\r\n`. */
+const LINE = 100;
+
+const load = () => loadavg().map((l) => l.toFixed(1)).join(' ');
+
+/** One collection from `--trace-gc-nvp`: which isolate, minor or major, its pause (ms) and bytes. */
+interface GcLine {
+  isolate: string;
+  major: boolean;
+  pause: number;
+  allocated: number;
+  survived: number;
+  promoted: number;
+}
+
+const GC_LINE = /^\[(\d+):(0x[0-9a-f]+)\]\s+[\d.]+ ms: pause=([\d.]+) .* gc=(\w+) .* allocated=(\d+) promoted=(\d+) new_space_survived=(\d+) /;
+
+function gcLines(logs: string[], pid: number, from: number): GcLine[] {
+  const out: GcLine[] = [];
+  for (const line of logs.slice(from).join('').split('\n')) {
+    const m = GC_LINE.exec(line.trim());
+    if (!m || Number(m[1]) !== pid) continue;
+    out.push({ isolate: m[2]!, major: m[4] !== 's', pause: Number(m[3]), allocated: Number(m[5]), promoted: Number(m[6]), survived: Number(m[7]) });
+  }
+  return out;
+}
+
+/**
+ * Per isolate (in order of first appearance: the main thread's comes first), per MB of output:
+ * heap allocated, what scavenges copied (survived in the young generation, or promoted to the old
+ * one: the garbage collector's work grows with it), collections and their pauses.
+ */
+function gcSummary(lines: GcLine[], isolates: string[], mb: number): string {
+  const parts: string[] = [];
+  for (const iso of new Set(lines.map((l) => l.isolate))) if (!isolates.includes(iso)) isolates.push(iso);
+  const per = (bytes: number) => (bytes / (1024 * 1024) / mb).toFixed(2);
+  for (const [n, iso] of isolates.entries()) {
+    const mine = lines.filter((l) => l.isolate === iso);
+    if (!mine.length) continue;
+    const sum = (xs: GcLine[], f: (l: GcLine) => number) => xs.reduce((a, l) => a + f(l), 0);
+    const minor = mine.filter((l) => !l.major);
+    const major = mine.filter((l) => l.major);
+    parts.push(
+      `isolate ${n + 1}${n === 0 ? ' (main)' : ''}: allocated ${per(sum(mine, (l) => l.allocated))} MB/MB, scavenges copied ${per(sum(minor, (l) => l.survived + l.promoted))} MB/MB ` +
+        `(promoted ${per(sum(minor, (l) => l.promoted))}); ${minor.length} minor ${(sum(minor, (l) => l.pause) / mb).toFixed(1)} ms/MB, ${major.length} major ${(sum(major, (l) => l.pause) / mb).toFixed(1)} ms/MB`,
+    );
+  }
+  return parts.length ? `  GC (--trace-gc-nvp): ${parts.join('; ')}` : '';
+}
+
+async function main() {
+  console.log(`control-plane flood: ${MB} MB × ${ROUNDS} rounds (after ${WARMUP_MB} MB warm-up); load at start ${load()}`);
+  const env = profileEnv();
+  if (TRACE_GC) env.NODE_OPTIONS = [env.NODE_OPTIONS, `--import=${join(ROOT, 'bench/trace-gc.mjs')}`].filter(Boolean).join(' ');
+  const stack = await startStack({ env });
+  try {
+    const api = new Api(stack.url);
+    await api.setupAdmin();
+    const repo = await api.readyRepo();
+    const session = await api.ok<SessionSummary>('POST', '/api/sessions', { repo_id: repo.id, room_path: '', provider: 'shell' });
+    await api.waitState(session.id, ['RUNNING']);
+    const viewer = avViewer(await uiSocket(stack.url, api.cookie), session.id);
+    await viewer.attach();
+    const cp = stack.server.pid!;
+    const runnerPids = () => descendantsByCmdline(cp, (c, pid) => pid !== cp && /node/.test(c) && !c.includes('session-leader'));
+    const allPids = () => [cp, ...runnerPids()];
+    // Isolates in the order they first collected: the main thread's starts first.
+    const isolates: string[] = [];
+    gcSummary(gcLines(stack.logs, cp, 0), isolates, 1);
+
+    const flood = async (mb: number, measured: boolean) => {
+      const lines = Math.ceil((mb * 1024 * 1024) / LINE);
+      const want = lines * (LINE + 1);
+      const idle = Math.min(await cpuRate(allPids), await cpuRate(allPids));
+      const timeline = measured
+        ? new Timeline([
+            { name: 'control plane', pids: () => [cp] },
+            { name: 'runner', pids: runnerPids },
+          ], (k) => k.endsWith('/main'))
+        : null;
+      // The output between the marks (the typed command's echo shows them as text, not as bytes).
+      let seen = -1;
+      const done = new Promise<void>((resolve) => {
+        const stop = viewer.output((d) => {
+          const from = seen < 0 ? d.indexOf('\x02') + 1 : 0;
+          if (from === 0 && seen < 0) return;
+          seen = Math.max(seen, 0);
+          const end = d.indexOf('\x03', from);
+          seen += (end < 0 ? d.length : end) - from;
+          if (end >= 0) {
+            stop();
+            resolve();
+          }
+        });
+      });
+      const logsFrom = stack.logs.length;
+      const wire0 = measured && WIRE_DIR ? wireTotals(WIRE_DIR) : null;
+      timeline?.start();
+      const t0 = Date.now();
+      viewer.send(`printf '\\002'; seq -f '%0${LINE - 1}g' 1 ${lines}; printf '\\003'\r`);
+      await done;
+      const t1 = Date.now();
+      await settle(allPids, idle);
+      const t2 = Date.now();
+      if (!timeline) return;
+      const got = seen;
+      const real = want / (1024 * 1024);
+      console.log(`round: ${real.toFixed(1)} MB at the viewer in ${((t1 - t0) / 1000).toFixed(1)} s (${(real / ((t1 - t0) / 1000)).toFixed(1)} MB/s)${got === want ? '' : `, ${got} chars of ${want}: LOST OR DOUBLED`}; settled ${((t2 - t1) / 1000).toFixed(1)} s later; load ${load()}`);
+      const report = timeline.stop(t0, t2);
+      for (const l of report.slice(1, 3)) console.log(l);
+      const perMb = perThreadPerMb(report, real);
+      if (perMb) console.log(perMb);
+      const gc = gcSummary(gcLines(stack.logs, cp, logsFrom), isolates, real);
+      if (gc) console.log(gc);
+      if (wire0) console.log(wirePerMb(wire0, wireTotals(WIRE_DIR!), real));
+      if (GC_LOG) appendFileSync(GC_LOG, stack.logs.slice(logsFrom).join(''));
+    };
+
+    await flood(WARMUP_MB, false);
+    if (HEAP_DIR) process.kill(cp, 'SIGUSR2');
+    for (let r = 0; r < ROUNDS; r++) await flood(MB, true);
+    if (HEAP_DIR) process.kill(cp, 'SIGUSR2');
+  } finally {
+    await stack.stop();
+  }
+  console.log(`load at the end ${load()}`);
+}
+
+/** The time-line's "group: N CPU s — thread X s; …" lines as ms per MB, per thread. */
+function perThreadPerMb(report: string[], mb: number): string {
+  const out: string[] = [];
+  for (const line of report) {
+    const m = /^\s+(control plane|runner): ([\d.]+) CPU s = \d+% of one core — (.*)$/.exec(line);
+    if (!m) continue;
+    const threads = m[3]!
+      .split('; ')
+      .map((p) => /^(.*?) ([\d.]+) s/.exec(p))
+      .filter((x) => x !== null)
+      .map((x) => `${x[1]} ${((Number(x[2]) * 1000) / mb).toFixed(1)}`);
+    out.push(`  ${m[1]} ${((Number(m[2]) * 1000) / mb).toFixed(1)} ms/MB (${threads.join(', ')})`);
+  }
+  return out.join('\n');
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
