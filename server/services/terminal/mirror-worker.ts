@@ -1,7 +1,7 @@
-import { writeFileSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 import { MirrorRequestSchema, refusal, requestNumber, type MirrorReply, type MirrorRequest } from './mirror-messages';
 import { PacedTerminal, type Laziness } from './paced-terminal';
+import { nameThisThread } from '../../thread-name';
 
 /**
  * The mirror thread (mirror-thread.ts): every session's headless terminal lives here, so parsing
@@ -83,9 +83,4 @@ function receive(batch: unknown): void {
 
 parentPort?.on('message', receive);
 
-// The thread's name in the OS (top -H, bench:live's per-thread time-line), not one more "node".
-try {
-  writeFileSync('/proc/thread-self/comm', 'av-mirror');
-} catch {
-  // Not Linux: the name is only a help.
-}
+nameThisThread('av-mirror');
