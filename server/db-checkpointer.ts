@@ -18,6 +18,8 @@ export const CHECKPOINT_EVERY_MS = 250;
 // Plain JavaScript evaluated in the worker (no loader there, under tsx or node alike).
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
+// Its name in the OS (top -H, bench:live's time-line), as thread-name.ts gives the others.
+try { require('node:fs').writeFileSync('/proc/thread-self/comm', 'av-checkpoint'); } catch {}
 const Database = require(workerData.driver);
 const conn = new Database(workerData.file);
 for (const pragma of workerData.pragmas) {

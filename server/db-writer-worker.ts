@@ -3,6 +3,7 @@ import { SqliteWriter } from './db-writer';
 import { WriterRequestSchema, type WriterReply, type WriterRequest } from './db-writer-messages';
 import { createBatchWriter } from './services/repo/ingest-batch';
 import { screenInsert } from './services/repo/terminal-screens';
+import { nameThisThread } from './thread-name';
 
 /**
  * The SQLite ingest writer's thread (db-writer-thread.ts starts it): the kept connection
@@ -11,6 +12,8 @@ import { screenInsert } from './services/repo/terminal-screens';
  * whole transaction runs here (repo/ingest-batch.ts), answered by one message. Requests run one
  * after another in arrival order.
  */
+
+nameThisThread('av-writer');
 
 const { file, pragmas } = workerData as { file: string; pragmas: string[] };
 const port = parentPort!;

@@ -1,7 +1,7 @@
-import { writeFileSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 import { MirrorRequestSchema, refusal, requestNumber, type MirrorReply, type MirrorRequest } from './mirror-messages';
 import { PacedTerminal, type Laziness } from './paced-terminal';
+import { nameThisThread } from '../../thread-name';
 
 /**
  * The mirror thread (mirror-thread.ts): every session's headless terminal lives here, so parsing
@@ -29,10 +29,14 @@ export const MIRROR_THREAD_PACING = { sliceChars: 1024 * 1024, stepMs: 12 };
  * build log 39–40 → 25–27 ms/MB, numbered lines 14 → 14–18, noise; in process at 10 MB/s the
  * skipped share of the build log went 76 → 89–91 %). Every character of a
  * queue an attach needs at once is scanned, but only what the screen and scrollback show is parsed;
- * a quiet session is parsed 200 ms after its last output, and a trickle at least every second, so
- * seek points and snapshots are stored soon after their output.
+ * a quiet session is parsed 200 ms after its last output. A read nobody waits for (seek point,
+ * periodic snapshot) is answered a second after its output once a buffer's worth of lines follows
+ * it — only then is everything before it that scrolls out known — and within 5 s whatever follows:
+ * answering every read after a second parsed nearly all of a flood slower than ~1 MB/s of
+ * 100-character lines, as a loaded machine delivers it (the mirror thread fed 10 MB at ~2.3 MB/s,
+ * load 15–19, 27 Nov 15:20: 22–23 → 13 ms/MB; at ~4 MB/s 11–12 either way).
  */
-export const MIRROR_LAZINESS: Laziness = { maxChars: 4 * 1024 * 1024, idleMs: 200, maxAgeMs: 1000 };
+export const MIRROR_LAZINESS: Laziness = { maxChars: 4 * 1024 * 1024, idleMs: 200, maxAgeMs: 1000, maxHoldMs: 5000 };
 
 const terms = new Map<number, PacedTerminal>();
 
@@ -83,9 +87,4 @@ function receive(batch: unknown): void {
 
 parentPort?.on('message', receive);
 
-// The thread's name in the OS (top -H, bench:live's per-thread time-line), not one more "node".
-try {
-  writeFileSync('/proc/thread-self/comm', 'av-mirror');
-} catch {
-  // Not Linux: the name is only a help.
-}
+nameThisThread('av-mirror');

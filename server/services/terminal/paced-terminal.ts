@@ -22,7 +22,9 @@ type ReadOp = {
   run: (t: Xterm, scrolledOut: boolean) => void;
   fail: (err: Error) => void;
 };
-type Op = { kind: 'text'; text: string } | ReadOp | { kind: 'step'; run: (t: Xterm) => void };
+/** Queued text; `lines`: its line feeds, once counted (the hold rules count them back from the newest). */
+type TextOp = { kind: 'text'; text: string; lines?: number };
+type Op = TextOp | ReadOp | { kind: 'step'; run: (t: Xterm) => void };
 /** A read inside a block of queued text: where it falls, the depth a cut must keep, its op. */
 type BlockRead = ReadPoint & { index: number; op: ReadOp };
 
@@ -55,8 +57,20 @@ export interface Laziness {
   maxChars: number;
   /** Parse everything once no output came for this long (quiet sessions' reads land soon). */
   idleMs: number;
-  /** Answer the queued reads once the oldest queued text is this old (a steady trickle never holds them longer). */
+  /**
+   * Answer the queued reads once the oldest queued text is this old — those already followed by a
+   * buffer's worth of line feeds (scrollback + 2·rows + 1), before which waiting for more text
+   * could skip nothing more (scroll-out.ts's bound), and which a restore point needs after it to
+   * be read without its scrollback...
+   */
   maxAgeMs: number;
+  /**
+   * ...and every queued read once it is this old (a trickle, or output that never fills the
+   * buffer). Answering the others at maxAgeMs parsed nearly all of a flood slower than a
+   * buffer's worth per maxAgeMs (~1 MB/s of 100-character lines: a loaded machine's), and read
+   * its restore points with the whole scrollback.
+   */
+  maxHoldMs: number;
 }
 
 /**
@@ -201,20 +215,26 @@ export class PacedTerminal {
     if (this.queuedChars >= lazy.maxChars) return this.keepingTail(lazy.maxChars / 2);
     const now = performance.now();
     if (this.queuedChars === 0 || now - this.lastWriteAt >= lazy.idleMs) return n;
-    if (now - this.firstQueuedAt >= lazy.maxAgeMs) {
-      // Old enough: answer the reads waiting, but keep the text after the last of them, which
-      // nobody waits for and which may still turn out to scroll out.
-      for (let i = n - 1; i >= this.head; i--) if (this.ops[i]!.kind !== 'text') return i + 1;
+    const age = now - this.firstQueuedAt;
+    if (age >= lazy.maxAgeMs) {
+      // Old enough: answer the reads waiting (those a buffer's worth of text follows, until the
+      // hold runs out), but keep the text after the last of them, which nobody waits for and
+      // which may still turn out to scroll out.
+      const settled = age >= lazy.maxHoldMs ? n : (this.fullBufferFrom() ?? this.head);
+      for (let i = settled - 1; i >= this.head; i--) if (this.ops[i]!.kind !== 'text') return i + 1;
     }
     return null;
   }
 
   private arm(): void {
     if (this.timer || !this.laziness || this.head >= this.ops.length) return;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.kick();
-    }, this.laziness.idleMs);
+    this.timer = setTimeout(
+      () => {
+        this.timer = null;
+        this.kick();
+      },
+      Math.min(this.laziness.idleMs, this.laziness.maxHoldMs),
+    );
     // Queued output never keeps a process alive by itself (a read waiting for it does).
     this.timer.unref();
   }
@@ -224,6 +244,15 @@ export class PacedTerminal {
    * characters): that text can still turn out to scroll out of every read once more follows.
    */
   private keepingTail(maxKept: number): number {
+    return this.fullBufferFrom(maxKept) ?? this.head + 1;
+  }
+
+  /**
+   * The op from which the newest queued text holds scrollback + 2·rows + 1 line feeds (a cut
+   * before it is as far as any later text could take it), or the op after the newest `maxKept`
+   * characters; null when the queue holds neither.
+   */
+  private fullBufferFrom(maxKept = Infinity): number | null {
     let lines = this.term.options.scrollback! + 2 * this.term.rows + 1;
     let kept = 0;
     for (let i = this.ops.length - 1; i > this.head; i--) {
@@ -231,10 +260,10 @@ export class PacedTerminal {
       if (op.kind !== 'text') continue;
       kept += op.text.length;
       if (kept > maxKept) return i + 1;
-      for (let at = op.text.lastIndexOf('\n'); at >= 0 && lines > 0; at = at > 0 ? op.text.lastIndexOf('\n', at - 1) : -1) lines--;
+      lines -= op.lines ??= lineFeeds(op.text);
       if (lines <= 0) return i;
     }
-    return this.head + 1;
+    return null;
   }
 
   /** Parses ops [head, through): runs of text and the reads among them block by block, steps on their own. */
@@ -380,3 +409,9 @@ export class PacedTerminal {
 }
 
 const isHighSurrogate = (c: number) => c >= 0xd800 && c <= 0xdbff;
+
+function lineFeeds(text: string): number {
+  let n = 0;
+  for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', at + 1)) n++;
+  return n;
+}

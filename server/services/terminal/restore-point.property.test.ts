@@ -57,7 +57,7 @@ describe('PacedTerminal restore points (a lazy read with depthIfScrolledOut)', (
         runs,
         rest,
         fc.integer({ min: 256, max: 8000 }),
-        fc.record({ maxChars: fc.integer({ min: 64, max: 20_000 }), idleMs: fc.constantFrom(1, 30), maxAgeMs: fc.constantFrom(5, 100) }),
+        fc.record({ maxChars: fc.integer({ min: 64, max: 20_000 }), idleMs: fc.constantFrom(1, 30), maxAgeMs: fc.constantFrom(5, 100), maxHoldMs: fc.constantFrom(5, 100, 300) }),
         async (head, plain, more, sliceChars, laziness) => {
           const t = new PacedTerminal(SIZE, { sliceChars, stepMs: 0 }, laziness);
           const feed = (steps: Step[]) => {

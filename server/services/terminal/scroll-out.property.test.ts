@@ -39,7 +39,7 @@ describe('PacedTerminal, lazy, with the scroll-out shortcut', () => {
         // Not tiny: each slice costs xterm a timer turn, and these streams run to tens of KB.
         fc.integer({ min: 256, max: 8000 }),
         fc.constantFrom(0, 1),
-        fc.record({ maxChars: fc.integer({ min: 64, max: 20_000 }), idleMs: fc.constantFrom(1, 30), maxAgeMs: fc.constantFrom(5, 100) }),
+        fc.record({ maxChars: fc.integer({ min: 64, max: 20_000 }), idleMs: fc.constantFrom(1, 30), maxAgeMs: fc.constantFrom(5, 100), maxHoldMs: fc.constantFrom(5, 100, 300) }),
         async (all, sliceChars, stepMs, laziness) => {
           const t = new PacedTerminal(SIZE, { sliceChars, stepMs }, laziness);
           const reads: Promise<string>[] = [];
