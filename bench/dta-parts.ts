@@ -18,24 +18,17 @@ import { catBlobs, readBlobs, treeAt } from '../runner/dta/git-state';
 import { stageContents } from '../runner/dta/staged-contents';
 import { benchSite } from '../runner/dta/testing/bench-site';
 import { gitIn, makeRepo } from '../runner/dta/testing/fixture-repos';
+import { cpuNow, cpuSince } from './disk-state';
 
 const FILES = Number(process.env.BENCH_FILES ?? 5000);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
-/** Linux reports children's CPU in clock ticks (USER_HZ, 100 on every Linux we run on). */
-const CLOCK_TICKS_PER_S = 100;
-
-function cpuMs(): number {
-  const own = process.cpuUsage();
-  const stat = fs.readFileSync('/proc/self/stat', 'utf8');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (own.user + own.system) / 1000 + ((Number(f[13]) + Number(f[14])) / CLOCK_TICKS_PER_S) * 1000;
-}
 
 async function timed<T>(work: () => Promise<T> | T): Promise<{ ms: number; cpu: number; value: T }> {
-  const c = cpuMs();
+  const c = cpuNow();
   const t = performance.now();
   const value = await work();
-  return { ms: performance.now() - t, cpu: cpuMs() - c, value };
+  const used = cpuSince(c);
+  return { ms: performance.now() - t, cpu: (used.user + used.sys) * 1000, value };
 }
 
 const load = () => os.loadavg()[0]!.toFixed(1);

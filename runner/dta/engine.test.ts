@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { DtaInvocationInput } from '../../protocol';
-import { FAULT_ENV } from './atomic-apply';
+import { backupsRemoved, FAULT_ENV } from './atomic-apply';
 import { runDta } from './engine';
 import { DtaPolicySchema } from './policy';
 import { gitIn, makeRepo, SITE_FILES, snapshot } from './testing/fixture-repos';
@@ -100,6 +100,25 @@ describe('DTA runs: tree safety', () => {
     const next = await runDta(inv(dir, 'dry-run'));
     expect(next.notes.join('\n')).toMatch(/rolled back the unfinished apply of dta_/);
     expect(snapshot(dir)).toEqual(before);
+  });
+
+  it('an apply answers before its backups are gone; they go in the background, and what a crash left of them goes with the next run, which rolls nothing back', async () => {
+    const dir = repo();
+    const out = await runDta(inv(dir));
+    expect(out.ok && out.verifier.passed).toBe(true);
+    await backupsRemoved();
+    const journals = path.join(gitIn(dir, 'rev-parse', '--absolute-git-dir').trim(), 'agent-village-dta', 'journal');
+    expect(fs.readdirSync(journals)).toEqual([]);
+    gitIn(dir, 'commit', '-qam', 'applied');
+    // A runner that died while removing a finished apply's backups: its folder, without a journal.
+    fs.mkdirSync(path.join(journals, 'dta_finished.done', 'backup'), { recursive: true });
+    fs.writeFileSync(path.join(journals, 'dta_finished.done', 'backup', '0'), SITE_FILES['site/index.html']!);
+    const applied = snapshot(dir);
+    const next = await runDta(inv(dir, 'dry-run'));
+    expect(next.ok).toBe(true);
+    expect(next.notes.join('\n')).not.toMatch(/rolled back/);
+    expect(fs.readdirSync(journals)).toEqual([]);
+    expect(snapshot(dir)).toEqual(applied);
   });
 
   it('an apply bound to an approved patch refuses a different proposal', async () => {

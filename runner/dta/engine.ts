@@ -253,9 +253,10 @@ async function execute(
   if (fp1.hash !== fp0.hash) throw new RunFailure('TREE_CHANGED', 'the work tree changed during the run (HEAD or status differ from the start); nothing was applied');
   mark('apply: status read again');
   onPhase?.('proposed', out, { patch });
-  let backupsRemoved: Promise<void>;
   try {
-    backupsRemoved = applyAtomic(root, path.join(stateDir, 'journal'), runId, proposed.changes, originals, kept?.staged);
+    // Its backups are removed in the background, while the verifier runs and after the answer
+    // (atomic-apply.ts): once its journal is gone the apply is complete, and nothing needs them.
+    void applyAtomic(root, path.join(stateDir, 'journal'), runId, proposed.changes, originals, kept?.staged);
   } catch (err) {
     throw new RunFailure('APPLY_FAILED', `apply failed and was rolled back, the tree is as before: ${err instanceof Error ? err.message : String(err)}`);
   }
@@ -271,9 +272,6 @@ async function execute(
   mark('apply: hashed, artifacts written');
   out.verifier = await verifier.run(request('applied', hashes), verifierBudget());
   mark('run: verifier answered');
-  // The run's own folder in the git dir is emptied by the time the run answers.
-  await backupsRemoved;
-  mark('apply: backups removed');
   out.phase = 'verify';
   artifacts.write('verify.json', { run_id: runId, phase: 'verify', verifier: out.verifier });
   if (out.verifier.passed) onPhase?.('verified', out, {});
