@@ -1,5 +1,8 @@
 import { parse as micromarkParse, postprocess, preprocess } from 'micromark';
+import postcss from 'postcss';
+import valueParser from 'postcss-value-parser';
 import { describe, expect, it } from 'vitest';
+import { benchSite } from '../../testing/bench-site';
 import { parseLinks } from './parsers';
 
 /** Destinations micromark gives with a parse context of its own (what parsers.ts did per file before it kept one). */
@@ -38,5 +41,73 @@ describe('link_updater CSS links', () => {
       ['http://old.example.com/a.png', 21],
       ['http://old.example.com/b.css', 62],
     ]);
+  });
+});
+
+/**
+ * The CSS reading as it was with postcss's public parse() and two walks, every declaration's value
+ * through postcss-value-parser: parsers.ts now parses with offsets only and skips values without
+ * `url`, and must find exactly these links.
+ */
+function postcssLinks(text: string): Array<{ start: number; end: number; url: string; rewritable: boolean }> {
+  const out: Array<{ start: number; end: number; url: string; rewritable: boolean }> = [];
+  let root: postcss.Root;
+  try {
+    root = postcss.parse(text, { map: false });
+  } catch {
+    return out;
+  }
+  const fromValue = (value: string, valueStart: number) =>
+    valueParser(value).walk((node) => {
+      if (node.type !== 'function' || node.value.toLowerCase() !== 'url') return undefined;
+      const arg = node.nodes[0];
+      if (!arg) return false;
+      const start = valueStart + arg.sourceIndex + (arg.type === 'string' ? 1 : 0);
+      out.push({ start, end: start + arg.value.length, url: arg.value, rewritable: text.slice(start, start + arg.value.length) === arg.value });
+      return false;
+    });
+  root.walkDecls((decl) => {
+    const raws = decl.raws as { value?: { raw: string } };
+    fromValue(raws.value?.raw ?? decl.value, decl.source!.start!.offset + decl.prop.length + (decl.raws.between ?? ':').length);
+  });
+  root.walkAtRules('import', (rule) => {
+    const at = rule.source!.start!.offset + 1 + rule.name.length + (rule.raws.afterName ?? '').length;
+    const first = valueParser(rule.params).nodes[0];
+    if (first?.type === 'string') out.push({ start: at + first.sourceIndex + 1, end: at + first.sourceIndex + 1 + first.value.length, url: first.value, rewritable: true });
+    else fromValue(rule.params, at);
+  });
+  return out.sort((a, b) => a.start - b.start);
+}
+
+/** CSS whose reading depends on the parse: comments, strings, escapes, nesting, at-rules, errors. */
+const CSS_CASES: string[] = [
+  '.a { background: url(http://old.example.com/a.png) }\n@import "http://old.example.com/b.css";\n',
+  '/* url(http://old.example.com/in-comment) */ .b { color: red; background: URL( "https://old.example.com/c.png" ) no-repeat }',
+  '.c { content: "url(http://old.example.com/in-string)"; background-image: url(\'https://old.example.com/d.png\'), url(e.png) }',
+  '.d { background: url("http://old\\2e example.com/h.png"); mask: u\\72l(http://old.example.com/escaped-name) }',
+  '@import url(http://old.example.com/f.css) screen;\n@IMPORT "http://old.example.com/upper.css";\n@namespace svg url(http://www.w3.org/2000/svg);',
+  '@media (min-width: 10px) { .e { background: url(http://old.example.com/g.png) } @font-face { src: url(https://old.example.com/font.woff2) format("woff2") } }',
+  '.f { --hero: url(http://old.example.com/custom.png); background: var(--hero) !important; }',
+  '.g { .nested & { background: url(http://old.example.com/nested.png) } }',
+  '.h { background:url(http://old.example.com/no-space.png);background : /* c */ url(http://old.example.com/after-comment.png) }',
+  '.i { background: url(http://old.example.com/unclosed.png) ',
+  '.j { color: red background: url(http://old.example.com/missed-semicolon.png) }',
+  '.k { background: url() url( ) url("") }',
+  '\ufeff.l { background: url(http://old.example.com/bom.png) }',
+  '.m { background: url(http://old.example.com/crlf.png) }\r\n.n {\r\n  background: url(http://old.example.com/crlf2.png);\r\n}',
+  'a{b:c}}} .o { background: url(http://old.example.com/extra-close.png) }',
+  '.p { background: image-set(url(http://old.example.com/1x.png) 1x, url("http://old.example.com/2x.png") 2x) }',
+  '',
+  '@charset "utf-8"; :root { --u: "url(x)" } .q::before { content: url(http://old.example.com/q.svg) }',
+];
+
+describe('link_updater CSS links', () => {
+  it('are exactly what postcss.parse and a walk of every declaration find, with offsets only and values without `url` skipped', () => {
+    const site = Object.entries(benchSite(60, 0)).filter(([rel]) => rel.endsWith('.css')).map(([, text]) => text);
+    for (const text of [...CSS_CASES, ...site]) expect(parseLinks('s.css', text), text).toEqual(postcssLinks(text));
+    // The cases reach what they are for: links in values, imports and at-rules, none from comments or strings.
+    const urls = CSS_CASES.flatMap((t) => parseLinks('s.css', t).map((l) => l.url));
+    expect(urls).toEqual(expect.arrayContaining(['http://old.example.com/a.png', 'http://old.example.com/f.css', 'https://old.example.com/font.woff2', 'http://old.example.com/custom.png', 'http://old.example.com/nested.png']));
+    expect(urls.filter((u) => /in-comment|in-string/.test(u))).toEqual([]);
   });
 });
