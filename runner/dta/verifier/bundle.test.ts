@@ -17,7 +17,9 @@ vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 });
  */
 const PROJECT = fileURLToPath(new URL('../../../', import.meta.url));
 /** A package bundled in (verifier/bundle.ts), copied into the test's tree rather than linked. */
-const OWN_PACKAGE = 'postcss-value-parser';
+const OWN_PACKAGE = 'markdown-it';
+/** One of its files the bundle is built from. */
+const OWN_PACKAGE_FILE = 'lib/index.mjs';
 let copy: string;
 let cacheDir: string;
 
@@ -102,7 +104,7 @@ describe("the verifier's prebuilt entry", () => {
     expect(freshBundle(opts)).toBe(rebuilt);
 
     // A bundled package's file rewritten (same bytes: a reinstall) is a change too.
-    const pkgFile = path.join(copy, 'node_modules', OWN_PACKAGE, 'lib/index.js');
+    const pkgFile = path.join(copy, 'node_modules', OWN_PACKAGE, OWN_PACKAGE_FILE);
     fs.writeFileSync(pkgFile, fs.readFileSync(pkgFile));
     expect(freshBundle(opts)).toBeNull();
     const again = await buildVerifierBundle(opts);

@@ -1,7 +1,7 @@
 import { DTA_SUMMARIES } from '../../../../protocol';
 import type { Adapter } from '../../types';
 import { extractLinks } from './links';
-import { linkUpdaterMeasure, mayLinkTo, targetedHost, type LinkUpdaterParams } from './measure';
+import { hostMatcher, linkUpdaterMeasure, mayLinkTo, type LinkUpdaterParams } from './measure';
 
 /** Rewrites links to the old hosts by their parser offsets, back to front so offsets stay valid. */
 export const linkUpdater: Adapter<LinkUpdaterParams> = {
@@ -13,16 +13,17 @@ export const linkUpdater: Adapter<LinkUpdaterParams> = {
     const notes: string[] = [];
     let units = 0;
     const to = params.to_host.replace(/\/+$/, '');
+    const targeted = hostMatcher(params.from_hosts);
     for (const [rel, text] of files) {
       if (!mayLinkTo(text, params.from_hosts)) continue; // no link to the old hosts, by its bytes
       let next = text;
-      const links = extractLinks(rel, text).filter((l) => targetedHost(l.url, params.from_hosts));
+      const links = extractLinks(rel, text).filter((l) => targeted(l.url));
       for (const link of [...links].reverse()) {
         if (!link.rewritable) {
           notes.push(`${rel}@${link.start}: ${link.url} is written with escapes; left as it is`);
           continue;
         }
-        const host = targetedHost(link.url, params.from_hosts)!;
+        const host = targeted(link.url)!;
         next = next.slice(0, link.start) + to + link.url.slice(host.length) + next.slice(link.end);
         units++;
       }

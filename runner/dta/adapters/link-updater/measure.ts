@@ -13,13 +13,25 @@ export interface LinkUpdaterParams {
 /** What a host prefix must be followed by to be that host (not old.example.com.evil.net). */
 const HOST_END = new Set(['', '/', '?', '#']);
 
-export function targetedHost(url: string, fromHosts: string[]): string | null {
-  const lower = url.toLowerCase();
-  for (const h of fromHosts) {
+/**
+ * Which of these host prefixes a URL starts with (compared lowercased, followed by the end, `/`,
+ * `?` or `#`), as a function made once per run: a measure asks it for every link of every file,
+ * and the prefixes' trimming and lowercasing were redone for each.
+ */
+export function hostMatcher(hosts: readonly string[]): (url: string) => string | null {
+  const prefixes = hosts.map((h) => {
     const prefix = h.replace(/\/+$/, '');
-    if (lower.startsWith(prefix.toLowerCase()) && HOST_END.has(url.charAt(prefix.length))) return prefix;
-  }
-  return null;
+    return { prefix, lower: prefix.toLowerCase() };
+  });
+  return (url) => {
+    const lower = url.toLowerCase();
+    for (const p of prefixes) if (lower.startsWith(p.lower) && HOST_END.has(url.charAt(p.prefix.length))) return p.prefix;
+    return null;
+  };
+}
+
+export function targetedHost(url: string, fromHosts: readonly string[]): string | null {
+  return hostMatcher(fromHosts)(url);
 }
 
 /**
@@ -63,11 +75,13 @@ export const linkUpdaterMeasure: Measure<LinkUpdaterParams> = {
     let links_to_target = 0;
     const select = ctx.parse ?? ((_rel: string, text: string) => mayLinkTo(text, params.from_hosts));
     const parsed = [...files].filter(([rel, text]) => select(rel, text));
+    const toUpdate = hostMatcher(params.from_hosts);
+    const toTarget = hostMatcher([params.to_host]);
     for (const links of (await extractLinksMany(parsed)).values()) {
       for (const link of links) {
         links_total++;
-        if (targetedHost(link.url, params.from_hosts)) links_to_update++;
-        else if (targetedHost(link.url, [params.to_host])) links_to_target++;
+        if (toUpdate(link.url)) links_to_update++;
+        else if (toTarget(link.url)) links_to_target++;
       }
     }
     return { files_scanned: files.size, files_parsed: parsed.length, links_total, links_to_update, links_to_target };

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { SITE_FILES } from '../../testing/fixture-repos';
 import { extractLinksMany } from './links';
@@ -40,5 +41,27 @@ describe('the parser pool', () => {
     }
     expect([...many.keys()]).toEqual(files.map(([rel]) => rel));
     for (const [rel, text] of files) expect(many.get(rel)).toEqual(parseLinks(rel, text));
+  });
+
+  it('starts threads only from a share of the idle cores that leaves the verifier its own: none on 2 cores', () => {
+    const machine = (cores: number, load: number) => {
+      vi.spyOn(os, 'availableParallelism').mockReturnValue(cores);
+      vi.spyOn(os, 'loadavg').mockReturnValue([load, load, load]);
+    };
+    try {
+      delete process.env[PARSE_THREADS_ENV];
+      machine(2, 0);
+      expect(poolSize()).toBe(0);
+      machine(8, 0);
+      expect(poolSize()).toBe(3);
+      machine(8, 5);
+      expect(poolSize()).toBe(0);
+      process.env[PARSE_THREADS_ENV] = '1';
+      machine(2, 0);
+      expect(poolSize()).toBe(1);
+    } finally {
+      vi.restoreAllMocks();
+      delete process.env[PARSE_THREADS_ENV];
+    }
   });
 });

@@ -30,22 +30,24 @@ const WORKER = typeof __AV_DTA_BUNDLE__ !== 'undefined' && __AV_DTA_BUNDLE__ ? n
 export const PARSE_THREADS_ENV = 'AV_DTA_PARSE_THREADS';
 
 /**
- * Idle cores (cores minus the 1-minute load) needed before threads are started: on a machine whose
- * cores are all busy a thread only adds its start and competes with the calling thread. Measured on
- * this project's shared 2-core machine at load 7–10: dry-run 6.8 s without threads, 14–22 s with.
+ * Processes that parse the same files at the same time: a run's measure in the runner and its
+ * verifier's prepare (HEAD's files, in its own process) run side by side, each with a pool of its
+ * own, so each may count on its share of the idle cores only.
  */
-export const POOL_MIN_IDLE_CORES = 1;
+export const PARSING_PROCESSES = 2;
 
 /**
- * Worker threads beside the calling thread: the override if set; else one per further core when
- * the machine has an idle core, none otherwise (and none on one core).
+ * Worker threads beside the calling thread: the override if set; else this process's share of the
+ * idle cores (cores minus the 1-minute load, over PARSING_PROCESSES) less the calling thread —
+ * none on 2 cores. A thread that shares a core with the verifier only adds its start and a cold
+ * parse (its own JIT warm-up): measured on this 2-core machine, bench:dta with one thread forced in
+ * each process cost about 1 s more CPU per round and no wall time (README, link_updater's parse).
  */
 export function poolSize(): number {
   const set = Number.parseInt(process.env[PARSE_THREADS_ENV] ?? '', 10);
   if (Number.isInteger(set) && set >= 0) return set;
-  const cores = os.availableParallelism();
-  if (cores - os.loadavg()[0] < POOL_MIN_IDLE_CORES) return 0;
-  return Math.max(0, cores - 1);
+  const idleCores = os.availableParallelism() - os.loadavg()[0]!;
+  return Math.max(0, Math.floor(idleCores / PARSING_PROCESSES) - 1);
 }
 
 interface Thread {

@@ -2,15 +2,14 @@ import { parse as micromarkParse, postprocess, preprocess } from 'micromark';
 import { decodeString } from 'micromark-util-decode-string';
 import type { Token } from 'parse5';
 import { SAXParser } from 'parse5-sax-parser';
-import postcss from 'postcss';
+import * as css from 'css-tree/tokenizer';
 import { readHtml, type TagAttr } from './html-htmlparser2';
 import { readMarkdown } from './markdown-markdown-it';
 import { markdownPlaces } from './markdown-places';
-import valueParser from 'postcss-value-parser';
 
 /**
  * Every link of a file with its exact place in the text, through real parsers: parse5 (SAX mode) for HTML,
- * micromark (CommonMark) for Markdown, postcss for CSS. The adapter rewrites by these offsets and the
+ * micromark (CommonMark) for Markdown, CSS Syntax's tokenizer (css-tree's) for CSS. The adapter rewrites by these offsets and the
  * verifier counts with them, so a link inside a comment, a code block or a string is never one.
  */
 
@@ -125,7 +124,7 @@ class LinkSax extends SAXParser {
  * micromark for Markdown — both with exact offsets, which a rewrite needs. The verifier's
  * (verifier/main.ts): htmlparser2 and markdown-it, parsers written apart from those, so its count
  * is a second reading of the bytes and not the adapter's parsers run again — and cheaper. Both
- * feed the same link rules (element(), cssLinks(); CSS is postcss for both). html-readers.test.ts
+ * feed the same link rules (element(), cssLinks(); CSS is the same tokenizer for both). html-readers.test.ts
  * and markdown-readers.test.ts hold the two readings to the same answers.
  */
 export type Readers = 'adapter' | 'verifier';
@@ -163,7 +162,7 @@ function element(tagName: string, attrs: readonly Attr[], text: string, base: nu
       const m = /url\s*=\s*['"]?([^'"\s;]+)/i.exec(value.raw);
       if (m) push(out, base + value.start + m.index + m[0].length - m[1].length, m[1], m[1], m[1]);
     } else if (name === 'style') {
-      out.push(...cssLinks(value.raw, base + value.start, true));
+      out.push(...cssLinks(value.raw, base + value.start));
     }
   }
 }
@@ -212,52 +211,58 @@ function escapesOnlyAfterHost(raw: string, parsed: string): boolean {
 
 // ── CSS ──────────────────────────────────────────────────────────────────────────────────────────
 
-function cssLinks(text: string, base: number, declarationsOnly = false): FoundLink[] {
+/**
+ * CSS links as CSS Syntax Level 3 tokenizes them (css-tree's tokenizer, one pass, no tree): a
+ * `<url-token>` (`url(…)` unquoted), a `url(` function whose argument is a string, and the string
+ * of an `@import`. Comments and strings are tokens of their own, so a `url(` inside one is none.
+ * This is what a browser reads as a URL, wherever it is: in a declaration, an `@import`, an
+ * at-rule's prelude (`@namespace`, `@supports`), and in CSS that has an error elsewhere (a browser
+ * recovers, and so does the tokenizer). The URL is as written (escapes are not decoded), so a
+ * rewrite by its offsets changes only those characters. postcss's tree (the reading before) cost
+ * four to six times as much on bench:dta's site and found the same links in valid declarations and
+ * imports (parsers.test.ts).
+ */
+const URL_OPEN = 'url('.length;
+
+function cssLinks(text: string, base: number): FoundLink[] {
   const out: FoundLink[] = [];
-  if (declarationsOnly) {
-    // A style attribute is a declaration list: parse it as the body of a rule.
-    const wrapped = cssLinks(`a{${text}}`, base - 2);
-    return wrapped;
-  }
-  let root: postcss.Root;
-  try {
-    // No source maps: postcss would look in every text for a `sourceMappingURL` annotation (and
-    // load what it names) only to map positions we take from the text itself.
-    root = postcss.parse(text, { map: false });
-  } catch {
-    return out; // Unparseable CSS has no links we can be sure of; the file is left alone.
-  }
-  const fromValue = (value: string, valueStart: number) => {
-    valueParser(value).walk((node) => {
-      if (node.type === 'function' && node.value.toLowerCase() === 'url') {
-        const arg = node.nodes[0];
-        if (!arg) return false;
-        const start = valueStart + arg.sourceIndex + (arg.type === 'string' ? 1 : 0);
-        out.push({ start, end: start + arg.value.length, url: arg.value, rewritable: text.slice(start - base, start - base + arg.value.length) === arg.value });
-        return false;
-      }
-      return undefined;
-    });
-  };
-  root.walkDecls((decl) => {
-    const at = decl.source?.start?.offset;
-    if (at === undefined) return;
-    const between = decl.raws.between ?? ':';
-    const raws = decl.raws as { value?: { raw: string } };
-    fromValue(raws.value?.raw ?? decl.value, base + at + decl.prop.length + between.length);
-  });
-  root.walkAtRules('import', (rule) => {
-    const at = rule.source?.start?.offset;
-    if (at === undefined) return;
-    const paramsStart = base + at + 1 + rule.name.length + (rule.raws.afterName ?? '').length;
-    const parsed = valueParser(rule.params);
-    const first = parsed.nodes[0];
-    if (first?.type === 'string') {
-      const start = paramsStart + first.sourceIndex + 1;
-      out.push({ start, end: start + first.value.length, url: first.value, rewritable: true });
-    } else fromValue(rule.params, paramsStart);
+  // A link is a `url(` or an `@import` (any case): text that spells neither has none, untokenized.
+  if (!/url\(|@import/i.test(text)) return out;
+  const push = (start: number, end: number) => out.push({ start: base + start, end: base + end, url: text.slice(start, end), rewritable: true });
+  /** What the last tokens opened that a string may complete: `url(` or `@import` (whitespace and comments between). */
+  let awaiting: 'url' | 'import' | null = null;
+  css.tokenize(text, (type, start, end) => {
+    // CSS Syntax drops comments before parsing: `@import /* c */ "x"` imports x.
+    if (type === css.WhiteSpace || type === css.Comment) return;
+    if (type === css.String && awaiting) {
+      const quote = text.charCodeAt(start);
+      // A string closed by its quote (not one cut by the end of the text): its content.
+      const closed = end - start >= 2 && text.charCodeAt(end - 1) === quote && !escaped(text, end - 1, start + 1);
+      push(start + 1, closed ? end - 1 : end);
+    } else if (type === css.Url) {
+      // `url(` + whitespace + the URL + whitespace + `)` (absent at the end of the text).
+      let from = start + URL_OPEN;
+      while (from < end && isCssSpace(text.charCodeAt(from))) from++;
+      let to = end;
+      if (to > from && text.charCodeAt(to - 1) === 0x29 /* ) */ && !escaped(text, to - 1, from)) to--;
+      while (to > from && isCssSpace(text.charCodeAt(to - 1))) to--;
+      if (to > from) push(from, to);
+    }
+    awaiting = type === css.Function && end - start === URL_OPEN && text.slice(start, end).toLowerCase() === 'url(' ? 'url' : type === css.AtKeyword && text.slice(start, end).toLowerCase() === '@import' ? 'import' : null;
   });
   return out;
+}
+
+/** CSS Syntax's whitespace: space, tab, and the newlines (LF, CR, FF). */
+function isCssSpace(code: number): boolean {
+  return code === 0x20 || code === 0x09 || code === 0x0a || code === 0x0d || code === 0x0c;
+}
+
+/** Whether the character at `at` is escaped: an odd run of backslashes before it, not before `from`. */
+function escaped(text: string, at: number, from: number): boolean {
+  let n = 0;
+  for (let i = at - 1; i >= from && text.charCodeAt(i) === 0x5c; i--) n++;
+  return n % 2 === 1;
 }
 
 // ── Markdown ─────────────────────────────────────────────────────────────────────────────────────
