@@ -163,6 +163,19 @@ export function attachRunnerNamespace(io: Server, services: Services, opts: { cl
     // register() then drops the old socket (when it is on this node) and takes its place.
   }
 
+  /** A runner's socket closed: if it is the one this node holds for the runner, the runner is offline. */
+  const dropRunner = (socket: RunnerSocket) => {
+    const id = socket.data.runnerId;
+    if (id && connected.get(id)?.socket.id === socket.id) {
+      connected.delete(id);
+      const orgId = socket.data.identity!.orgId;
+      track('dropping blueprints', services.blueprints.dropRunner(id, orgId));
+      cluster.announce({ runnerId: id, online: false, active: 0, lag: null, rss: null });
+      services.events.forgetRunner(id);
+      track('runner offline', services.runners.disconnected(id, socket.data.lease));
+    }
+  };
+
   nsp.on('connection', (socket) => {
     const requireRunner = () => {
       if (!socket.data.identity || !socket.data.runnerId) throw new AppError('UNAUTHORIZED', 'Register first.');
@@ -192,6 +205,12 @@ export function attachRunnerNamespace(io: Server, services: Services, opts: { cl
         socket.data.runnerId = runner.id;
         socket.data.runnerName = runner.name;
         socket.data.lease = lease;
+        if (socket.disconnected) {
+          // It closed while the row was written: its disconnect found no runner on it, so nothing
+          // would ever mark the runner offline or take this dead socket out of the map.
+          dropRunner(socket);
+          throw new AppError('CONFLICT', 'The runner’s connection closed while it registered; it registers again when it reconnects.');
+        }
         // Commands from any node reach it through its room (runner-cluster.ts).
         await socket.join(runnerRoom(runner.id));
         cluster.announce({ runnerId: runner.id, online: true, active: connected.get(runner.id)!.active, lag: null, rss: null });
@@ -258,17 +277,7 @@ export function attachRunnerNamespace(io: Server, services: Services, opts: { cl
       handle('run:updates', RunUpdateBatchSchema, async (batch) => services.runs.ingest(requireRunner(), batch)),
     );
 
-    socket.on('disconnect', () => {
-      const id = socket.data.runnerId;
-      if (id && connected.get(id)?.socket.id === socket.id) {
-        connected.delete(id);
-        const orgId = socket.data.identity!.orgId;
-        track('dropping blueprints', services.blueprints.dropRunner(id, orgId));
-        cluster.announce({ runnerId: id, online: false, active: 0, lag: null, rss: null });
-        services.events.forgetRunner(id);
-        track('runner offline', services.runners.disconnected(id, socket.data.lease));
-      }
-    });
+    socket.on('disconnect', () => dropRunner(socket));
   });
 
   return {
