@@ -11,7 +11,7 @@ const READ = '0123456789'.repeat(409) + '\r\n';
 describe('TerminalOutput chunk sizes', () => {
   it("follow the session's flow-control window: big in a flood, small while another session is typed into", () => {
     expect(outputChunkMax(DEFAULT_WATERMARKS)).toBe(OUTPUT_BATCH_MAX_CHARS);
-    expect(outputChunkMax(BESIDE_TYPING_WATERMARKS)).toBe(BESIDE_TYPING_WATERMARKS.high / 4);
+    expect(outputChunkMax(BESIDE_TYPING_WATERMARKS)).toBe(BESIDE_TYPING_WATERMARKS.high);
     let window: Watermarks = DEFAULT_WATERMARKS;
     const chunks: string[] = [];
     const out = new TerminalOutput(createStreamRedactor(DEFAULT_RULES), { chunk: (data) => (chunks.push(data), chunks.length), sent: () => undefined }, chunkLimitFor(() => window));
@@ -30,12 +30,12 @@ describe('TerminalOutput chunk sizes', () => {
     }
     window = BESIDE_TYPING_WATERMARKS;
     const before = chunks.length;
-    flood(40);
+    flood(60);
     const small = chunks.slice(before).map((c) => c.length);
     expect(small.length).toBeGreaterThan(1);
     // The first may carry what was buffered under the big limit; every later one the small size.
     for (const n of small.slice(1)) expect(n).toBeLessThan(outputChunkMax(BESIDE_TYPING_WATERMARKS) + READ.length);
     out.end();
-    expect(chunks.join('')).toBe(READ.repeat(161));
+    expect(chunks.join('')).toBe(READ.repeat(1 + 120 + 60));
   });
 });
