@@ -5,7 +5,7 @@
  * fan-out to the terminal mirror, the batch's transaction) — on SQLite. Printed beside, in the same
  * invocation: the same batches through validation alone (the floor every design pays), through
  * validation + redaction, and through everything but the mirror.
- * Asserts nothing. Usage: npm run bench:output   (BENCH_MB, BENCH_SESSIONS, BENCH_CHUNK_KB)
+ * Asserts nothing. Usage: npm run bench:output   (BENCH_MB, BENCH_SESSIONS, BENCH_CHUNK_KB, BENCH_CHUNKS_PER_BATCH)
  */
 import { cpus, loadavg } from 'node:os';
 import { RunnerEventBatchSchema, type RunnerEvent, type WireEvent } from '../protocol';
@@ -15,8 +15,11 @@ const MB = Number(process.env.BENCH_MB ?? 16);
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 2);
 /** The runner's batcher sends chunks of up to 64 KB under a flood (runner/pty/output-batcher.ts). */
 const CHUNK_KB = Number(process.env.BENCH_CHUNK_KB ?? 16);
-/** Chunks per runner batch (a batch carries every flooding session's chunks since the last send). */
-const CHUNKS_PER_BATCH = 8;
+/**
+ * Chunks per runner batch (a batch carries every flooding session's chunks since the last send;
+ * a single flood under flow control sends one chunk a batch).
+ */
+const CHUNKS_PER_BATCH = Number(process.env.BENCH_CHUNKS_PER_BATCH ?? 8);
 const LINE = 100;
 
 const load = () => loadavg().map((l) => l.toFixed(1)).join(' ');

@@ -44,7 +44,10 @@ const RUNNER_VARIANTS = (process.env.BENCH_RUNNER_NODE_OPTIONS ?? '').split('|')
 const BEFORE_ROOT = process.env.BENCH_BEFORE;
 const STORE_MS = Number(process.env.BENCH_STORE_MS ?? 2);
 const VIEWER_CHARS_PER_MS = (Number(process.env.BENCH_VIEWER_MBPS ?? 8) * 1024 * 1024) / 1000;
-/** `seq -f %098g` lines: 98 digits and a newline, which the PTY turns into CR LF (100 bytes). */
+/**
+ * `seq -f %098.0f` lines: 98 digits and a newline, which the PTY turns into CR LF (100 bytes).
+ * (`%098g` turned exponential past 999,999 lines, ~95 MB, and the flood's last line never came.)
+ */
 const LINE = 100;
 const LINES = Math.ceil((MB * 1024 * 1024) / LINE);
 /**
@@ -52,7 +55,7 @@ const LINES = Math.ceil((MB * 1024 * 1024) / LINE);
  * also keeps the run's output tail for its summary (runner/hooks/hook-bridge.ts), as for `npm test`.
  */
 const TEST_RUN = process.env.BENCH_TEST_RUN === '1';
-const COMMAND = `seq -f '%098g' 1 ${LINES}${TEST_RUN ? '; true || pytest' : ''}`;
+const COMMAND = `seq -f '%098.0f' 1 ${LINES}${TEST_RUN ? '; true || pytest' : ''}`;
 /** The last line, as it arrives: the flood is over when the output ends with it. */
 const LAST_LINE = `${String(LINES).padStart(98, '0')}\r\n`;
 const TOKEN = 'rt_bench_token';

@@ -56,6 +56,11 @@ export class FlowControl {
     this.watermarks = typeof watermarks === 'function' ? watermarks : () => watermarks;
   }
 
+  /** The window now (the full one, or the small one while another session is typed into). */
+  get window(): Watermarks {
+    return this.watermarks();
+  }
+
   get backlog(): number {
     return this.sentChars - this.ackedChars;
   }

@@ -68,11 +68,15 @@ export class LeaderStream {
 
   /**
    * Returns `text` minus a tail that could be the start of `marker`. The marker begins with its
-   * only ESC, so that tail can only start at the last ESC: ordinary output is never held.
+   * only ESC, so that tail can only start at the last ESC, and only within the text's last
+   * `marker.length - 1` characters: only those are searched (lastIndexOf walked back through every
+   * read without an ESC, issue 17). Ordinary output is never held.
    */
   private holdPartial(text: string, marker: string): string {
-    const esc = text.lastIndexOf('\x1b');
-    if (esc < 0 || text.length - esc >= marker.length || !marker.startsWith(text.slice(esc))) return text;
+    let esc = text.indexOf('\x1b', Math.max(0, text.length - marker.length + 1));
+    if (esc < 0) return text;
+    for (let next = text.indexOf('\x1b', esc + 1); next >= 0; next = text.indexOf('\x1b', esc + 1)) esc = next;
+    if (!marker.startsWith(text.slice(esc))) return text;
     this.held = text.slice(esc);
     return text.slice(0, esc);
   }

@@ -12,8 +12,23 @@ export const OUTPUT_BATCH_MAX_DELAY_MS = 40;
  * (keys typed back to back would otherwise stretch the windows their echoes land in).
  */
 export const OUTPUT_BATCH_GROW_CHARS = 4 * 1024;
-/** Flush early past this size so one chunk stays small next to the 1 MB event limit. */
-export const OUTPUT_BATCH_MAX_CHARS = 64 * 1024;
+/**
+ * Flush early past this size. Every chunk costs both hops the same handful of steps whatever its
+ * size (a spool record, a frame and its ack, a stored row, a message per viewer), and on the
+ * runner that per-chunk code runs too rarely to be optimised: with 64 KB chunks it was about a
+ * third of the runner's main thread in a flood (issue 17, perf). Just under V8's large-object size
+ * (128 KiB): the joined text, the redactor's copy and the frame's bytes of a bigger chunk were each
+ * a fresh mmap, page faults and an munmap (at 192 KB, 5% of the main thread). Below the sender's
+ * MAX_BATCH_CHARS, so a chunk and the read that crossed the limit fit one batch.
+ */
+export const OUTPUT_BATCH_MAX_CHARS = 120 * 1024;
+
+/**
+ * The flush-early size: fixed, or one that changes while the session runs (smaller while another
+ * session is typed into, runner/sessions/terminal-output.ts), asked for only once the buffer
+ * holds `min` characters — not on every read.
+ */
+export type BatchLimit = number | { max: () => number; min: number };
 
 /**
  * Hands PTY output on the way VS Code and ttyd do: the first write after a quiet spell goes at
@@ -29,15 +44,29 @@ export class OutputBatcher {
   private windowMs: number;
   /** A key was just written to the PTY: the next output is most likely its echo. */
   private echoDue = false;
+  /** Flow control stopped reading the PTY: no output can come, which is not a quiet spell. */
+  private readingPaused = false;
+
+  /** The flush-early size now (see BatchLimit). */
+  private readonly maxChars: () => number;
+  /** Below this the buffer is never flushed early, so a changing limit is not asked on every read. */
+  private readonly minChars: number;
 
   constructor(
     private readonly emit: (data: string) => void,
     private readonly delayMs = OUTPUT_BATCH_DELAY_MS,
-    private readonly maxChars = OUTPUT_BATCH_MAX_CHARS,
+    maxChars: BatchLimit = OUTPUT_BATCH_MAX_CHARS,
     private readonly maxDelayMs = Math.max(delayMs, OUTPUT_BATCH_MAX_DELAY_MS),
     private readonly growChars = OUTPUT_BATCH_GROW_CHARS,
   ) {
     this.windowMs = delayMs;
+    if (typeof maxChars === 'number') {
+      this.maxChars = () => maxChars;
+      this.minChars = maxChars;
+    } else {
+      this.maxChars = maxChars.max;
+      this.minChars = maxChars.min;
+    }
   }
 
   /** No window open: the next write is sent at once. */
@@ -62,7 +91,7 @@ export class OutputBatcher {
       this.echoDue = false;
       this.flush();
       this.openWindow();
-    } else if (this.size >= this.maxChars) this.emitBuffered();
+    } else if (this.size >= this.minChars && this.size >= this.maxChars()) this.emitBuffered();
   }
 
   /**
@@ -71,6 +100,25 @@ export class OutputBatcher {
    */
   expectEcho(): void {
     this.echoDue = true;
+  }
+
+  /**
+   * Flow control stopped reading the PTY. The window keeps its length meanwhile: a window that
+   * closes empty now says nothing about the program, whose flood simply waits for its viewers.
+   */
+  pauseReading(): void {
+    this.readingPaused = true;
+  }
+
+  /**
+   * Reading again: what follows is the same flood, so it is batched at once in a window of the
+   * length it had. Without this, every resume began like a quiet spell's end (the first read
+   * alone, then windows of 5, 10, 20 ms): a quarter of a flood's chunks were under 32 KB, and
+   * every chunk costs both hops the same steps whatever its size (issue 17).
+   */
+  resumeReading(): void {
+    this.readingPaused = false;
+    if (!this.timer) this.openWindow();
   }
 
   /** Everything buffered goes now (exit, resize, stop); the next write after this goes at once. */
@@ -89,10 +137,11 @@ export class OutputBatcher {
   private closeWindow(): void {
     this.timer = null;
     if (this.size === 0) {
-      this.windowMs = this.delayMs;
+      if (!this.readingPaused) this.windowMs = this.delayMs;
       return;
     }
-    this.windowMs = this.size >= this.growChars ? Math.min(this.windowMs * 2, this.maxDelayMs) : this.delayMs;
+    if (this.size >= this.growChars) this.windowMs = Math.min(this.windowMs * 2, this.maxDelayMs);
+    else if (!this.readingPaused) this.windowMs = this.delayMs;
     this.emitBuffered();
     this.openWindow();
   }

@@ -103,6 +103,35 @@ describe('OutputBatcher', () => {
       b.flush();
     }));
 
+  it('keeps batching a flood across a flow-control pause: its first read after the resume waits in a window of the length it had', () =>
+    withFakeTimers(() => {
+      const out: string[] = [];
+      const b = new OutputBatcher((d) => out.push(d), 1, 1_000_000, 4, 1);
+      b.push('a');
+      for (let t = 1; t <= 7; t++) {
+        b.push(String(t));
+        vi.advanceTimersByTime(1);
+      }
+      expect(out).toEqual(['a', '1', '23', '4567']); // windows of 1, 2, 4 ms; the next one is 4 ms too
+      b.pauseReading();
+      vi.advanceTimersByTime(20); // windows close empty while nothing can be read
+      expect(b.idle).toBe(true);
+      b.resumeReading();
+      expect(b.idle).toBe(false);
+      b.push('r1'); // not sent alone, as after a quiet spell
+      b.push('r2');
+      expect(out).toHaveLength(4);
+      vi.advanceTimersByTime(3);
+      expect(out).toHaveLength(4); // the window kept its 4 ms
+      vi.advanceTimersByTime(1);
+      expect(out.at(-1)).toBe('r1r2');
+      // A window that closes empty while reading goes on is a quiet spell again: the next write goes at once.
+      vi.advanceTimersByTime(4);
+      b.push('x');
+      expect(out.at(-1)).toBe('x');
+      b.flush();
+    }));
+
   it("sends a key's echo at once inside an open window, after what the window held, and batches again after it", () => {
     const out: string[] = [];
     const b = new OutputBatcher((d) => out.push(d), 1_000, 1_000_000);

@@ -29,7 +29,7 @@ import { ActivityTracker, IDLE_AFTER_MS, type ActivityKind } from './activity-tr
 import { DiffReporter, type FileTouchReason } from './diff-reporter';
 import type { LaunchPlan } from './launch-plan';
 import { ProcessControl, STOP_GRACE_MS } from './process-control';
-import { TerminalOutput } from './terminal-output';
+import { chunkLimitFor, TerminalOutput } from './terminal-output';
 import { echoTrace } from './echo-trace';
 import type { TypingWatch } from './typing-watch';
 import { runResultEvent, runResultNotice, writeRunResult } from './run-inbox';
@@ -162,12 +162,18 @@ export class Session {
         this.usage.meter.addOutput(Buffer.byteLength(data));
         if (seq !== null) this.flow.chunkSent(seq, data.length);
       },
-    });
+    }, chunkLimitFor(() => this.flow.window));
     this.proc = new ProcessControl(cmd.session_id, deps.log, deps.stopGraceMs ?? STOP_GRACE_MS);
     const typing = deps.typing;
     this.flow = new FlowControl(
-      () => this.proc.pauseReading(),
-      () => this.proc.resumeReading(),
+      () => {
+        this.proc.pauseReading();
+        this.output.readingPaused();
+      },
+      () => {
+        this.proc.resumeReading();
+        this.output.readingResumed();
+      },
       typing ? () => typing.watermarks(this.id, DEFAULT_WATERMARKS) : DEFAULT_WATERMARKS,
     );
     this.patrolOutput = cmd.patrol ? new PatrolOutput() : null;

@@ -1,12 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FLOW_CONTROL } from '../../protocol';
-import { OUTPUT_BATCH_MAX_CHARS } from '../pty/output-batcher';
 import { createCommand, outputOf, waitFor } from '../testing/fixtures';
 import { makeSessionHarness, type SessionHarness } from '../testing/session-harness';
+import { outputChunkMax } from './terminal-output';
 import { BESIDE_TYPING_WATERMARKS, TypingWatch } from './typing-watch';
 
-/** One chunk can carry the batcher's maximum plus the read that crossed it. */
-const ONE_CHUNK = 2 * OUTPUT_BATCH_MAX_CHARS;
+/** Node reads a PTY into buffers of this size at most. */
+const MAX_READ = 64 * 1024;
+/** While another session is typed into, one chunk carries the small window's share plus the read that crossed it. */
+const ONE_CHUNK = outputChunkMax(BESIDE_TYPING_WATERMARKS) + MAX_READ;
 
 describe('TypingWatch', () => {
   it("narrows every session's window but the typed one's, for the hold only", () => {
@@ -50,6 +52,9 @@ describe('a flood beside a session being typed into (real PTYs)', () => {
     await waitFor(() => f.flow.paused, 'the flood paused');
     expect(f.flow.backlog).toBeGreaterThan(BESIDE_TYPING_WATERMARKS.high);
     expect(f.flow.backlog).toBeLessThanOrEqual(BESIDE_TYPING_WATERMARKS.high + ONE_CHUNK);
+    // Its chunks are small too: none is a big one a key's echo would queue behind.
+    const floodChunks = h.events.filter((e) => e.session_id === flood.session_id && e.type === 'TERMINAL_CHUNK');
+    expect(Math.max(...floodChunks.map((e) => (e.type === 'TERMINAL_CHUNK' ? e.data.length : 0)))).toBeLessThanOrEqual(ONE_CHUNK);
     await waitFor(() => outputOf(h.events, quiet.session_id).includes('typed-42'), "the quiet session's output");
 
     // Nobody typed for the hold: the next window is the full one.

@@ -1,5 +1,5 @@
 import { RUNNER_FRAME_VERSION, type RunnerEvent, type RunnerFrame, type RunnerFrameHeader } from '../../protocol';
-import { isWellFormed } from './spool-file';
+import { chunkHead, isWellFormed } from './spool-file';
 
 /** A chunk's UTF-8 as the spool keeps it (a Buffer over its own ArrayBuffer). */
 export type FrameBytes = RunnerFrame['data'];
@@ -20,8 +20,7 @@ export function encodeRunnerFrame(batch: readonly RunnerEvent[], utf8: ReadonlyA
     // Half a surrogate pair has no UTF-8 form: such a chunk keeps its string, carried whole.
     if (e.type === 'TERMINAL_CHUNK' && (spooled || isWellFormed(e.data))) {
       const n = spooled ? spooled.byteLength : Buffer.byteLength(e.data, 'utf8');
-      const { data: _data, ...head } = e;
-      events[i] = { ...head, bytes: n };
+      events[i] = chunkHead(e, n);
       lengths[i] = n;
       total += n;
     } else {

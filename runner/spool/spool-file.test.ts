@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RunnerEvent } from '../../protocol';
-import { decodeRecords, encodeRecord } from './spool-file';
+import { chunkHeadPrefix, decodeRecords, encodeRecord } from './spool-file';
 
 const base = { session_id: 'sess_record01', org_id: 'org_test', repo_id: 'repo_test001', repo_ref: { provider: 'local' as const, owner: '', name: 'dépôt' } };
 const chunk = (data: string, seq = 7): RunnerEvent => ({ ...base, ts: 1, seq, type: 'TERMINAL_CHUNK', data });
@@ -29,6 +29,8 @@ describe('spool records', () => {
       const { record, parts } = encodeRecord(event);
       const bytes = Buffer.concat(parts);
       expect(bytes.equals(expected(event as RunnerEvent & { type: 'TERMINAL_CHUNK' }))).toBe(true);
+      // The session's header prefix (what the spool appends with) writes the very same bytes.
+      expect(Buffer.concat(encodeRecord(event, chunkHeadPrefix(base)).parts).equals(bytes)).toBe(true);
       expect(record.size).toBe(bytes.byteLength);
       expect(record.event).toBe(event);
       // The bytes the frame sends are the text's UTF-8, and the very ones written.
