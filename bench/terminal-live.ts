@@ -37,6 +37,15 @@ const FLOOD_WARMUP_MS = 2_000;
 const THROUGHPUT_TIMEOUT_MS = 900_000;
 /** BENCH_PACE_AB=N: N more pairs of the product's throughput run with its page's writes unpaced, then paced. */
 const PACE_AB = Number(process.env.BENCH_PACE_AB ?? 0);
+/**
+ * BENCH_PACE_A=JSON: the A side of those pairs paces with these options instead of not at all
+ * (components/terminal/write-pacer.ts PacingOptions), e.g. the pacing before sustained floods slowed:
+ * '{"sustainedIntervalMs":50,"holdBytes":1e12}'.
+ */
+const PACE_A = process.env.BENCH_PACE_A ? (JSON.parse(process.env.BENCH_PACE_A) as Record<string, number>) : null;
+/** BENCH_PACE_A_CSS / BENCH_PACE_A_JS: a style sheet added to, and a script run in, the A side's page once its terminal is live (try a page change without a build). */
+const PACE_A_CSS = process.env.BENCH_PACE_A_CSS;
+const PACE_A_JS = process.env.BENCH_PACE_A_JS;
 /** BENCH_ONLY=echo skips the browser throughput part (a quicker run of the echo figures); =throughput skips echo. */
 const ONLY = process.env.BENCH_ONLY ?? 'all';
 
@@ -161,6 +170,15 @@ const FLOW_DIR = flowLogDir();
 const TIMELINE = process.env.BENCH_TIMELINE === '1';
 /** BENCH_PAGE_PROF=DIR: a V8 CPU profile of each page during its throughput run (CDP Profiler). */
 const PAGE_PROF_DIR = process.env.BENCH_PAGE_PROF;
+/**
+ * BENCH_PAGE_TRACE=DIR: a Chromium trace of each page's throughput run (open in DevTools' Performance
+ * panel, or `node bench/page-trace-sum.mjs FILE`): style, layout, paint and compositing by event,
+ * which a V8 profile lumps into "(program)".
+ */
+const PAGE_TRACE_DIR = process.env.BENCH_PAGE_TRACE;
+/** Each page's cost at rest is read over this long before its run. */
+const PAGE_REST_MS = 3_000;
+const TRACE_CATEGORIES = ['toplevel', 'devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8.execute', 'blink', 'cc', 'viz', 'gpu'];
 
 async function runThroughput(page: Page, type: (cmd: string) => Promise<void>, pids: () => number[], label: string, groups: ProcGroup[], heapOf?: number) {
   const flowPrefix = label === 'av' ? 'flow-' : 'one-hop-';
@@ -175,6 +193,22 @@ async function runThroughput(page: Page, type: (cmd: string) => Promise<void>, p
     await cdp.send('Profiler.enable');
     await cdp.send('Profiler.start');
   }
+  const trace = PAGE_TRACE_DIR ? page.context().browser() : null;
+  if (trace) {
+    mkdirSync(PAGE_TRACE_DIR!, { recursive: true });
+    await trace.startTracing(page, { path: join(PAGE_TRACE_DIR!, `page-${label}.json`), categories: TRACE_CATEGORIES });
+  }
+  // What the page costs per second with its terminal open and nothing printed (frames, timers,
+  // animations): a flood pays it for as long as it runs, on top of its cost per MB.
+  const browserPids = () => groups.filter((g) => g.name.startsWith('chromium')).flatMap((g) => g.pids());
+  const rest = await startPageCost(page);
+  const browserRest0 = cpuSeconds(browserPids());
+  const villageRest0 = await villageFrames(page);
+  await new Promise((r) => setTimeout(r, PAGE_REST_MS));
+  const restCosts = await rest.stop();
+  const restLine = `  page at rest (${PAGE_REST_MS / 1000} s, nothing printed): main thread ${((restCosts.TaskDuration * 1000) / (PAGE_REST_MS / 1000)).toFixed(0)} ms/s, all Chromium processes ${(((cpuSeconds(browserPids()) - browserRest0) * 1000) / (PAGE_REST_MS / 1000)).toFixed(0)} ms/s${Number.isNaN(villageRest0) ? '' : `, the village drew ${(await villageFrames(page)) - villageRest0} frames`}`;
+  const villageFrames0 = await villageFrames(page);
+  const browser0 = cpuSeconds(browserPids());
   const pageCost = await startPageCost(page);
   timeline?.start();
   const wire0 = label === 'av' && WIRE_DIR ? wireTotals(WIRE_DIR) : null;
@@ -187,6 +221,9 @@ async function runThroughput(page: Page, type: (cmd: string) => Promise<void>, p
   ]).finally(() => clearTimeout(timer));
   const timelineLines = timeline?.stop(st.wall0, st.wall1) ?? [];
   const pageCosts = await pageCost.stop();
+  const browserCpu = cpuSeconds(browserPids()) - browser0;
+  const villageDrawn = (await villageFrames(page)) - villageFrames0;
+  await trace?.stopTracing();
   if (cdp) {
     const { profile } = await cdp.send('Profiler.stop');
     mkdirSync(PAGE_PROF_DIR!, { recursive: true });
@@ -196,7 +233,9 @@ async function runThroughput(page: Page, type: (cmd: string) => Promise<void>, p
   console.log(`  the page has the end mark: ${(st.chars / (1024 * 1024)).toFixed(1)} MB in ${((st.t1 - st.t0) / 1000).toFixed(1)} s; waiting for the server to settle`);
   const paused = pausedBetween(FLOW_DIR, flowPrefix, st.wall0, st.wall1);
   const renders = await page.evaluate(() => (window as unknown as { __benchPage: { renders: number } }).__benchPage.renders);
-  console.log(`  page ${await renderer(page)} renderer, ${formatPageCost(pageCosts, st.chars / (1024 * 1024))}; ${renders} frames drawn (${(renders / ((st.t1 - st.t0) / 1000)).toFixed(0)} a second)`);
+  console.log(`  page ${await renderer(page)} renderer, ${formatPageCost(pageCosts, st.chars / (1024 * 1024))}; ${renders} frames drawn (${(renders / ((st.t1 - st.t0) / 1000)).toFixed(0)} a second)${Number.isNaN(villageDrawn) ? '' : `, the village drew ${villageDrawn}`}`);
+  console.log(restLine);
+  console.log(`  all Chromium processes (renderer, GPU, browser, network) ${((browserCpu * 1000) / (st.chars / (1024 * 1024))).toFixed(0)} ms/MB during the run`);
   console.log(`  PTY paused by flow control ${(paused.ms / 1000).toFixed(2)} s of ${((st.wall1 - st.wall0) / 1000).toFixed(2)} s (${paused.pauses} pauses)`);
   if (PROF_DIR) console.log(`  profile window of this run (Date.now()): ${st.wall0} ${st.wall1}`);
   if (TIMELINE) {
@@ -257,9 +296,18 @@ async function ceiling(page: Page): Promise<{ mbps: number; pageMsPerMb: number 
   return { mbps, pageMsPerMb: (costs.TaskDuration * 1000) / MB };
 }
 
+/** Frames the page's village has drawn so far (NaN on a page without one, or without test hooks). */
+function villageFrames(page: Page): Promise<number> {
+  return page.evaluate(() => (window as unknown as { __village?: { frames: number } }).__village?.frames ?? NaN);
+}
+
 /** Which xterm renderer a page runs: WebGL draws into a canvas in .xterm-screen, the DOM one into .xterm-rows. */
 function renderer(page: Page): Promise<string> {
-  return page.evaluate(() => (document.querySelector('.xterm-screen canvas') ? 'WebGL' : document.querySelector('.xterm-rows') ? 'DOM' : 'unknown'));
+  return page.evaluate(() => {
+    const kind = document.querySelector('.xterm-screen canvas') ? 'WebGL' : document.querySelector('.xterm-rows') ? 'DOM' : 'unknown';
+    const term = Object.values((window as unknown as { __avTerminals: Record<string, { cols: number; rows: number }> }).__avTerminals)[0];
+    return term ? `${kind} (${term.cols}×${term.rows})` : kind;
+  });
 }
 
 async function startOneHop(): Promise<{ child: ChildProcess; port: number }> {
@@ -298,10 +346,16 @@ async function main() {
       await hopPage.goto(`http://127.0.0.1:${hop.port}/`);
       await hopPage.waitForFunction(() => (window as unknown as { __ready?: boolean }).__ready === true);
       await hopPage.locator('.xterm').click();
+      // This bench's Chromium only (other benches on a shared machine run their own).
+      const ours = (type: string) => {
+        const mine = new Set(descendants(process.pid));
+        return chromiumPids(type).filter((pid) => mine.has(pid));
+      };
       const chromium = [
-        { name: 'chromium renderer', pids: () => chromiumPids('renderer') },
-        { name: 'chromium gpu', pids: () => chromiumPids('gpu-process') },
-        { name: 'chromium browser', pids: () => chromiumPids('browser') },
+        { name: 'chromium renderer', pids: () => ours('renderer') },
+        { name: 'chromium gpu', pids: () => ours('gpu-process') },
+        { name: 'chromium browser', pids: () => ours('browser') },
+        { name: 'chromium network', pids: () => ours('utility') },
         { name: 'bench', pids: () => [process.pid] },
       ];
       const hopT = await runThroughput(hopPage, (cmd) => hopPage.keyboard.type(cmd), () => [hop.child.pid!], 'one-hop', [
@@ -321,11 +375,14 @@ async function main() {
         const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
         const [name, value] = api.cookie.split('=');
         await context.addCookies([{ name: name!, value: value!, url: stack.url }]);
-        if (unpaced) await context.addInitScript(() => ((window as unknown as { __avUnpacedWrites: boolean }).__avUnpacedWrites = true));
+        if (unpaced && PACE_A) await context.addInitScript((pacing) => ((window as unknown as { __avWritePacing: unknown }).__avWritePacing = pacing), PACE_A);
+        else if (unpaced) await context.addInitScript(() => ((window as unknown as { __avUnpacedWrites: boolean }).__avUnpacedWrites = true));
         const page = await context.newPage();
         await page.goto(stack.url);
         await page.getByRole('button', { name: 'Spawn agent' }).click();
         await page.locator('.terminal-panel[data-phase="live"]').waitFor({ timeout: 60_000 });
+        if (unpaced && PACE_A_CSS) await page.addStyleTag({ content: PACE_A_CSS });
+        if (unpaced && PACE_A_JS) await page.evaluate(PACE_A_JS);
         await page.locator('.terminal-panel .xterm').click();
         const t = await runThroughput(page, (cmd) => page.keyboard.type(cmd), avPids, 'av', [
           { name: 'control plane', pids: () => [cp] },
@@ -333,7 +390,7 @@ async function main() {
           { name: 'PTY programs', pids: () => descendantsByCmdline(cp, (c) => !/node/.test(c) || c.includes('session-leader')) },
           ...chromium,
         ], cp);
-        console.log(`Agent Village${unpaced ? ' (writes unpaced)' : ''} throughput: ${t.mbps.toFixed(1)} MB/s (${t.mb.toFixed(1)} MB in ${t.seconds.toFixed(1)} s), checksum ${t.checksum}; CPU ${t.cpuPerMb.toFixed(3)} s/MB (${avPids().length} node processes); load ${load()}`);
+        console.log(`Agent Village${unpaced ? (PACE_A ? ` (A: pacing ${JSON.stringify(PACE_A)})` : ' (writes unpaced)') : ''} throughput: ${t.mbps.toFixed(1)} MB/s (${t.mb.toFixed(1)} MB in ${t.seconds.toFixed(1)} s), checksum ${t.checksum}; CPU ${t.cpuPerMb.toFixed(3)} s/MB (${avPids().length} node processes); load ${load()}`);
         await context.close();
         return t;
       };
@@ -341,7 +398,7 @@ async function main() {
       // BENCH_PACE_AB=N: N more pairs of runs, writes unpaced then paced (components/terminal/write-pacer.ts), side by side in one load.
       for (let i = 0; i < PACE_AB; i++) {
         const [u, p] = [await avRun(true), await avRun(false)];
-        console.log(`pacing A/B ${i + 1}: unpaced ${u.mbps.toFixed(1)} MB/s, page ${u.pageMsPerMb.toFixed(0)} ms/MB, server ${(u.cpuPerMb * 1000).toFixed(0)} ms/MB; paced ${p.mbps.toFixed(1)} MB/s, page ${p.pageMsPerMb.toFixed(0)} ms/MB, server ${(p.cpuPerMb * 1000).toFixed(0)} ms/MB; load ${load()}`);
+        console.log(`pacing A/B ${i + 1}: ${PACE_A ? 'A' : 'unpaced'} ${u.mbps.toFixed(1)} MB/s, page ${u.pageMsPerMb.toFixed(0)} ms/MB, server ${(u.cpuPerMb * 1000).toFixed(0)} ms/MB; paced ${p.mbps.toFixed(1)} MB/s, page ${p.pageMsPerMb.toFixed(0)} ms/MB, server ${(p.cpuPerMb * 1000).toFixed(0)} ms/MB; load ${load()}`);
       }
       rows.push(['throughput PTY → browser xterm (DOM renderer)', `${hopT.mbps.toFixed(1)} MB/s`, `${avT.mbps.toFixed(1)} MB/s (${(avT.mbps / hopT.mbps).toFixed(2)}×, ${(avT.mbps / ceil).toFixed(2)}× ceiling ${ceil.toFixed(1)})`, '≥2× one-hop, ≥0.5× ceiling']);
       rows.push(['bytes lost or doubled (checksum in the page)', hopT.checksum.startsWith('OK') ? '0' : hopT.checksum, avT.checksum.startsWith('OK') ? '0' : avT.checksum, '0']);

@@ -130,6 +130,32 @@ test('[VILLAGE]: a 2,000-directory repository folds, unfolds on click, and reads
   await page.getByTestId('village').screenshot({ path: info.outputPath('village-unfolded.png') });
 });
 
+test('[VILLAGE]: only the village\'s frame loop asks the browser for frames; a change still draws at once', async ({ page }) => {
+  const frames = () => page.evaluate(() => (window as unknown as { __village: { frames: number } }).__village.frames);
+  await logIn(page);
+  await expect.poll(() => ready(page), { timeout: 20_000 }).toBe(true);
+  // Every animation frame anyone on the page asks for from now on, beside the frames the village drew
+  // (pixi's pointer ticker asked for 60 a second, a still village or not).
+  await page.evaluate(() => {
+    const w = window as unknown as { __rafCalls: number; requestAnimationFrame: typeof requestAnimationFrame };
+    w.__rafCalls = 0;
+    const raf = w.requestAnimationFrame.bind(w);
+    w.requestAnimationFrame = (cb) => {
+      w.__rafCalls++;
+      return raf(cb);
+    };
+  });
+  const before = await frames();
+  await page.waitForTimeout(1_000); // a window to count in, not a wait for something
+  const calls = await page.evaluate(() => (window as unknown as { __rafCalls: number }).__rafCalls);
+  expect(calls).toBeLessThanOrEqual((await frames()) - before + 1);
+  // The village still paints on a change: a pan draws frames at once.
+  const still = await frames();
+  await page.getByTestId('village').focus();
+  await page.keyboard.press('ArrowRight');
+  await expect.poll(frames).toBeGreaterThan(still);
+});
+
 test('[VILLAGE]: a short pan moves the drawn map without drawing it again; a long pan or a zoom draws it once more', async ({ page }) => {
   type Surface = VillageApi & { frames: number; staticRedraws: number; mapSettled: boolean };
   const state = () => page.evaluate(() => {

@@ -24,7 +24,7 @@
  * on the moving canvas; one that sits still for minutes may go on the surface. Never draw large
  * areas on the moving canvas: a software renderer pays for every pixel, every frame.
  */
-import { Application, BitmapText, Container, type Renderer } from 'pixi.js';
+import { Application, BitmapText, Container, Ticker, type Renderer } from 'pixi.js';
 import type { RepoSummary, SessionSummary } from '../../../protocol/ui';
 import { TILE, roomAt, roomByPath, type VillageLayout } from '../layout';
 import { BACKGROUND, createTextures } from '../sprites';
@@ -70,15 +70,41 @@ function limitBatchTextures(renderer: Renderer): void {
   if (limits) limits.maxBatchableTextures = Math.min(limits.maxBatchableTextures, MAX_BATCH_TEXTURES);
 }
 
+/**
+ * pixi's system ticker (`Ticker.system`: each renderer's scheduler, which times pixi's texture
+ * GC, and its pointer-event ticker) asks for an animation frame 60 times a second for as long as
+ * a renderer lives. Each is a main-thread frame for the whole page, a still village or not:
+ * measured with a terminal open and nothing printed, 36–74 ms a second of the page's main thread
+ * and as much again in Chromium's compositor and GPU processes, which a flood paid beside xterm's
+ * own frames. Stopped before the renderers start, it is ticked by FrameLoop's frames instead
+ * (`tickPixi`): pixi's scheduled work runs when the village draws, the only time it matters.
+ */
+function stopPixiSystemTicker(): void {
+  Ticker.system.autoStart = false;
+  Ticker.system.stop();
+}
+const tickPixi = (now: number) => Ticker.system.update(now);
+
+/** pixi's own pointer events go unused (./input.ts reads the DOM and hit-tests itself): no listeners for them. */
+function detachPixiEvents(renderer: Renderer): void {
+  (renderer as unknown as { events?: { setTargetElement(el: HTMLElement | null): void } }).events?.setTargetElement(null);
+}
+
+function tuneRenderer(renderer: Renderer): void {
+  limitBatchTextures(renderer);
+  detachPixiEvents(renderer);
+}
+
 export async function createVillageEngine(host: HTMLElement, callbacks: () => EngineCallbacks): Promise<VillageEngine> {
   const resolution = Math.max(1, Math.min(3, window.devicePixelRatio || 1));
   // The moving things' canvas: transparent, over the static surface's canvas (see ./static-surface.ts).
+  stopPixiSystemTicker();
   const app = new Application();
   // No ticker: frames are drawn on demand by FrameLoop.
   await app.init({ resizeTo: host, backgroundAlpha: 0, antialias: false, resolution, autoDensity: true, roundPixels: true, autoStart: false });
   app.ticker?.stop();
-  limitBatchTextures(app.renderer);
-  const surface = await StaticSurface.create({ resolution, background: BACKGROUND, tune: limitBatchTextures });
+  tuneRenderer(app.renderer);
+  const surface = await StaticSurface.create({ resolution, background: BACKGROUND, tune: tuneRenderer });
   installFonts(resolution);
   const tex = createTextures();
   const canvas = app.canvas;
@@ -173,6 +199,7 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
     questBanners.position(cam);
     radar.sync(sim, cam);
     tex.flush();
+    tickPixi(now);
     const t1 = performance.now();
     app.render();
     const t2 = performance.now();
