@@ -30,7 +30,7 @@ export interface Compiled {
    * PAIR_ROW + slot(next)] are the forms starting with those two characters (longest first).
    * Null until then, but always there: every Compiled has one shape, before and after.
    */
-  loop: { loopGate: Uint8Array; pairLiterals: Array<NamedForm[] | undefined> } | null;
+  loop: LoopTables | null;
   /**
    * pairRules[code * PAIR_ROW + slot(next)]: the rules the loop asks where `code` is followed by
    * `next` (a prefix rule only where a prefix starts so, in rule order); `endRules[code]` at the
@@ -51,6 +51,19 @@ export interface Compiled {
   anchorTexts: readonly string[];
   /** Rule index of each rule (masks are ordered by position, then rule; forms after rules). */
   rank: Map<Rule, number>;
+}
+
+/** The per-character loop's tables (see Compiled.loop). */
+export interface LoopTables {
+  loopGate: Uint8Array;
+  pairLiterals: Array<NamedForm[] | undefined>;
+  /**
+   * pairOpen[code << 7 | next] (both ASCII): 1 when a rule or form of the loop starts with those two
+   * characters (pairRules or pairLiterals has an entry). Read before the gate: most word starts
+   * the gate lets through (`co` of `config`, every capital) begin nothing, and the loop moves on
+   * without fetching the lists.
+   */
+  pairOpen: Uint8Array;
 }
 
 export interface AnchoredRule {
@@ -237,14 +250,21 @@ function withForms(asciiLiterals: ReadonlyArray<NamedForm[] | undefined>, g: Uin
  * The per-character loop's tables for these secrets, built on the first long scan (a redactor
  * that only ever sees keystrokes never needs them, and tests build thousands of redactors).
  */
-export function loopTables(c: Compiled): { loopGate: Uint8Array; pairLiterals: Array<NamedForm[] | undefined> } {
+export function loopTables(c: Compiled): LoopTables {
   if (c.loop !== null) return c.loop;
   let pairLiterals = NO_PAIR_LITERALS;
   if (c.literals.size > 0) {
     pairLiterals = new Array(128 * PAIR_ROW).fill(undefined);
     for (let code = 0; code < 128; code++) for (const f of c.asciiLiterals[code] ?? []) addTo(pairLiterals, code * PAIR_ROW + slot(f.form.charCodeAt(1)), f);
   }
-  c.loop = { loopGate: withForms(c.asciiLiterals, ruleTables(c.rules).loopGate), pairLiterals };
+  const pairOpen = new Uint8Array(128 * 128);
+  for (let code = 0; code < 128; code++) {
+    for (let next = 0; next < 128; next++) {
+      const at = code * PAIR_ROW + next;
+      if (c.pairRules[at] !== undefined || pairLiterals[at] !== undefined) pairOpen[(code << 7) | next] = 1;
+    }
+  }
+  c.loop = { loopGate: withForms(c.asciiLiterals, ruleTables(c.rules).loopGate), pairLiterals, pairOpen };
   return c.loop;
 }
 

@@ -62,11 +62,11 @@ export function scan(s: string, from: number, final: boolean, c: Compiled, break
   const n = s.length;
   const f: Found = { start: 0, end: 0, holdFrom: 0 };
   const masks: Mask[] = [];
-  let hold = n;
-  let undecided = n;
+  const u = pending;
+  u.hold = n;
+  u.undecided = n;
   const { pairRules, pairThirds, endRules, asciiLiterals, literals, rank } = c;
-  const { loopGate, pairLiterals } = loopTables(c);
-  const litRank = c.rules.length;
+  const { loopGate, pairLiterals, pairOpen } = loopTables(c);
   const highLiterals = literals.size > 0;
   let b = firstAtOrAfter(breaks, from);
   let nextBreak = b < breaks.length ? breaks[b] : -1;
@@ -75,8 +75,11 @@ export function scan(s: string, from: number, final: boolean, c: Compiled, break
     const p = s.charCodeAt(from - 1);
     if (p < 128) row = p;
   }
+  // Each character is read once, as `next` of the one before: the pair is known before the gate.
+  let next = from < n ? s.charCodeAt(from) : -1;
   for (let i = from; i < n; i++) {
-    const code = s.charCodeAt(i);
+    const code = next;
+    next = i + 1 < n ? s.charCodeAt(i + 1) : -1;
     let atBreak = false;
     if (i === nextBreak) {
       atBreak = true;
@@ -84,55 +87,42 @@ export function scan(s: string, from: number, final: boolean, c: Compiled, break
       while (b < breaks.length && breaks[b] <= i) b++;
       nextBreak = b < breaks.length ? breaks[b] : -1;
     }
-    let forms: NamedForm[] | undefined;
-    if (code < 128) {
-      if (loopGate[row * 128 + code] === 0) {
-        row = code;
-        continue;
-      }
-      row = code;
-      const next = i + 1 < n ? s.charCodeAt(i + 1) : -1;
-      const at = next < 0 ? code : code * PAIR_ROW + slot(next);
-      const rules = next < 0 ? endRules[code] : pairRules[at];
-      if (rules !== undefined) {
-        const prev = i === 0 || atBreak ? -1 : s.charCodeAt(i - 1);
-        // The third character, where it is there: a prefix rule whose prefixes cannot have it is not asked.
-        const thirds = next < 0 || i + 2 >= n ? null : pairThirds[at]!;
-        const third = thirds === null ? 0 : s.charCodeAt(i + 2);
-        for (let k = 0; k < rules.length; k++) {
-          const rule = rules[k];
-          if (rule.notAfter !== null && rule.notAfter.has(prev)) continue;
-          if (thirds !== null) {
-            const t = thirds[k];
-            if (t !== null && (third >= 128 || t[third] === 0)) continue;
-          }
-          const a = rule.match(s, i, final, f);
-          if (a === YES) {
-            if (f.end > f.start) masks.push({ start: f.start, end: f.end, rule: rule.name, at: i, rank: rank.get(rule) });
-          } else if (a === MORE) {
-            if (f.holdFrom < hold) hold = f.holdFrom;
-            if (i < undecided) undecided = i;
-          }
-        }
-      }
-      forms = next < 0 ? asciiLiterals[code] : pairLiterals[at];
-    } else {
+    if (code >= 128) {
       row = GATE_ANY;
-      if (!highLiterals) continue;
-      forms = literals.get(code);
+      if (highLiterals) askForms(s, i, final, literals.get(code), masks, c.rules.length, literalHoldMin);
+      continue;
     }
-    if (forms !== undefined) {
-      for (const { form, name } of forms) {
-        const e = lit(s, i, form, final);
-        if (e === NEED) {
-          if (i < undecided) undecided = i;
-          if (i < hold && n - i >= literalHoldMin) hold = i;
-        } else if (e > i) {
-          masks.push({ start: i, end: e, rule: 'org-secret', secret: name, at: i, rank: litRank });
-          break; // longest first: a shorter form of the same place adds nothing
+    // Most places a rule may start after its previous character (a word's first letter) begin no
+    // rule's or form's first two characters: the pair table says so before the gate is read.
+    if ((next >= 0 && next < 128 && pairOpen[(code << 7) | next] === 0) || loopGate[(row << 7) | code] === 0) {
+      row = code;
+      continue;
+    }
+    row = code;
+    const at = next < 0 ? code : code * PAIR_ROW + slot(next);
+    const rules = next < 0 ? endRules[code] : pairRules[at];
+    if (rules !== undefined) {
+      const prev = i === 0 || atBreak ? -1 : s.charCodeAt(i - 1);
+      // The third character, where it is there: a prefix rule whose prefixes cannot have it is not asked.
+      const thirds = next < 0 || i + 2 >= n ? null : pairThirds[at]!;
+      const third = thirds === null ? 0 : s.charCodeAt(i + 2);
+      for (let k = 0; k < rules.length; k++) {
+        const rule = rules[k];
+        if (rule.notAfter !== null && rule.notAfter.has(prev)) continue;
+        if (thirds !== null) {
+          const t = thirds[k];
+          if (t !== null && (third >= 128 || t[third] === 0)) continue;
+        }
+        const a = rule.match(s, i, final, f);
+        if (a === YES) {
+          if (f.end > f.start) masks.push({ start: f.start, end: f.end, rule: rule.name, at: i, rank: rank.get(rule) });
+        } else if (a === MORE) {
+          if (f.holdFrom < u.hold) u.hold = f.holdFrom;
+          if (i < u.undecided) u.undecided = i;
         }
       }
     }
+    askForms(s, i, final, next < 0 ? asciiLiterals[code] : pairLiterals[at], masks, c.rules.length, literalHoldMin);
   }
   const loopMasks = masks.length;
   // Each anchor text is looked for once, whichever rules share it (`:` is three rules' anchor).
@@ -143,14 +133,26 @@ export function scan(s: string, from: number, final: boolean, c: Compiled, break
     const text = anchorTexts[t];
     for (let h = s.indexOf(text, from); h >= 0; h = s.indexOf(text, h + 1)) list.push(h);
   }
-  pending.hold = hold;
-  pending.undecided = undecided;
-  for (let k = 0; k < c.anchored.length; k++) scanAnchored(s, from, final, c.anchored[k], breaks, f, masks, hits, pending);
-  hold = pending.hold;
-  undecided = pending.undecided;
+  for (let k = 0; k < c.anchored.length; k++) scanAnchored(s, from, final, c.anchored[k], breaks, f, masks, hits, u);
   // The anchored rules' masks come after the loop's: put them where the reference finds them.
   if (masks.length > loopMasks && loopMasks + c.anchored.length > 1) masks.sort((x, y) => x.at - y.at || x.rank! - y.rank!);
-  return { masks, hold, undecided };
+  return { masks, hold: u.hold, undecided: u.undecided };
+}
+
+/** The org secret forms `forms` (longest first) asked at i by scan(); what stays undecided goes to `pending`. */
+function askForms(s: string, i: number, final: boolean, forms: readonly NamedForm[] | undefined, masks: Mask[], litRank: number, literalHoldMin: number): void {
+  if (forms === undefined) return;
+  const n = s.length;
+  for (const { form, name } of forms) {
+    const e = lit(s, i, form, final);
+    if (e === NEED) {
+      if (i < pending.undecided) pending.undecided = i;
+      if (i < pending.hold && n - i >= literalHoldMin) pending.hold = i;
+    } else if (e > i) {
+      masks.push({ start: i, end: e, rule: 'org-secret', secret: name, at: i, rank: litRank });
+      break; // longest first: a shorter form of the same place adds nothing
+    }
+  }
 }
 
 /**
