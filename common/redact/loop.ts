@@ -3,11 +3,12 @@
  * but the anchored rules): where does one start? Two walkers over the text ask the same places,
  * in ascending order, each once:
  * - sparse(): a native regex search for the characters of a cover of the open pairs (every pair
- *   the rules and forms can start with has one of them, and they are rare in most output: capitals,
- *   `/`, a few letters; no digit, no space). A place whose pair has none of them starts nothing,
- *   so runs without them (numbered lines, counters, tables of figures) are passed at native speed.
+ *   the rules and forms can start with has one of them: capitals, `/`, `-`, some letters; no
+ *   digit, no space). A place whose pair has none of them starts nothing, so runs without them
+ *   (numbered lines, counters, tables of figures) are passed at native speed; dense() reads the
+ *   two places around each one found.
  * - dense(): one step per character with the pair and gate tables, for text where the cover's
- *   characters are frequent (words); sparse() hands over to it when they are.
+ *   characters are frequent (words); sparse() hands the rest of the text over to it when they are.
  */
 import * as C from './chars';
 // Bound once: under a CommonJS transform (tsx) every use of an imported name is a getter call,
@@ -60,48 +61,29 @@ export function scanLoop(s: string, from: number, final: boolean, c: Compiled, b
 
 /** Visits the places next to cover characters from `from` on; returns where dense() goes on (every place before it was asked). */
 function sparse(p: Pass, from: number): number {
-  const { s, breaks } = p;
+  const { s } = p;
   const re = p.t.cover;
   const n = s.length;
   let last = from - 1;
   let hits = 0;
-  let b = firstAtOrAfter(breaks, from);
   re.lastIndex = from;
   while (re.test(s)) {
     const j = re.lastIndex - 1;
     if (++hits >= SPARSE_MIN_HITS && hits * SPARSE_RATIO > j - from) return Math.max(last + 1, j - 1);
     // The pairs ending and starting at j are the only ones with s[j] in them.
-    for (let i = Math.max(last + 1, j - 1); i <= j; i++) {
-      while (b < breaks.length && breaks[b] < i) b++;
-      visit(p, i, b < breaks.length && breaks[b] === i);
-    }
+    dense(p, Math.max(last + 1, j - 1), j + 1);
     last = j;
   }
   // The last character's pair is not known yet: dense() asks it (by endRules).
   return Math.max(last + 1, n - 1);
 }
 
-/** Asks at i if the gate and the pair allow (sparse() found i next to a cover character). */
-function visit(p: Pass, i: number, atBreak: boolean): void {
-  const { s, t } = p;
-  const code = s.charCodeAt(i);
-  if (code >= 128) {
-    if (p.c.literals.size > 0) askForms(p, i, p.c.literals.get(code));
-    return;
-  }
-  const prev = i === 0 || atBreak ? -1 : s.charCodeAt(i - 1);
-  const row = prev < 0 || prev >= 128 ? GATE_ANY : prev;
-  if (t.loopGate[(row << 7) | code] === 0) return;
-  const next = i + 1 < s.length ? s.charCodeAt(i + 1) : -1;
-  if (next >= 0 && next < 128 && t.pairOpen[(code << 7) | next] === 0) return;
-  ask(p, i, code, next, prev);
-}
-
-/** Every place from `from` on, one step per character. */
-function dense(p: Pass, from: number): void {
-  const { s, breaks, t } = p;
-  const { loopGate, pairOpen } = t;
-  const highLiterals = p.c.literals.size > 0;
+/** Every place in [from, to) (default: to the end), one step per character. */
+function dense(p: Pass, from: number, to = p.s.length): void {
+  const { s, breaks, t, c, f, u, final } = p;
+  const { loopGate, pairOpen, pairLiterals } = t;
+  const { pairRules, pairThirds, endRules, asciiLiterals, literals, rank } = c;
+  const highLiterals = literals.size > 0;
   const n = s.length;
   let b = firstAtOrAfter(breaks, from);
   let nextBreak = b < breaks.length ? breaks[b] : -1;
@@ -112,7 +94,7 @@ function dense(p: Pass, from: number): void {
   }
   // Each character is read once, as `next` of the one before: the pair is known before the gate.
   let next = from < n ? s.charCodeAt(from) : -1;
-  for (let i = from; i < n; i++) {
+  for (let i = from; i < to; i++) {
     const code = next;
     next = i + 1 < n ? s.charCodeAt(i + 1) : -1;
     let atBreak = false;
@@ -124,7 +106,7 @@ function dense(p: Pass, from: number): void {
     }
     if (code >= 128) {
       row = GATE_ANY;
-      if (highLiterals) askForms(p, i, p.c.literals.get(code));
+      if (highLiterals) askForms(p, i, literals.get(code));
       continue;
     }
     // Most places a rule may start after its previous character (a word's first letter) begin no
@@ -134,37 +116,31 @@ function dense(p: Pass, from: number): void {
       continue;
     }
     row = code;
-    ask(p, i, code, next, i === 0 || atBreak ? -1 : s.charCodeAt(i - 1));
-  }
-}
-
-/** The rules and forms starting with s[i] (and `next`, -1 at the end) asked at i, the gate passed. */
-function ask(p: Pass, i: number, code: number, next: number, prev: number): void {
-  const { s, c, f, u, final } = p;
-  const n = s.length;
-  const at = next < 0 ? code : code * PAIR_ROW + slot(next);
-  const rules = next < 0 ? c.endRules[code] : c.pairRules[at];
-  if (rules !== undefined) {
-    // The third character, where it is there: a prefix rule whose prefixes cannot have it is not asked.
-    const thirds = next < 0 || i + 2 >= n ? null : c.pairThirds[at]!;
-    const third = thirds === null ? 0 : s.charCodeAt(i + 2);
-    for (let k = 0; k < rules.length; k++) {
-      const rule = rules[k];
-      if (rule.notAfter !== null && rule.notAfter.has(prev)) continue;
-      if (thirds !== null) {
-        const t = thirds[k];
-        if (t !== null && (third >= 128 || t[third] === 0)) continue;
-      }
-      const a = rule.match(s, i, final, f);
-      if (a === YES) {
-        if (f.end > f.start) p.masks.push({ start: f.start, end: f.end, rule: rule.name, at: i, rank: c.rank.get(rule) });
-      } else if (a === MORE) {
-        if (f.holdFrom < u.hold) u.hold = f.holdFrom;
-        if (i < u.undecided) u.undecided = i;
+    const at = next < 0 ? code : code * PAIR_ROW + slot(next);
+    const rules = next < 0 ? endRules[code] : pairRules[at];
+    if (rules !== undefined) {
+      const prev = i === 0 || atBreak ? -1 : s.charCodeAt(i - 1);
+      // The third character, where it is there: a prefix rule whose prefixes cannot have it is not asked.
+      const thirds = next < 0 || i + 2 >= n ? null : pairThirds[at]!;
+      const third = thirds === null ? 0 : s.charCodeAt(i + 2);
+      for (let k = 0; k < rules.length; k++) {
+        const rule = rules[k];
+        if (rule.notAfter !== null && rule.notAfter.has(prev)) continue;
+        if (thirds !== null) {
+          const t = thirds[k];
+          if (t !== null && (third >= 128 || t[third] === 0)) continue;
+        }
+        const a = rule.match(s, i, final, f);
+        if (a === YES) {
+          if (f.end > f.start) p.masks.push({ start: f.start, end: f.end, rule: rule.name, at: i, rank: rank.get(rule) });
+        } else if (a === MORE) {
+          if (f.holdFrom < u.hold) u.hold = f.holdFrom;
+          if (i < u.undecided) u.undecided = i;
+        }
       }
     }
+    askForms(p, i, next < 0 ? asciiLiterals[code] : pairLiterals[at]);
   }
-  askForms(p, i, next < 0 ? c.asciiLiterals[code] : p.t.pairLiterals[at]);
 }
 
 /** The org secret forms `forms` (longest first) asked at i. */
