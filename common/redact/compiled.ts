@@ -30,7 +30,7 @@ export interface Compiled {
    * PAIR_ROW + slot(next)] are the forms starting with those two characters (longest first).
    * Null until then, but always there: every Compiled has one shape, before and after.
    */
-  loop: { loopGate: Uint8Array; pairLiterals: Array<NamedForm[] | undefined> } | null;
+  loop: LoopTables | null;
   /**
    * pairRules[code * PAIR_ROW + slot(next)]: the rules the loop asks where `code` is followed by
    * `next` (a prefix rule only where a prefix starts so, in rule order); `endRules[code]` at the
@@ -51,6 +51,24 @@ export interface Compiled {
   anchorTexts: readonly string[];
   /** Rule index of each rule (masks are ordered by position, then rule; forms after rules). */
   rank: Map<Rule, number>;
+}
+
+/** The per-character loop's tables (see Compiled.loop). */
+export interface LoopTables {
+  loopGate: Uint8Array;
+  pairLiterals: Array<NamedForm[] | undefined>;
+  /**
+   * pairOpen[code << 7 | next] (both ASCII): 1 when a rule or form of the loop starts with those two
+   * characters (pairRules or pairLiterals has an entry). Read before the gate: most word starts
+   * the gate lets through (`co` of `config`, every capital) begin nothing, and the loop moves on
+   * without fetching the lists.
+   */
+  pairOpen: Uint8Array;
+  /**
+   * A global regex over a cover of the open pairs (coverOf): every place pairOpen opens has one
+   * of its characters at that place or the next, as has every place before a non-ASCII character.
+   */
+  cover: RegExp;
 }
 
 export interface AnchoredRule {
@@ -95,6 +113,10 @@ interface RuleTables {
   anchorTexts: string[];
   rank: Map<Rule, number>;
   allPrefiltered: boolean;
+  /** LoopTables.pairOpen without org secret forms. */
+  pairOpen: Uint8Array;
+  /** A cover of those pairs (LoopTables.cover) as a table over ASCII. */
+  inCover: Uint8Array;
 }
 const tablesOf = new WeakMap<readonly Rule[], RuleTables>();
 /** pairLiterals of a redactor without org secrets. */
@@ -139,7 +161,7 @@ function ruleTables(rules: readonly Rule[]): RuleTables {
         for (let code = 0; code < 128; code++) if (a.over?.has(code) || a.gap?.has(code)) table[code] = 1;
         return { table, high: (a.over?.high ?? false) || (a.gap?.high ?? false) };
       });
-      anchored.push({ rule, rank: rank.get(rule)!, anchors: rule.anchors, first, reach: Math.max(1, ...rule.anchors.map((a) => a.reach)), anchorIds, windowChars });
+      anchored.push({ rule, rank: rank.get(rule)!, anchors: rule.anchors.map(oneShape), first, reach: Math.max(1, ...rule.anchors.map((a) => a.reach)), anchorIds, windowChars });
       continue;
     }
     for (const code of firsts) {
@@ -166,6 +188,15 @@ function ruleTables(rules: readonly Rule[]): RuleTables {
   endRules.forEach(byRank);
   const thirdOf = new Map(rules.map((r) => [r, thirdTable(r)]));
   const pairThirds = pairRules.map((list) => list?.map((r) => thirdOf.get(r)!));
+  const pairOpen = new Uint8Array(128 * 128);
+  const inCover = new Uint8Array(128);
+  for (let code = 0; code < 128; code++) {
+    for (let next = 0; next < 128; next++) {
+      if (pairRules[code * PAIR_ROW + next] === undefined) continue;
+      pairOpen[(code << 7) | next] = 1;
+      cover(inCover, code, next);
+    }
+  }
   const t: RuleTables = {
     byFirst,
     startAllowed,
@@ -178,9 +209,20 @@ function ruleTables(rules: readonly Rule[]): RuleTables {
     anchorTexts,
     rank,
     allPrefiltered: rules.every((r) => r.prefixes !== undefined || r.anchors !== undefined),
+    pairOpen,
+    inCover,
   };
   tablesOf.set(rules, t);
   return t;
+}
+
+/**
+ * The anchor with every field present, in one order: the rules write their anchors as literals
+ * with different fields, and the scan's per-hit reads of them (`a.next`, `a.over`, `a.gap`) were
+ * megamorphic property loads in the hottest part of the anchored scan (one hidden class now).
+ */
+function oneShape(a: Anchor): Anchor {
+  return { text: a.text, over: a.over, back: a.back, gap: a.gap, gapMax: a.gapMax, self: a.self, suffixes: a.suffixes, next: a.next, reach: a.reach };
 }
 
 /** The third characters of a rule's prefixes (both cases with prefixCi), or null if one is shorter. */
@@ -237,15 +279,62 @@ function withForms(asciiLiterals: ReadonlyArray<NamedForm[] | undefined>, g: Uin
  * The per-character loop's tables for these secrets, built on the first long scan (a redactor
  * that only ever sees keystrokes never needs them, and tests build thousands of redactors).
  */
-export function loopTables(c: Compiled): { loopGate: Uint8Array; pairLiterals: Array<NamedForm[] | undefined> } {
+export function loopTables(c: Compiled): LoopTables {
   if (c.loop !== null) return c.loop;
+  const t = ruleTables(c.rules);
   let pairLiterals = NO_PAIR_LITERALS;
+  let { pairOpen, inCover } = t;
   if (c.literals.size > 0) {
     pairLiterals = new Array(128 * PAIR_ROW).fill(undefined);
-    for (let code = 0; code < 128; code++) for (const f of c.asciiLiterals[code] ?? []) addTo(pairLiterals, code * PAIR_ROW + slot(f.form.charCodeAt(1)), f);
+    pairOpen = pairOpen.slice();
+    inCover = inCover.slice();
+    for (let code = 0; code < 128; code++) {
+      for (const f of c.asciiLiterals[code] ?? []) {
+        const next = f.form.charCodeAt(1);
+        addTo(pairLiterals, code * PAIR_ROW + slot(next), f);
+        if (next < 128) {
+          pairOpen[(code << 7) | next] = 1;
+          cover(inCover, code, next);
+        }
+      }
+    }
   }
-  c.loop = { loopGate: withForms(c.asciiLiterals, ruleTables(c.rules).loopGate), pairLiterals };
+  c.loop = { loopGate: withForms(c.asciiLiterals, t.loopGate), pairLiterals, pairOpen, cover: coverRegex(inCover) };
   return c.loop;
+}
+
+/**
+ * How common a character is in terminal output, roughly (higher: more common). The cover takes
+ * the less common character of each open pair, so that digits, spaces and line ends, which most
+ * floods are made of, stay out of it.
+ */
+function commonness(code: number): number {
+  if (code === 32 || code === 9 || code === 10 || code === 13) return 6;
+  if (code >= 48 && code <= 57) return 5;
+  if (code >= 97 && code <= 122) return 'etaoinsrhldcu'.includes(String.fromCharCode(code)) ? 4 : 3;
+  if ('.,:;-_/()"\'=|'.includes(String.fromCharCode(code))) return 2;
+  if (code >= 65 && code <= 90) return 0;
+  return 1;
+}
+
+/** Puts the less common character of the pair (a, b) in the cover unless one of them is in it. */
+function cover(inCover: Uint8Array, a: number, b: number): void {
+  if (inCover[a] === 0 && inCover[b] === 0) inCover[commonness(a) <= commonness(b) ? a : b] = 1;
+}
+
+/** One regex per cover (a redactor per session and side: the same few covers again and again). */
+const coverRegexes = new Map<string, RegExp>();
+
+/**
+ * The cover's characters and every non-ASCII one (a place before one is not filtered by pairs) as
+ * a global regex over that class; shared (the scan sets lastIndex before every search).
+ */
+function coverRegex(inCover: Uint8Array): RegExp {
+  let cls = '';
+  for (let code = 0; code < 128; code++) if (inCover[code] === 1) cls += `\\x${code.toString(16).padStart(2, '0')}`;
+  let re = coverRegexes.get(cls);
+  if (re === undefined) coverRegexes.set(cls, (re = new RegExp(`[${cls}\\u0080-\\uffff]`, 'g')));
+  return re;
 }
 
 /**

@@ -2,10 +2,10 @@ import * as C from './chars';
 // Bound once: under a CommonJS transform (tsx) every use of an imported name is a getter call,
 // which in these per-character loops cost more than the matching itself.
 const { lit, MORE, NEED, YES } = C;
-import { firstAtOrAfter, scanAnchored, type Undecided } from './anchored';
-import { GATE_ANY, loopTables, PAIR_ROW, slot, type Compiled } from './compiled';
+import { scanAnchored, type Undecided } from './anchored';
+import { GATE_ANY, type Compiled } from './compiled';
+import { scanLoop } from './loop';
 import type { Found } from './rule';
-import type { NamedForm } from './secrets';
 
 export { compile, type Compiled, type CompileOptions } from './compiled';
 
@@ -52,9 +52,10 @@ const pending: Undecided = { hold: 0, undecided: 0 };
  * undecided only once this many of its characters are there.
  *
  * The answer is always scanEvery's; it is reached without asking where the answer is known to be
- * NO: a per-character loop (one table lookup per character, then the rules and forms whose first
- * two characters fit), and the anchored rules only in the windows before their anchors (found by
- * indexOf) and in their reach from the end.
+ * NO: the rules and forms only where their first two characters fit (loop.ts: a native search
+ * where the text has few of the characters such pairs have, else one table step per character),
+ * and the anchored rules only in the windows before their anchors (found by indexOf) and in their
+ * reach from the end.
  */
 export function scan(s: string, from: number, final: boolean, c: Compiled, breaks: readonly number[], literalHoldMin = 0): ScanResult {
   // A short text (a keystroke's echo, a prompt) is read whole: the anchored rules' tails cover most of it anyway.
@@ -62,78 +63,10 @@ export function scan(s: string, from: number, final: boolean, c: Compiled, break
   const n = s.length;
   const f: Found = { start: 0, end: 0, holdFrom: 0 };
   const masks: Mask[] = [];
-  let hold = n;
-  let undecided = n;
-  const { pairRules, pairThirds, endRules, asciiLiterals, literals, rank } = c;
-  const { loopGate, pairLiterals } = loopTables(c);
-  const litRank = c.rules.length;
-  const highLiterals = literals.size > 0;
-  let b = firstAtOrAfter(breaks, from);
-  let nextBreak = b < breaks.length ? breaks[b] : -1;
-  let row = GATE_ANY;
-  if (from > 0 && from !== nextBreak) {
-    const p = s.charCodeAt(from - 1);
-    if (p < 128) row = p;
-  }
-  for (let i = from; i < n; i++) {
-    const code = s.charCodeAt(i);
-    let atBreak = false;
-    if (i === nextBreak) {
-      atBreak = true;
-      row = GATE_ANY;
-      while (b < breaks.length && breaks[b] <= i) b++;
-      nextBreak = b < breaks.length ? breaks[b] : -1;
-    }
-    let forms: NamedForm[] | undefined;
-    if (code < 128) {
-      if (loopGate[row * 128 + code] === 0) {
-        row = code;
-        continue;
-      }
-      row = code;
-      const next = i + 1 < n ? s.charCodeAt(i + 1) : -1;
-      const at = next < 0 ? code : code * PAIR_ROW + slot(next);
-      const rules = next < 0 ? endRules[code] : pairRules[at];
-      if (rules !== undefined) {
-        const prev = i === 0 || atBreak ? -1 : s.charCodeAt(i - 1);
-        // The third character, where it is there: a prefix rule whose prefixes cannot have it is not asked.
-        const thirds = next < 0 || i + 2 >= n ? null : pairThirds[at]!;
-        const third = thirds === null ? 0 : s.charCodeAt(i + 2);
-        for (let k = 0; k < rules.length; k++) {
-          const rule = rules[k];
-          if (rule.notAfter !== null && rule.notAfter.has(prev)) continue;
-          if (thirds !== null) {
-            const t = thirds[k];
-            if (t !== null && (third >= 128 || t[third] === 0)) continue;
-          }
-          const a = rule.match(s, i, final, f);
-          if (a === YES) {
-            if (f.end > f.start) masks.push({ start: f.start, end: f.end, rule: rule.name, at: i, rank: rank.get(rule) });
-          } else if (a === MORE) {
-            if (f.holdFrom < hold) hold = f.holdFrom;
-            if (i < undecided) undecided = i;
-          }
-        }
-      }
-      forms = next < 0 ? asciiLiterals[code] : pairLiterals[at];
-    } else {
-      row = GATE_ANY;
-      if (!highLiterals) continue;
-      forms = literals.get(code);
-    }
-    if (forms !== undefined) {
-      for (const { form, name } of forms) {
-        const e = lit(s, i, form, final);
-        if (e === NEED) {
-          if (i < undecided) undecided = i;
-          if (i < hold && n - i >= literalHoldMin) hold = i;
-        } else if (e > i) {
-          masks.push({ start: i, end: e, rule: 'org-secret', secret: name, at: i, rank: litRank });
-          break; // longest first: a shorter form of the same place adds nothing
-        }
-      }
-    }
-  }
+  const u = pending;
+  u.hold = n;
+  u.undecided = n;
+  scanLoop(s, from, final, c, breaks, masks, f, u, literalHoldMin);
   const loopMasks = masks.length;
   // Each anchor text is looked for once, whichever rules share it (`:` is three rules' anchor).
   const { anchorTexts } = c;
@@ -143,14 +76,10 @@ export function scan(s: string, from: number, final: boolean, c: Compiled, break
     const text = anchorTexts[t];
     for (let h = s.indexOf(text, from); h >= 0; h = s.indexOf(text, h + 1)) list.push(h);
   }
-  pending.hold = hold;
-  pending.undecided = undecided;
-  for (let k = 0; k < c.anchored.length; k++) scanAnchored(s, from, final, c.anchored[k], breaks, f, masks, hits, pending);
-  hold = pending.hold;
-  undecided = pending.undecided;
+  for (let k = 0; k < c.anchored.length; k++) scanAnchored(s, from, final, c.anchored[k], breaks, f, masks, hits, u);
   // The anchored rules' masks come after the loop's: put them where the reference finds them.
   if (masks.length > loopMasks && loopMasks + c.anchored.length > 1) masks.sort((x, y) => x.at - y.at || x.rank! - y.rank!);
-  return { masks, hold, undecided };
+  return { masks, hold: u.hold, undecided: u.undecided };
 }
 
 /**

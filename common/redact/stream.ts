@@ -48,7 +48,18 @@ export interface StreamRedactor {
 
 interface Esc {
   at: number;
+  /** What is written back: the sequence, its payload redacted. */
   raw: string;
+  /** The sequence's length in the input. */
+  len: number;
+  /** raw is the sequence as it came (nothing in its payload was masked). */
+  kept: boolean;
+}
+
+/** An escape sequence anchored before visible index `at`, its payload (if any) redacted. */
+function escAt(at: number, raw: string, payload: [number, number] | undefined, c: Compiled): Esc {
+  const out = redactPayload(raw, payload, c);
+  return { at, raw: out, len: raw.length, kept: out === raw };
 }
 
 /**
@@ -70,11 +81,32 @@ class Window {
    * whole context on every push.
    */
   resume = 0;
+  /**
+   * The input not yet released, as it came (held text, its escapes, an open sequence): when
+   * nothing released is masked, what is released is a prefix of it, handed back as it came.
+   */
+  input = '';
+
+  /**
+   * The input's length up to visible index `cut` (escapes anchored at cut included, as render
+   * writes them), or -1 when an escape in it was rewritten (its payload redacted).
+   */
+  inputUpTo(cut: number): number {
+    let len = cut - this.off;
+    for (let k = 0; k < this.escs.length && this.escs[k].at <= cut; k++) {
+      const e = this.escs[k];
+      if (!e.kept) return -1;
+      len += e.len;
+    }
+    return len;
+  }
 
   release(cut: number): void {
     // Both lists are ascending: what is released is a prefix (a flood releases all of it at once).
     let k = 0;
-    while (k < this.escs.length && this.escs[k].at <= cut) k++;
+    let len = cut - this.off;
+    while (k < this.escs.length && this.escs[k].at <= cut) len += this.escs[k++].len;
+    this.input = len === this.input.length ? '' : this.input.slice(len);
     if (k > 0) this.escs = k === this.escs.length ? [] : this.escs.slice(k);
     const drop = Math.max(0, cut - CONTEXT_CHARS - 1);
     if (drop > 0) {
@@ -142,7 +174,7 @@ export function createStreamRedactorFrom(c: Compiled, opts: StreamRedactorOption
     w.vis += t;
   };
   const onEscape = (raw: string, payload?: [number, number]) => {
-    w.escs.push({ at: w.vis.length, raw: redactPayload(raw, payload, c) });
+    w.escs.push(escAt(w.vis.length, raw, payload, c));
     if (w.breaks.length === 0 || w.breaks[w.breaks.length - 1] !== w.vis.length) w.breaks.push(w.vis.length);
   };
   const from = () => (w.trimmed ? 1 : 0);
@@ -158,7 +190,10 @@ export function createStreamRedactorFrom(c: Compiled, opts: StreamRedactorOption
     w.resume = resume;
     const runs = mergeRuns(masks, w.off);
     report(masks, w.off, cut, opts.onMask);
-    const out = render(w.vis, w.off, cut, runs, w.escs);
+    // Nothing masked and no sequence rewritten: the released input as it came (the same string
+    // when a whole push is released), without taking it apart and putting it together again.
+    const same = runs.length === 0 ? w.inputUpTo(cut) : -1;
+    const out = same < 0 ? render(w.vis, w.off, cut, runs, w.escs) : same === w.input.length ? w.input : w.input.slice(0, same);
     w.release(cut);
     return out;
   }
@@ -167,6 +202,7 @@ export function createStreamRedactorFrom(c: Compiled, opts: StreamRedactorOption
     push(chunk: string): string {
       if (typeof chunk !== 'string') throw new TypeError('push: chunk must be a string');
       if (chunk.length === 0) return '';
+      w.input = w.input.length === 0 ? chunk : w.input + chunk;
       parser.feed(chunk, onText, onEscape);
       const n = w.vis.length;
       const { masks, hold, undecided } = scan(w.vis, Math.max(from(), w.resume), false, c, w.breaks);
@@ -199,6 +235,7 @@ export function createStreamRedactorFrom(c: Compiled, opts: StreamRedactorOption
         out = emit(n, masks, n, []);
       }
       if (parser.inSequence) out += parser.takeOpen();
+      w.input = '';
       return out;
     },
     get pending() {
@@ -220,13 +257,14 @@ export function redactWhole(text: string, c: Compiled, onMask?: (m: MaskEvent) =
     text,
     (t) => (w.vis += t),
     (raw, payload) => {
-      w.escs.push({ at: w.vis.length, raw: redactPayload(raw, payload, c) });
+      w.escs.push(escAt(w.vis.length, raw, payload, c));
       if (w.breaks.length === 0 || w.breaks[w.breaks.length - 1] !== w.vis.length) w.breaks.push(w.vis.length);
     },
   );
   const tail = parser.inSequence ? parser.takeOpen() : '';
   const { masks } = scan(w.vis, 0, true, c, w.breaks);
-  if (masks.length === 0 && w.escs.length === 0) return text;
+  // Nothing masked and no sequence rewritten: the text as it came.
+  if (masks.length === 0 && w.escs.every((e) => e.kept)) return text;
   report(masks, 0, w.vis.length, onMask);
   return render(w.vis, 0, w.vis.length, mergeRuns(masks, 0), w.escs) + tail;
 }
