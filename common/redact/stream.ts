@@ -87,6 +87,18 @@ class Window {
    */
   input = '';
 
+  constructor(private readonly c: Compiled) {}
+
+  /** A parser's callbacks (made once): visible text onto vis, escapes anchored where they stood. */
+  readonly onText = (t: string): void => {
+    this.vis += t;
+  };
+  readonly onEscape = (raw: string, payload?: [number, number]): void => {
+    const at = this.vis.length;
+    this.escs.push(escAt(at, raw, payload, this.c));
+    if (this.breaks.length === 0 || this.breaks[this.breaks.length - 1] !== at) this.breaks.push(at);
+  };
+
   /**
    * The input's length up to visible index `cut` (escapes anchored at cut included, as render
    * writes them), or -1 when an escape in it was rewritten (its payload redacted).
@@ -168,15 +180,8 @@ function report(masks: readonly Mask[], from: number, to: number, onMask: ((m: M
 export function createStreamRedactorFrom(c: Compiled, opts: StreamRedactorOptions = {}): StreamRedactor {
   const maxHold = opts.maxHoldChars ?? MAX_HOLD_CHARS;
   if (!Number.isInteger(maxHold) || maxHold < 1) throw new RangeError('maxHoldChars must be a positive integer');
-  const w = new Window();
+  const w = new Window(c);
   const parser = new TerminalParser();
-  const onText = (t: string) => {
-    w.vis += t;
-  };
-  const onEscape = (raw: string, payload?: [number, number]) => {
-    w.escs.push(escAt(w.vis.length, raw, payload, c));
-    if (w.breaks.length === 0 || w.breaks[w.breaks.length - 1] !== w.vis.length) w.breaks.push(w.vis.length);
-  };
   const from = () => (w.trimmed ? 1 : 0);
 
   /**
@@ -203,7 +208,7 @@ export function createStreamRedactorFrom(c: Compiled, opts: StreamRedactorOption
       if (typeof chunk !== 'string') throw new TypeError('push: chunk must be a string');
       if (chunk.length === 0) return '';
       w.input = w.input.length === 0 ? chunk : w.input + chunk;
-      parser.feed(chunk, onText, onEscape);
+      parser.feed(chunk, w.onText, w.onEscape);
       const n = w.vis.length;
       const { masks, hold, undecided } = scan(w.vis, Math.max(from(), w.resume), false, c, w.breaks);
       if (n - Math.min(hold, n) > maxHold) {
@@ -251,16 +256,9 @@ export function createStreamRedactorWith(rules: readonly Rule[], secrets: Secret
 
 /** Whole-text redaction (event payloads, log lines): every answer as if the text ended here. */
 export function redactWhole(text: string, c: Compiled, onMask?: (m: MaskEvent) => void): string {
-  const w = new Window();
+  const w = new Window(c);
   const parser = new TerminalParser();
-  parser.feed(
-    text,
-    (t) => (w.vis += t),
-    (raw, payload) => {
-      w.escs.push(escAt(w.vis.length, raw, payload, c));
-      if (w.breaks.length === 0 || w.breaks[w.breaks.length - 1] !== w.vis.length) w.breaks.push(w.vis.length);
-    },
-  );
+  parser.feed(text, w.onText, w.onEscape);
   const tail = parser.inSequence ? parser.takeOpen() : '';
   const { masks } = scan(w.vis, 0, true, c, w.breaks);
   // Nothing masked and no sequence rewritten: the text as it came.
