@@ -4,17 +4,19 @@ import fs from 'node:fs';
  * What a bench part costs (CPU split into user and system) and what the disk under it does.
  *
  * This machine's ext4 has no journal and is mounted with `discard` (diskFacts below). Two of its
- * habits made `grep -rl | xargs sed -i` take 0.35 s or 2.4 s on the same tree (CPU ≈ wall, mostly
- * system), and they touch any work that makes or frees thousands of files (bench:dta-disk shows both):
+ * habits made `grep -rl | xargs sed -i` take 0.35 s or 2.4 s on the same tree, and they touch any
+ * work that makes or frees thousands of files (bench:dta-disk measures both):
  * - Without a journal, ext4 does not reuse an inode freed in the last 60 s (360 s while its inode
  *   table block is dirty): each new file scans, from the start of its block group, past every such
- *   free inode (`recently_deleted()` in fs/ext4/ialloc.c; ~40 % of sed's profile in its slow mode).
- *   sed -i makes a file and frees one per target, so its later files scan past its earlier ones
- *   (the check only counts a removal from an earlier clock second: a run inside one second is
- *   spared), and past whatever any process removed in that group within the minute.
+ *   free inode (`recently_deleted()` in fs/ext4/ialloc.c, ~40 % of a slow sed's samples in `perf`).
+ *   sed -i makes one file per target, so it pays for whatever was removed near its tree within the
+ *   minute — a bench's previous round, another engineer's test, its own renames from an earlier
+ *   clock second: 20,000 files removed in the tree's folders a second before took sed from
+ *   0.35 s to 3.3–3.7 s of system CPU.
  * - Without a journal, a freed block is discarded at once and the unlink waits for the device:
- *   removing, or renaming over, files whose data is on disk costs a round trip each. Files written
- *   seconds ago (delayed allocation) have no blocks yet and free for nothing.
+ *   renaming over (or removing) files whose data is on disk costs a round trip each — sed on a
+ *   flushed tree took 9–15 s of wall time at load 20–30 for 0.7–2.4 s of CPU. Files written seconds
+ *   ago (delayed allocation) have no blocks yet and free for nothing.
  */
 
 /** Linux reports children's CPU in clock ticks (USER_HZ, 100 on every Linux we run on). */

@@ -4,10 +4,10 @@
  *   (b) av-dta's dry-run + the approved apply (+ its verifier process) — parsers, a patch, an
  *       atomic apply and an independent re-count — as the gate runs them.
  * Both sides start from the same disk state (disk-state.ts, bench:dta-disk): each on its own tree
- * from the same generator, made just before its timed part (a tree flushed to disk by then — by
- * writeback, 30 s after it was written, or by `sync` — made sed 5× slower in system CPU on this
- * machine); no tree is removed before the bench ends; the side that goes first alternates by round
- * (each side's own renames and removals fall on the other alike). Prints
+ * from the same generator, made just before its timed part (not yet written back: renaming over a
+ * flushed file waits for the device here); no tree is removed before the bench ends (files made
+ * within a minute of a mass removal nearby cost ~10× the system CPU here); the side that goes first
+ * alternates by round (each side's own renames and removals fall on the other alike). Prints
  * each side's wall time and CPU, user and system (the system part shows the disk's slow mode), then
  * the target's line against the fastest sed of the rounds (what an outside checker sees on a good
  * day) and the median of the rounds' own ratios. Asserts nothing.

@@ -16,7 +16,8 @@ import { stagedFile, type StagedContents } from './staged-contents';
 export const JOURNAL_FILE = 'journal.json';
 /**
  * Failure injection for the crash tests (a documented test hook, off unless set):
- * `throw-after:N` fails after N renames, `kill-after:N` SIGKILLs the process after N renames.
+ * `throw-after:N` fails after N renames, `kill-after:N` SIGKILLs the process after N renames,
+ * `stop-after:N` stops it (SIGSTOP) after N renames: an apply in flight, its owner alive.
  */
 export const FAULT_ENV = 'AV_DTA_FAULT';
 
@@ -93,7 +94,49 @@ function fault(renamed: number): void {
   const [kind, n] = spec.split(':');
   if (Number(n) !== renamed) return;
   if (kind === 'kill-after') process.kill(process.pid, 'SIGKILL');
+  if (kind === 'stop-after') process.kill(process.pid, 'SIGSTOP');
   if (kind === 'throw-after') throw new Error(`injected failure after ${renamed} renames (${FAULT_ENV})`);
+}
+
+/**
+ * Each apply's folder is named `<run id>@<pid>.<start>`: the process that owns it, with that
+ * process's start time (so a pid the system gave to another process since is not taken for the
+ * owner). Two runs may apply at once in one worktree (soft locks allow disjoint files), and each
+ * run begins with recover(): only folders whose owner is gone are rolled back or removed.
+ */
+const OWNER_MARK = '@';
+
+/** A process's start, in clock ticks since boot (/proc/<pid>/stat field 22); null where /proc cannot say. */
+function processStart(pid: number): string | null {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+const SELF_OWNER = `${process.pid}.${processStart(process.pid) ?? '0'}`;
+
+/** This process's applies whose folders are still in use (in flight, or backups being removed), by folder name. */
+const ownFolders = new Set<string>();
+
+/** Whether the apply that owns this folder may still be running (never for a folder named before owners were). */
+function ownerAlive(folder: string): boolean {
+  const name = folder.endsWith('.done') ? folder.slice(0, -'.done'.length) : folder;
+  if (!name.includes(OWNER_MARK)) return false;
+  const owner = name.slice(name.lastIndexOf(OWNER_MARK) + 1);
+  if (owner === SELF_OWNER) return ownFolders.has(name);
+  const [pid, start] = owner.split('.');
+  if (!/^[1-9][0-9]*$/.test(pid ?? '')) return false;
+  try {
+    process.kill(Number(pid), 0);
+  } catch (err) {
+    // EPERM: a process of another user has that pid, alive.
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  const now = processStart(Number(pid));
+  return now === null || start === '0' || now === start;
 }
 
 /**
@@ -104,8 +147,20 @@ function fault(renamed: number): void {
  * `journalDir` is outside the tree (the worktree's git dir): it survives a crash, never gets committed.
  */
 export function applyAtomic(root: string, journalDir: string, runId: string, changes: ReadonlyMap<string, string>, originals?: ReadonlyMap<string, Buffer>, staged?: StagedContents | null): Promise<void> {
-  const dir = path.join(journalDir, runId);
-  fs.mkdirSync(path.join(dir, 'backup'), { recursive: true });
+  const name = `${runId}${OWNER_MARK}${SELF_OWNER}`;
+  const dir = path.join(journalDir, name);
+  ownFolders.add(name);
+  try {
+    fs.mkdirSync(path.join(dir, 'backup'), { recursive: true });
+    return applyIn(root, dir, runId, changes, originals, staged, () => ownFolders.delete(name));
+  } catch (err) {
+    ownFolders.delete(name);
+    throw err;
+  }
+}
+
+/** applyAtomic() inside its folder `dir`; `release` once the folder is gone (or left for recover()). */
+function applyIn(root: string, dir: string, runId: string, changes: ReadonlyMap<string, string>, originals: ReadonlyMap<string, Buffer> | undefined, staged: StagedContents | null | undefined, release: () => void): Promise<void> {
   // The originals' bytes: those the caller just read and checked, else read here (page cache).
   // A target's new content is its staged file when the dry-run wrote one that is still as written
   // (staged-contents.ts), else a temp file beside it, written below.
@@ -168,7 +223,10 @@ export function applyAtomic(root: string, journalDir: string, runId: string, cha
   const removal = fs.promises
     .rm(done, { recursive: true, force: true })
     .catch(() => undefined)
-    .then(() => mark('apply: backups removed'));
+    .then(() => {
+      release();
+      mark('apply: backups removed');
+    });
   removing.add(removal);
   void removal.then(() => removing.delete(removal));
   return removal;
@@ -214,11 +272,16 @@ function rollback(j: Journal): void {
   if (lost.length) throw new Error(`cannot restore ${lost.length} files: their backups changed and git has no blob of the original (${lost.slice(0, 5).join(', ')}); the journal is kept`);
 }
 
-/** Rolls back every apply a crash left half-done; returns the run ids it restored. */
+/**
+ * Rolls back every apply a crash left half-done; returns the run ids it restored. Only folders
+ * whose owner is gone: another run's apply in flight in this worktree (another process, or this
+ * one) is left to finish, its backups to be removed by it.
+ */
 export function recover(journalDir: string): string[] {
   if (!fs.existsSync(journalDir)) return [];
   const restored: string[] = [];
   for (const name of fs.readdirSync(journalDir).sort()) {
+    if (ownerAlive(name)) continue;
     const dir = path.join(journalDir, name);
     const file = path.join(dir, JOURNAL_FILE);
     if (fs.existsSync(file)) {
@@ -226,7 +289,7 @@ export function recover(journalDir: string): string[] {
       rollback(j);
       restored.push(j.run_id);
     }
-    // Without a journal the renames never started: only copies and temps to clean up.
+    // Without a journal the renames never started, or all ended: only copies, temps or backups to remove.
     fs.rmSync(dir, { recursive: true, force: true });
   }
   return restored;

@@ -102,6 +102,36 @@ describe('DTA runs: tree safety', () => {
     expect(snapshot(dir)).toEqual(before);
   });
 
+  it("a run's recovery leaves another run's apply in flight in the same worktree alone (its owner is alive): that apply finishes and verifies", async () => {
+    const dir = repo();
+    const before = snapshot(dir);
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'run', '-'], { env: { ...process.env, [FAULT_ENV]: 'stop-after:1' }, stdio: ['pipe', 'pipe', 'inherit'] });
+    let stdout = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    child.stdin.end(JSON.stringify(inv(dir)));
+    const state = () => {
+      const stat = fs.readFileSync(`/proc/${child.pid}/stat`, 'utf8');
+      return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+    };
+    try {
+      // Stopped after its first rename: its journal on disk, its process alive.
+      await expect.poll(state, { timeout: 170_000, interval: 50 }).toBe('T');
+      const other = await runDta(inv(dir, 'dry-run'));
+      expect(other.notes.join('\n')).not.toMatch(/rolled back/);
+      // It finds the tree as the apply in flight left it (one file renamed): dirty, so it does nothing.
+      expect(other.error).toMatchObject({ code: 'DIRTY_TREE' });
+    } finally {
+      child.kill('SIGCONT');
+    }
+    expect(await exited).toBe(0);
+    const out = JSON.parse(stdout) as { ok: boolean; verifier: { passed: boolean }; files: string[] };
+    expect(out.ok && out.verifier.passed).toBe(true);
+    const changed = gitIn(dir, 'diff', '--name-only').trim().split('\n').sort();
+    expect(changed).toEqual([...out.files].sort());
+    expect(snapshot(dir)).not.toEqual(before);
+  });
+
   it('an apply answers before its backups are gone; they go in the background, and what a crash left of them goes with the next run, which rolls nothing back', async () => {
     const dir = repo();
     const out = await runDta(inv(dir));

@@ -5,7 +5,7 @@ import { DtaInvocationSchema, DtaOutputSchema, type DtaCounts, type DtaError, ty
 import { adapterOf } from './adapters';
 import { ArtifactWriter } from './artifacts';
 import { applyAtomic, recover } from './atomic-apply';
-import { commonDir, excludeRunsDir, gitDir, headSha, sha256, topLevel, treeFingerprint } from './git-state';
+import { excludeRunsDir, headSha, repoDirs, sha256, treeFingerprint, type RepoDirs } from './git-state';
 import { invocationKey, keepProposal, KEPT_PROPOSAL_TTL_MS, liveStagedDirs, stillFits, takeProposal } from './kept-proposals';
 import { DEFAULT_POLICY, effectiveConstraints, PolicyError, takeRateSlot, type DtaPolicy } from './policy';
 import { discoverAndPropose, type Proposed } from './propose';
@@ -117,16 +117,17 @@ async function execute(
     if (Date.now() > deadline) throw new RunFailure('TIMEOUT', `timeout_ms (${constraints.timeout_ms}) passed during ${what}`);
   };
 
-  let root: string;
+  let dirs: RepoDirs;
   try {
-    root = await topLevel(inv.target.repo_path);
+    dirs = await repoDirs(inv.target.repo_path);
   } catch {
     throw new RunFailure('BAD_INVOCATION', `target.repo_path ${inv.target.repo_path} is not a git work tree`);
   }
+  const root = dirs.root;
   const globs = inv.target.glob === undefined ? m.defaultGlob : Array.isArray(inv.target.glob) ? inv.target.glob : [inv.target.glob];
   const prepareRequest = (head: string) => ({ mode: 'prepare' as const, tool: inv.tool, root, head, params, globs, allowed_paths: policy.allowed_paths, ...(verifierMemoDir ? { memo_dir: verifierMemoDir } : {}) });
   // The rate limit first: a refused run starts nothing.
-  takeRateSlot(path.join(await commonDir(root), STATE_DIR), policy);
+  takeRateSlot(path.join(dirs.commonDir, STATE_DIR), policy);
   // A run that will want a new verifier process starts it now, and has it measure HEAD's files
   // (git's objects: whatever recover() below does to the work tree, HEAD's blobs stay as they
   // are): its start and its parse run beside the checks below instead of after them.
@@ -141,11 +142,11 @@ async function execute(
     mark('run: verifier started');
   }
   cleanups.push(() => early?.kill());
-  const stateDir = path.join(await gitDir(root), STATE_DIR);
+  const stateDir = path.join(dirs.gitDir, STATE_DIR);
   // A crash in an earlier apply is undone before anything looks at the tree.
   for (const id of recover(path.join(stateDir, 'journal'))) out.notes.push(`rolled back the unfinished apply of ${id}`);
   sweepStaged(stateDir, KEPT_PROPOSAL_TTL_MS, liveStagedDirs());
-  await excludeRunsDir(root);
+  excludeRunsDir(dirs.commonDir);
   const fp0 = await treeFingerprint(root);
   mark('run: recovered, status read');
   if (fp0.status !== '') throw new RunFailure('DIRTY_TREE', `the work tree has uncommitted changes (${fp0.status.split('\0').filter(Boolean).length} paths); commit or stash them first`);

@@ -2,11 +2,26 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readBlobs } from './git-state';
+import { readBlobs, repoDirs } from './git-state';
 import { gitIn, makeRepo } from './testing/fixture-repos';
 
 const repos: string[] = [];
 afterAll(() => repos.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
+
+describe('repoDirs', () => {
+  it("answers a linked worktree's top level (symlinks resolved), its own git dir and the repository's common one, from any folder in it", async () => {
+    const dir = makeRepo({ 'd/a.txt': 'one\n' });
+    repos.push(dir);
+    const linked = `${dir}-linked`;
+    repos.push(linked);
+    gitIn(dir, 'worktree', 'add', '-q', '-b', 'other', linked);
+    const alias = `${dir}-alias`;
+    repos.push(alias);
+    fs.symlinkSync(linked, alias);
+    expect(await repoDirs(path.join(alias, 'd'))).toEqual({ root: fs.realpathSync(linked), gitDir: path.join(fs.realpathSync(dir), '.git', 'worktrees', path.basename(linked)), commonDir: path.join(fs.realpathSync(dir), '.git') });
+    await expect(repoDirs(path.dirname(dir))).rejects.toThrow();
+  });
+});
 
 describe('readBlobs', () => {
   it("reads each path's bytes at the given commit, not the file on disk, and leaves out paths it lacks", async () => {

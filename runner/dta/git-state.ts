@@ -29,15 +29,23 @@ export function realDir(dir: string): string {
   }
 }
 
-/** The worktree's own git directory (absolute): journals live here, outside the tree. */
-export async function gitDir(root: string): Promise<string> {
-  const out = (await git(['rev-parse', '--absolute-git-dir'], { cwd: root, what: 'rev-parse' })).trim();
-  return out;
+/**
+ * A work tree's three folders from one `git rev-parse` (a process each was three processes per run):
+ * its top level (symlinks resolved, as topLevel() answers), its own git directory (journals and
+ * staged contents live there, outside the tree) and the common one all worktrees of the repository
+ * share (the rate log, info/exclude).
+ */
+export interface RepoDirs {
+  root: string;
+  gitDir: string;
+  commonDir: string;
 }
 
-export async function commonDir(root: string): Promise<string> {
-  const out = (await git(['rev-parse', '--git-common-dir'], { cwd: root, what: 'rev-parse' })).trim();
-  return path.resolve(root, out);
+export async function repoDirs(repoPath: string): Promise<RepoDirs> {
+  const out = await git(['rev-parse', '--path-format=absolute', '--show-toplevel', '--absolute-git-dir', '--git-common-dir'], { cwd: repoPath, what: 'rev-parse' });
+  const [root, gitDir, commonDir] = out.replace(/\n$/, '').split('\n');
+  if (!root || !gitDir || !commonDir) throw new Error(`git rev-parse answered ${JSON.stringify(out.slice(0, 200))}`);
+  return { root: fs.realpathSync(root), gitDir, commonDir };
 }
 
 export async function headSha(root: string): Promise<string> {
@@ -55,9 +63,9 @@ export async function treeFingerprint(root: string): Promise<{ head: string; sta
   return { head, status, hash: crypto.createHash('sha256').update(head).update('\0').update(status).digest('hex') };
 }
 
-/** The artifacts folder never shows up as untracked (and so never in a commit). */
-export async function excludeRunsDir(root: string): Promise<void> {
-  const file = path.join(await commonDir(root), 'info', 'exclude');
+/** The artifacts folder never shows up as untracked (and so never in a commit). `commonDir`: repoDirs().commonDir. */
+export function excludeRunsDir(commonDir: string): void {
+  const file = path.join(commonDir, 'info', 'exclude');
   const line = `/${RUNS_DIR}/`;
   let text = '';
   try {
