@@ -38,14 +38,13 @@ const THROUGHPUT_TIMEOUT_MS = 900_000;
 /** BENCH_PACE_AB=N: N more pairs of the product's throughput run with its page's writes unpaced, then paced. */
 const PACE_AB = Number(process.env.BENCH_PACE_AB ?? 0);
 /**
- * BENCH_PACE_A=JSON: the A side of those pairs paces with these options instead of not at all
- * (components/terminal/write-pacer.ts PacingOptions), e.g. the pacing before sustained floods slowed:
- * '{"sustainedIntervalMs":50,"holdBytes":1e12}'.
+ * BENCH_PACE_A_CSS / BENCH_PACE_A_JS: the A side of those pairs is the paced page with this style
+ * sheet added and this script run once its terminal is live, instead of the unpaced page (try a
+ * page change without a build, e.g. BENCH_PACE_A_JS='Object.values(__avTerminals)[0].options.cursorBlink = true').
  */
-const PACE_A = process.env.BENCH_PACE_A ? (JSON.parse(process.env.BENCH_PACE_A) as Record<string, number>) : null;
-/** BENCH_PACE_A_CSS / BENCH_PACE_A_JS: a style sheet added to, and a script run in, the A side's page once its terminal is live (try a page change without a build). */
 const PACE_A_CSS = process.env.BENCH_PACE_A_CSS;
 const PACE_A_JS = process.env.BENCH_PACE_A_JS;
+const PACE_A = Boolean(PACE_A_CSS || PACE_A_JS);
 /** BENCH_ONLY=echo skips the browser throughput part (a quicker run of the echo figures); =throughput skips echo. */
 const ONLY = process.env.BENCH_ONLY ?? 'all';
 
@@ -375,8 +374,7 @@ async function main() {
         const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
         const [name, value] = api.cookie.split('=');
         await context.addCookies([{ name: name!, value: value!, url: stack.url }]);
-        if (unpaced && PACE_A) await context.addInitScript((pacing) => ((window as unknown as { __avWritePacing: unknown }).__avWritePacing = pacing), PACE_A);
-        else if (unpaced) await context.addInitScript(() => ((window as unknown as { __avUnpacedWrites: boolean }).__avUnpacedWrites = true));
+        if (unpaced && !PACE_A) await context.addInitScript(() => ((window as unknown as { __avUnpacedWrites: boolean }).__avUnpacedWrites = true));
         const page = await context.newPage();
         await page.goto(stack.url);
         await page.getByRole('button', { name: 'Spawn agent' }).click();
@@ -390,7 +388,7 @@ async function main() {
           { name: 'PTY programs', pids: () => descendantsByCmdline(cp, (c) => !/node/.test(c) || c.includes('session-leader')) },
           ...chromium,
         ], cp);
-        console.log(`Agent Village${unpaced ? (PACE_A ? ` (A: pacing ${JSON.stringify(PACE_A)})` : ' (writes unpaced)') : ''} throughput: ${t.mbps.toFixed(1)} MB/s (${t.mb.toFixed(1)} MB in ${t.seconds.toFixed(1)} s), checksum ${t.checksum}; CPU ${t.cpuPerMb.toFixed(3)} s/MB (${avPids().length} node processes); load ${load()}`);
+        console.log(`Agent Village${unpaced ? (PACE_A ? ' (A: page variant)' : ' (writes unpaced)') : ''} throughput: ${t.mbps.toFixed(1)} MB/s (${t.mb.toFixed(1)} MB in ${t.seconds.toFixed(1)} s), checksum ${t.checksum}; CPU ${t.cpuPerMb.toFixed(3)} s/MB (${avPids().length} node processes); load ${load()}`);
         await context.close();
         return t;
       };
