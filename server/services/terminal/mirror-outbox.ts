@@ -4,11 +4,11 @@
  * busy 2-core machine the woken thread often takes the core from the sender on the spot: one
  * message per output chunk was ~100 ms of the control plane's main thread in a 16 MB flood
  * (the 08:40 profile). The thread parses lazily anyway (MIRROR_LAZINESS holds output for up to
- * a second of quiet), so output can wait a little here too; a read someone waits for cannot.
+ * 200 ms of quiet), so output can wait a little here too; a read someone waits for cannot.
  */
 
 /**
- * How long queued requests may wait: well inside the thread's own idle wait (a second), so a quiet
+ * How long queued requests may wait: well inside the thread's own 200 ms idle wait, so a quiet
  * session's screen is parsed about as soon as before; a flood then costs ~20 messages a second.
  */
 export const OUTBOX_HOLD_MS = 50;

@@ -29,18 +29,14 @@ export const MIRROR_THREAD_PACING = { sliceChars: 1024 * 1024, stepMs: 12 };
  * build log 39–40 → 25–27 ms/MB, numbered lines 14 → 14–18, noise; in process at 10 MB/s the
  * skipped share of the build log went 76 → 89–91 %). Every character of a
  * queue an attach needs at once is scanned, but only what the screen and scrollback show is parsed;
- * a quiet session is parsed a second after its last output: at 200 ms every stall of a flood longer
- * than that (flow control, a loaded machine's delivery) parsed the buffer's worth of lines queued,
- * which the output after the stall then scrolled out (the mirror thread fed 100-character lines at
- * ~1.1 MB/s with a 300 ms stall every 0.3 s, load 23, 27 Nov 15:55: 26–35 → 14–15 ms/MB). An
- * attach in that second parses what it shows itself. A read nobody waits for (seek point,
+ * a quiet session is parsed 200 ms after its last output. A read nobody waits for (seek point,
  * periodic snapshot) is answered a second after its output once a buffer's worth of lines follows
  * it — only then is everything before it that scrolls out known — and within 5 s whatever follows:
  * answering every read after a second parsed nearly all of a flood slower than ~1 MB/s of
  * 100-character lines, as a loaded machine delivers it (the mirror thread fed 10 MB at ~2.3 MB/s,
  * load 15–19, 27 Nov 15:20: 22–23 → 13 ms/MB; at ~4 MB/s 11–12 either way).
  */
-export const MIRROR_LAZINESS: Laziness = { maxChars: 4 * 1024 * 1024, idleMs: 1000, maxAgeMs: 1000, maxHoldMs: 5000 };
+export const MIRROR_LAZINESS: Laziness = { maxChars: 4 * 1024 * 1024, idleMs: 200, maxAgeMs: 1000, maxHoldMs: 5000 };
 
 const terms = new Map<number, PacedTerminal>();
 
