@@ -21,8 +21,10 @@
  * outbox with a reattach snapshot every 4 MB of any output (what the parsed-output rule came to in
  * a flood before the thread reported what it parsed), as screens.ts runs it at each
  * BENCH_SNAPSHOT_MB, with a seek snapshot every 256 KB of any output (before 09:45), and without
- * seek points (what they cost). Asserts nothing.
- * Usage: npm run bench:mirror   (BENCH_MB per workload, BENCH_ROUNDS, BENCH_WORKLOAD: a name's part, BENCH_ROW: a row label's part,
+ * seek points (what they cost). The "slow flood" rows feed the in-process lazy terminal at
+ * BENCH_SLOW_MBPS (2 MB/s: a loaded machine's rate), its lazy reads answered at the age bound as
+ * before 27 Nov 15:30, then as now (once a buffer's worth of lines follows each). Asserts nothing.
+ * Usage: npm run bench:mirror   (BENCH_MB per workload, BENCH_ROUNDS, BENCH_WORKLOAD: a name's part, BENCH_ROW: a row label's part, BENCH_SLOW_MBPS,
  *        BENCH_SNAPSHOT_MB: the reattach snapshot intervals of the "after" and "live" rows, default 4 and 16)
  */
 import { readFileSync, readdirSync } from 'node:fs';
@@ -52,6 +54,11 @@ const RESTORE_MBS = (process.env.BENCH_RESTORE_MB ?? '4,16').split(',').filter(B
  * reads only at the end, which is not what the live path sees.
  */
 const FEED_MBPS = Number(process.env.BENCH_FEED_MBPS ?? 6);
+/**
+ * The "slow flood" rows feed the in-process lazy terminal at this rate (MB/s): what a loaded
+ * machine delivers through both hops, below a buffer's worth of lines per second.
+ */
+const SLOW_MBPS = Number(process.env.BENCH_SLOW_MBPS ?? 2);
 /** The runner's batcher flushes at 64 KB under a flood (runner/pty/output-batcher.ts). */
 const EVENT_CHARS = 64 * 1024;
 /** Events per runner batch in a flood: ~900 KB arrive in one call, as seen in the live profile. */
@@ -239,13 +246,20 @@ let lastSkipped = 0;
  * a seek point (screen + 200 lines) every 256 KB and a reattach snapshot (screen + scrollback)
  * every `snapshotChars`, neither waited for (lazy reads), then one read everyone waits for.
  */
-async function paced(events: WireEvent[], laziness: Laziness | null, snapshotChars: number, restorePoints = laziness !== null): Promise<void> {
+async function paced(events: WireEvent[], laziness: Laziness | null, snapshotChars: number, restorePoints = laziness !== null, mbps = 0): Promise<void> {
   const t = new PacedTerminal({ cols: COLS, rows: ROWS, scrollback: DEFAULT_TERMINAL_SCROLLBACK }, MIRROR_THREAD_PACING, laziness, laziness !== null);
   const reads: Promise<unknown>[] = [];
   let sinceSeek = 0;
   let sinceSnapshot = 0;
-  for (let i = 0; i < events.length; i += EVENTS_PER_BATCH) {
-    for (const e of events.slice(i, i + EVENTS_PER_BATCH)) {
+  const t0 = performance.now();
+  let fed = 0;
+  // At a rate, one event per turn (as the live path hands them on); otherwise a runner batch.
+  const perTurn = mbps > 0 ? 1 : EVENTS_PER_BATCH;
+  for (let i = 0; i < events.length; i += perTurn) {
+    const due = mbps > 0 ? t0 + (fed / (mbps * 1024 * 1024)) * 1000 - performance.now() : 0;
+    if (due > 1) await sleep(due);
+    for (const e of events.slice(i, i + perTurn)) {
+      fed += e.data!.length;
       t.write(e.data!);
       sinceSeek += e.data!.length;
       sinceSnapshot += e.data!.length;
@@ -318,6 +332,9 @@ async function main() {
     [`after, ${MIRROR_LAZINESS.maxChars / 2 / MB_CHARS} Mi queue, snapshot/${SNAPSHOT_MBS[0]} MB`, (_t, e) => paced(e, { ...MIRROR_LAZINESS, maxChars: MIRROR_LAZINESS.maxChars / 2 }, SNAPSHOT_MBS[0]! * MB_CHARS), true],
     // The periodic snapshot with its whole scrollback however much output follows (before the restore points of 27 Nov noon).
     ...SNAPSHOT_MBS.map((mb): [string, (text: string, events: WireEvent[]) => Promise<void>, boolean] => [`after, whole snapshots, snapshot/${mb} MB`, (_t, e) => paced(e, MIRROR_LAZINESS, mb * MB_CHARS, false), true]),
+    // A flood slower than a buffer's worth of lines a second: its lazy reads answered at the age bound (before 27 Nov 15:30), or once a buffer's worth of lines follows them.
+    [`slow flood ${SLOW_MBPS} MB/s: reads answered at ${MIRROR_LAZINESS.maxAgeMs / 1000} s`, (_t, e) => paced(e, { ...MIRROR_LAZINESS, maxHoldMs: MIRROR_LAZINESS.maxAgeMs }, SNAPSHOT_MBS[0]! * MB_CHARS, true, SLOW_MBPS), true],
+    [`slow flood ${SLOW_MBPS} MB/s: after a buffer of lines (≤${MIRROR_LAZINESS.maxHoldMs / 1000} s)`, (_t, e) => paced(e, MIRROR_LAZINESS, SNAPSHOT_MBS[0]! * MB_CHARS, true, SLOW_MBPS), true],
     ['TerminalMirror, no seek points', (_t, e) => mirror(e, { seekPoints: false }), ALL_ROWS],
     ['TerminalMirror (thread) as screens.ts runs it', (_t, e) => mirror(e)],
     // The thread's outbox: a message per request (as before issue 17's batching), then batched.
