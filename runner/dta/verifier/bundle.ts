@@ -33,7 +33,7 @@ const PARSERS_SOURCES = ['runner/dta/adapters/link-updater/parsers.ts', 'runner/
  * are in the bundle's key like ours. Any other package (ts-morph and the TypeScript compiler,
  * ajv: megabytes that only other tools' chunks load) stays in node_modules, resolved at run time.
  */
-const BUNDLED_PACKAGES = new Set(['zod', 'picomatch', 'diff', 'htmlparser2', 'markdown-it', 'postcss', 'postcss-value-parser', 'parse5', 'parse5-sax-parser', 'micromark', 'micromark-util-decode-string']);
+const BUNDLED_PACKAGES = new Set(['zod', 'picomatch', 'diff', 'htmlparser2', 'markdown-it', 'css-tree', 'parse5', 'parse5-sax-parser', 'micromark', 'micromark-util-decode-string']);
 
 /** The package a bare import names (`@scope/name` or `name`, without a subpath). */
 function packageOf(specifier: string): string {

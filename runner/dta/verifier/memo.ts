@@ -7,7 +7,7 @@ import type { FoundLink, LinkStore } from '../adapters/link-updater/links';
 /** Bump by hand for a change the parser versions and parsers.ts cannot show (the memo's own format). */
 export const VERIFIER_MEMO_FORMAT = 2;
 /** The packages whose answers the memo keeps: another version of any of them may find other links. */
-const PARSER_PACKAGES = ['parse5', 'parse5-sax-parser', 'htmlparser2', 'markdown-it', 'micromark', 'micromark-util-decode-string', 'postcss', 'postcss-value-parser'];
+const PARSER_PACKAGES = ['parse5', 'parse5-sax-parser', 'htmlparser2', 'markdown-it', 'micromark', 'micromark-util-decode-string', 'css-tree'];
 /** The file name inside the memo folder the runner gives (its data folder, never a repository). */
 export const VERIFIER_MEMO_FILE = 'verifier-memo.json';
 /** Entries kept (a few links each, ~100 bytes): a 5,000-file site before and after fits many times. */

@@ -1,7 +1,7 @@
 import { DTA_SUMMARIES } from '../../../../protocol';
 import type { Adapter } from '../../types';
 import { extractLinks } from './links';
-import { hostMatcher, linkUpdaterMeasure, mayLinkTo, type LinkUpdaterParams } from './measure';
+import { hostMatcher, linkPrefilter, linkUpdaterMeasure, type LinkUpdaterParams } from './measure';
 
 /** Rewrites links to the old hosts by their parser offsets, back to front so offsets stay valid. */
 export const linkUpdater: Adapter<LinkUpdaterParams> = {
@@ -14,8 +14,9 @@ export const linkUpdater: Adapter<LinkUpdaterParams> = {
     let units = 0;
     const to = params.to_host.replace(/\/+$/, '');
     const targeted = hostMatcher(params.from_hosts);
+    const mayLink = linkPrefilter(params.from_hosts);
     for (const [rel, text] of files) {
-      if (!mayLinkTo(text, params.from_hosts)) continue; // no link to the old hosts, by its bytes
+      if (!mayLink(text)) continue; // no link to the old hosts, by its bytes
       let next = text;
       const links = extractLinks(rel, text).filter((l) => targeted(l.url));
       for (const link of [...links].reverse()) {

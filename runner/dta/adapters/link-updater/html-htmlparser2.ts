@@ -24,11 +24,17 @@ export interface HtmlEvents {
   styleText(start: number, end: number): void;
 }
 
+/** What HTML's input stream changes in a value: CR (LF after it), NUL. */
+const INPUT_STREAM_CHANGES = /[\r\0]/;
+
+/** The attributes of a tag that has none, shared (read only: startTag's consumers never write to it). */
+const NO_ATTRS: TagAttr[] = Object.freeze([]) as unknown as TagAttr[];
+
 class Reader extends Parser {
   private nameStart = -1;
   private attrEnd = -1;
-  private attrs: TagAttr[] = [];
-  private names = new Set<string>();
+  /** The start tag's attributes so far: NO_ATTRS until it has one (most tags have none). */
+  private attrs: TagAttr[] = NO_ATTRS;
   private styleOpen = false;
   private textFrom = -1;
   private textTo = -1;
@@ -43,18 +49,18 @@ class Reader extends Parser {
   ) {
     super({
       onattribute: (name, value) => {
-        // parse5 keeps the first of duplicated attributes, and so do we.
-        if (this.names.has(name)) return;
-        this.names.add(name);
+        // parse5 keeps the first of duplicated attributes, and so do we (a tag has a few: a
+        // search of them costs less than a Set per tag).
+        if (this.attrs.some((a) => a.name === name)) return;
+        if (this.attrs === NO_ATTRS) this.attrs = [];
         // As HTML's input stream (and parse5) has them: CR LF and CR as LF, NUL as U+FFFD.
-        this.attrs.push({ name, value: value.replace(/\r\n?/g, '\n').replace(/\0/g, '\uFFFD'), start: this.nameStart, end: this.attrEnd });
+        this.attrs.push({ name, value: INPUT_STREAM_CHANGES.test(value) ? value.replace(/\r\n?/g, '\n').replace(/\0/g, '\uFFFD') : value, start: this.nameStart, end: this.attrEnd });
       },
       onopentag: (name, _attribs, implied) => {
         if (name === 'noscript' && this.noscriptAt < 0 && this.endIndex >= this.from && !this.isInForeignContext()) this.noscriptAt = this.endIndex + 1;
         if (!implied) this.opened = true;
-        const attrs = implied ? [] : this.attrs;
-        this.attrs = [];
-        this.names = new Set();
+        const attrs = implied ? NO_ATTRS : this.attrs;
+        this.attrs = NO_ATTRS;
         this.events.startTag(name, attrs);
         this.styleOpen = name === 'style';
       },
@@ -63,8 +69,7 @@ class Reader extends Parser {
 
   override onopentagname(start: number, endIndex: number): void {
     this.endText();
-    this.attrs = [];
-    this.names = new Set();
+    this.attrs = NO_ATTRS;
     super.onopentagname(start, endIndex);
   }
 
@@ -82,8 +87,7 @@ class Reader extends Parser {
   private dropped(): void {
     if (this.opened || this.attrs.length === 0) return;
     this.events.startTag('form', this.attrs);
-    this.attrs = [];
-    this.names = new Set();
+    this.attrs = NO_ATTRS;
   }
 
   override onattribname(start: number, endIndex: number): void {

@@ -1,5 +1,6 @@
 import MarkdownIt from 'markdown-it';
 import type StateBlock from 'markdown-it/lib/rules_block/state_block.mjs';
+import type StateCore from 'markdown-it/lib/rules_core/state_core.mjs';
 import type StateInline from 'markdown-it/lib/rules_inline/state_inline.mjs';
 
 /**
@@ -21,19 +22,42 @@ export interface MarkdownEvents {
 let current: MarkdownEvents | null = null;
 
 /** A rule as markdown-it has it, to wrap (Ruler keeps its rules in `__rules__`; its typings leave that out). */
-function ruleOf<F>(ruler: object, name: string): F {
+export function ruleOf<F>(ruler: object, name: string): F {
   const rule = (ruler as { __rules__: Array<{ name: string; fn: F }> }).__rules__.find((r) => r.name === name);
   if (!rule) throw new Error(`markdown-it has no rule ${name}`);
   return rule.fn;
 }
 
-function make(): MarkdownIt {
+/**
+ * Rules that only shape text: emphasis (its delimiters and their pairing; a link's brackets bind
+ * tighter than emphasis, and a rule's silent scan of a link label never runs it) and the joining
+ * of text tokens. No link starts, ends or hides by them; the readers' agreement tests and
+ * CommonMark's examples hold the links to micromark's.
+ */
+const TEXT_ONLY_RULES = ['emphasis', 'balance_pairs', 'fragments_join', 'text_join'];
+/** What markdown-it's normalize rule changes: CR line endings and NUL (it rewrote every LF as LF too). */
+const NORMALIZED = /[\r\0]/;
+
+/**
+ * markdown-it as both link readers configure it (this one and the adapter's markdown-places.ts):
+ * CommonMark with raw HTML, every destination as written (micromark neither percent-encodes nor
+ * refuses a scheme), nesting without a limit as micromark's, and only the rules links depend on.
+ */
+export function linkReadingMarkdownIt(): MarkdownIt {
   const md = new MarkdownIt('commonmark', { html: true, linkify: false });
-  // The URL as written (decoded), every scheme: micromark neither percent-encodes nor refuses any.
   md.normalizeLink = (url) => url;
   md.validateLink = () => true;
-  // micromark nests without limit; markdown-it's CommonMark preset stops at 20.
   (md.options as { maxNesting?: number }).maxNesting = Number.MAX_SAFE_INTEGER;
+  md.disable(TEXT_ONLY_RULES);
+  const normalize = ruleOf<(state: StateCore) => void>(md.core.ruler, 'normalize');
+  md.core.ruler.at('normalize', (state: StateCore) => {
+    if (NORMALIZED.test(state.src)) normalize(state);
+  });
+  return md;
+}
+
+function make(): MarkdownIt {
+  const md = linkReadingMarkdownIt();
 
   // Inline links and images: the inline form only (it ends at its `)`); a reference form's URL is
   // its definition's, counted once where it is defined — as micromark's token stream has it.

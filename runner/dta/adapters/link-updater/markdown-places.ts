@@ -1,8 +1,9 @@
-import MarkdownIt from 'markdown-it';
+import type MarkdownIt from 'markdown-it';
 import type StateBlock from 'markdown-it/lib/rules_block/state_block.mjs';
 import type StateCore from 'markdown-it/lib/rules_core/state_core.mjs';
 import type StateInline from 'markdown-it/lib/rules_inline/state_inline.mjs';
 import type Token from 'markdown-it/lib/token.mjs';
+import { linkReadingMarkdownIt, ruleOf } from './markdown-markdown-it';
 
 /**
  * The adapter's fast Markdown reading: markdown-it's token stream, with the exact source offsets
@@ -47,12 +48,6 @@ const maps = new WeakMap<StateInline, OffsetMap>();
 let pendingMap: OffsetMap | null = null;
 
 const UNKNOWN: OffsetMap = () => -1;
-
-function ruleOf<F>(ruler: object, name: string): F {
-  const rule = (ruler as { __rules__: Array<{ name: string; fn: F }> }).__rules__.find((r) => r.name === name);
-  if (!rule) throw new Error(`markdown-it has no rule ${name}`);
-  return rule.fn;
-}
 
 /** A place in an inline parser's text, mapped to the source; an unmappable one fails the reading. */
 function placeInline(state: StateInline, kind: MarkdownPlace['kind'], start: number, end: number, contiguous: boolean): void {
@@ -122,11 +117,7 @@ function contentMap(r: Reading, tok: Token, atx: boolean): OffsetMap {
 }
 
 function make(): MarkdownIt {
-  const md = new MarkdownIt('commonmark', { html: true, linkify: false });
-  // As micromark reads: every scheme, nothing percent-encoded, nesting without a limit.
-  md.normalizeLink = (url) => url;
-  md.validateLink = () => true;
-  (md.options as { maxNesting?: number }).maxNesting = Number.MAX_SAFE_INTEGER;
+  const md = linkReadingMarkdownIt();
 
   // Each instance has its own helpers object: this wrap reaches this reader's rules only.
   const parseLinkDestination = md.helpers.parseLinkDestination;

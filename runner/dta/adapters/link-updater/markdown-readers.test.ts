@@ -1,3 +1,4 @@
+import { tests as commonmarkExamples } from 'commonmark-spec';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -99,6 +100,13 @@ describe("the verifier's Markdown reader (markdown-it) against the adapter's (mi
     // Not vacuous: the edge cases hold links, repeated definitions each count, references do not.
     expect(urls('x.md', EDGES.duplicate, 'verifier')).toEqual(['http://old.example.com/first', 'http://old.example.com/second']);
     expect(urls('x.md', EDGES.reference, 'verifier')).toHaveLength(3);
+  });
+
+  it("finds micromark's links on every one of CommonMark's examples, emphasis and text joining switched off", () => {
+    const differ = commonmarkExamples.filter((ex) => JSON.stringify(urls('ex.md', ex.markdown, 'verifier')) !== JSON.stringify(urls('ex.md', ex.markdown, 'adapter')));
+    expect(differ.map((ex) => ex.number)).toEqual([]);
+    // Not vacuous: the examples hold links inside emphasis and emphasis inside link text.
+    expect(commonmarkExamples.filter((ex) => /\*\[|\]\(.*\*|\[\*/.test(ex.markdown) && urls('ex.md', ex.markdown, 'verifier').length > 0).length).toBeGreaterThan(5);
   });
 
   it('differs only in decoding legacy references without `;`, never in what is a link to the host', () => {

@@ -48,15 +48,20 @@ const NON_ASCII = /[^\x00-\x7f]/;
  * The prefilter: can this file hold a link to one of the hosts at all? A link is targeted when its
  * decoded URL, lowercased, starts with a host prefix; a URL is decoded only from the escapes above.
  * So a file whose lowercased text has no host prefix and no such escape provably has no link to
- * update, and its parse (the whole cost of a run) is skipped. Anything unsure is parsed.
+ * update, and its parse (the whole cost of a run) is skipped. Anything unsure is parsed. Made once
+ * per run: the prefixes, ASCII, are matched ASCII-case-insensitively (a regex without the u flag
+ * folds ASCII letters only with each other), which is the lowercased text's `includes` once the
+ * two letters above are ruled out, without a lowercased copy of every file.
  */
-export function mayLinkTo(text: string, hosts: string[]): boolean {
-  if (SPELLS_OTHERWISE.test(text)) return true;
-  const lower = text.toLowerCase();
-  return hosts.some((h) => {
-    const prefix = h.replace(/\/+$/, '').toLowerCase();
-    return NON_ASCII.test(prefix) || lower.includes(prefix);
-  });
+export function linkPrefilter(hosts: readonly string[]): (text: string) => boolean {
+  const prefixes = hosts.map((h) => h.replace(/\/+$/, ''));
+  if (prefixes.some((p) => NON_ASCII.test(p))) return () => true;
+  const anyHost = prefixes.length ? new RegExp(prefixes.map((p) => p.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('|'), 'i') : null;
+  return (text) => SPELLS_OTHERWISE.test(text) || (anyHost !== null && anyHost.test(text));
+}
+
+export function mayLinkTo(text: string, hosts: readonly string[]): boolean {
+  return linkPrefilter(hosts)(text);
 }
 
 export const linkUpdaterMeasure: Measure<LinkUpdaterParams> = {
@@ -73,7 +78,8 @@ export const linkUpdaterMeasure: Measure<LinkUpdaterParams> = {
     let links_total = 0;
     let links_to_update = 0;
     let links_to_target = 0;
-    const select = ctx.parse ?? ((_rel: string, text: string) => mayLinkTo(text, params.from_hosts));
+    const mayLink = linkPrefilter(params.from_hosts);
+    const select = ctx.parse ?? ((_rel: string, text: string) => mayLink(text));
     const parsed = [...files].filter(([rel, text]) => select(rel, text));
     const toUpdate = hostMatcher(params.from_hosts);
     const toTarget = hostMatcher([params.to_host]);

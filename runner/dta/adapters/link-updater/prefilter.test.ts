@@ -53,6 +53,17 @@ describe('the prefilter before the parsers', () => {
     expect(verifierSays(SPELLED['percent.html'])).toBe(false);
   });
 
+  it("matches the host as the lowercased text's includes would, without lowercasing the text", () => {
+    // The definition the compiled prefilter stands for: an escape, or the lowercased text contains a lowercased prefix.
+    const byLowercase = (text: string) => /[&\\\u212a\u0130]/.test(text) || HOSTS.some((h) => text.toLowerCase().includes(h.toLowerCase()));
+    // Letters whose case folds oddly (long s, dotless i, Kelvin, dotted I, sharp s, final sigma) around the host, in every case.
+    const odd = ['', 'ſ', 'ı', '\u212a', '\u0130', 'ß', 'Σ', 'é', '&', '\\', '%2E'];
+    const spellings = ['http://old.example.com', 'HTTP://OLD.EXAMPLE.COM', 'hTtPs://oLd.ExAmPlE.cOm', 'http://old.examplE.Com', 'http://old-example.com', 'http://old.exampl\u212a.com', 'https://old.exam\u0130ple.com', 'http://oLd.example.co'];
+    const texts = spellings.flatMap((s) => odd.flatMap((a) => odd.map((b) => `${a}<a href="${s}/x">${b}</a>`)));
+    for (const text of texts) expect({ text, prefilter: mayLinkTo(text, HOSTS) }).toEqual({ text, prefilter: byLowercase(text) });
+    expect(texts.filter((t) => !mayLinkTo(t, HOSTS)).length).toBeGreaterThan(20);
+  });
+
   it('a host written with non-ASCII letters is always parsed for', () => {
     expect(mayLinkTo('nothing here', ['http://bücher.example'])).toBe(true);
     expect(hostBytesMatcher(['http://bücher.example'])('nothing here')).toBe(true);
