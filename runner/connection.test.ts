@@ -125,6 +125,13 @@ class FakeControlPlane {
   }
 }
 
+/**
+ * A runner child process (tsx) starting and registering: ~2 s on a quiet machine, past 15 s at load
+ * 25 beside the rest of the suite. The tests that start one get this long, and their own timeout.
+ */
+const CHILD_START_MS = 45_000;
+const CHILD_TEST_TIMEOUT_MS = 90_000;
+
 describe('runner over a real socket', () => {
   let tmp: string;
   let source: string;
@@ -312,7 +319,7 @@ describe('runner over a real socket', () => {
 
   it('a runner killed with SIGKILL: on restart the session gets OUTPUT_GAP and FAILED, its worktree goes', async () => {
     const child = spawnCli(['--server', url, '--token', TOKEN, '--data-dir', path.join(tmp, 'data'), '--name', 'doomed']);
-    await waitFor(() => cp.registers.length === 1, 'register of the child', 15_000);
+    await waitFor(() => cp.registers.length === 1, 'register of the child', CHILD_START_MS);
     const cmd = createCommand({ repo_source: source });
     const sid = cmd.session_id;
     await cp.command('session:create', cmd);
@@ -334,11 +341,11 @@ describe('runner over a real socket', () => {
     expect(cp.registers.at(-1)!.sessions).toEqual([{ session_id: sid, alive: false }]);
     expect(fs.existsSync(path.join(tmp, 'data', 'worktrees', sid))).toBe(false);
     await waitFor(() => pid?.type === 'SESSION_STARTED' && !isProcessAlive(pid.pid), 'the orphaned shell gone');
-  });
+  }, CHILD_TEST_TIMEOUT_MS);
 
   it('CLI: SIGTERM stops the sessions, delivers their end and exits 0', async () => {
     const child = spawnCli(['--server', url, '--token', TOKEN, '--data-dir', path.join(tmp, 'data')]);
-    await waitFor(() => cp.registers.length === 1, 'register of the child', 15_000);
+    await waitFor(() => cp.registers.length === 1, 'register of the child', CHILD_START_MS);
     const cmd = createCommand({ repo_source: source });
     await cp.command('session:create', cmd);
     await waitFor(() => cp.events(cmd.session_id).some((e) => e.type === 'SESSION_STATE_CHANGED' && e.to === 'RUNNING'), 'RUNNING');
@@ -347,13 +354,13 @@ describe('runner over a real socket', () => {
     expect(cp.events(cmd.session_id).at(-1)).toMatchObject({ type: 'SESSION_STATE_CHANGED', to: 'COMPLETED' });
     expect(fs.readdirSync(path.join(tmp, 'data', 'worktrees'))).toEqual([]);
     expect(child.stderr()).toMatch(/^\[runner\] /m);
-  });
+  }, CHILD_TEST_TIMEOUT_MS);
 
   it('CLI: --listen serves the commands over HTTP with the runner token', async () => {
     const child = spawnCli(['--server', url, '--token', TOKEN, '--data-dir', path.join(tmp, 'data'), '--listen', '0', '--labels', 'a,b']);
     try {
       const m = await waitFor(() => /serving the runner commands on (http:\/\/127\.0\.0\.1:\d+\/runner\/v1)/.exec(child.stderr()), 'listening', 15_000);
-      await waitFor(() => cp.registers.length === 1, 'register of the child', 15_000);
+      await waitFor(() => cp.registers.length === 1, 'register of the child', CHILD_START_MS);
       expect(cp.registers[0].labels).toEqual(['a', 'b']);
       const stop = (token: string) =>
         fetch(`${m[1]}/sessions/sess_missing01/stop`, { method: 'POST', headers: { authorization: `Bearer ${token}` } }).then(async (r) => ({
@@ -366,7 +373,7 @@ describe('runner over a real socket', () => {
       child.proc.kill('SIGTERM');
       await child.exited;
     }
-  });
+  }, CHILD_TEST_TIMEOUT_MS);
 
   it('CLI: exits 2 on bad configuration and 3 when the token is refused', async () => {
     // Four CLI start-ups (each loads the runner through tsx: seconds on a loaded machine) run side
