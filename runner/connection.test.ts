@@ -32,6 +32,9 @@ const REPO_ROOT = path.resolve(import.meta.dirname, '..');
 const CLI_TEST_TIMEOUT_MS = 120_000;
 
 /** The runner as the control plane starts it: a child process running runner/index.ts. */
+/** Runner children still running: a test that fails half-way must not leave one dialling forever. */
+const liveChildren = new Set<ReturnType<typeof spawn>>();
+
 function spawnCli(args: string[]) {
   const proc = spawn(process.execPath, ['--import', 'tsx', 'runner/index.ts', ...args], {
     cwd: REPO_ROOT,
@@ -40,7 +43,8 @@ function spawnCli(args: string[]) {
   });
   let err = '';
   proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+  liveChildren.add(proc);
+  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => (liveChildren.delete(proc), resolve(code))));
   return { proc, exited, stderr: () => err };
 }
 
@@ -161,6 +165,7 @@ describe('runner over a real socket', () => {
     url = await cp.listen();
   });
   afterEach(async () => {
+    for (const child of liveChildren) child.kill('SIGKILL');
     await runner?.stop();
     runner = null;
     await cp.close();
