@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { redact, REDACTED } from './index';
+import { createStreamRedactor, redact, REDACTED } from './index';
 import { everyChar, streamed } from './testing';
 
 /** A password-like value no other rule would take for a token by its shape. */
@@ -127,4 +127,15 @@ describe('key material and tables', () => {
     expect(redact(other)).toBe(other);
   });
   it('masks an Azure API Management subscription key header', () => masks(`Ocp-Apim-Subscription-Key: ${PW}\n`));
+});
+
+describe('what is typed echoes at once', () => {
+  it('a key, a word or a hex run pushed alone comes straight back (no rule holds text before its label)', () => {
+    for (const typed of ['a', 'f', '7', 'deadbeef', 'cafe0123', 'ab12cd34ef56ab12cd34ef56ab12cd34', '-p', 'login', '$2', '<pass', 'AAAA', '\npassword']) {
+      const r = createStreamRedactor();
+      let out = '';
+      for (const c of typed) out += r.push(c);
+      expect(out, JSON.stringify(typed)).toBe(typed);
+    }
+  });
 });

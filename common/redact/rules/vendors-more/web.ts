@@ -1,63 +1,9 @@
-import * as C from '../../chars';
 import { tokenRule, type Rule } from '../../rule';
 import { B64URL, BASE62, HEX, GITLEAKS, shape, ex } from './shared';
-// Bound once (see structural/credential-files.ts: imported names are getters under tsx).
-const { ALNUM, chars, FAIL, lit, MORE, NEED, NO, peek, run, YES } = C;
 
 const UUID = /^[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}$/;
 const uuid = (r: { chars(spec: string, n: number): string }) =>
   `${r.chars(HEX, 8)}-${r.chars(HEX, 4)}-${r.chars(HEX, 4)}-${r.chars(HEX, 4)}-${r.chars(HEX, 12)}`;
-const HEX_CHARS = chars(HEX);
-const DIGITS = chars('0-9');
-
-/**
- * Mailchimp API keys: 32 hex digits and the account's data centre, `-us21`. There is no prefix, so
- * the scan asks the rule only in the 32 characters before each `-us` it finds (an anchor); the hex
- * is masked, the data centre (not secret, and needed to read a log) kept.
- */
-export const mailchimpRule: Rule = {
-  name: 'mailchimp-api-key',
-  provider: 'Mailchimp',
-  source: 'https://mailchimp.com/developer/marketing/guides/quick-start/#generate-your-api-key',
-  format: /\b[a-f0-9]{32}-us[0-9]{1,2}\b/,
-  maxLength: 32,
-  first: 'abcdef0123456789',
-  notAfter: ALNUM,
-  anchors: [{ text: '-us', over: HEX_CHARS, back: 32, next: DIGITS, reach: 36 }],
-  example: (r) => {
-    const secret = r.chars(HEX, 32);
-    return { text: `${secret}-us${1 + r.int(21)}`, secret };
-  },
-  match(s, i, final, f) {
-    const e = run(s, i, HEX_CHARS, 32, final);
-    if (e === NEED) {
-      f.holdFrom = i;
-      return MORE;
-    }
-    if (e - i !== 32) return NO;
-    const us = lit(s, e, '-us', final);
-    if (us === NEED) {
-      f.holdFrom = i;
-      return MORE;
-    }
-    if (us === FAIL) return NO;
-    const d = run(s, us, DIGITS, 2, final);
-    if (d === NEED) {
-      f.holdFrom = i;
-      return MORE;
-    }
-    if (d === us) return NO;
-    const after = peek(s, d, final);
-    if (after === NEED) {
-      f.holdFrom = i;
-      return MORE;
-    }
-    if (ALNUM.has(after)) return NO;
-    f.start = i;
-    f.end = e;
-    return YES;
-  },
-};
 
 /**
  * Web platforms' tokens with a documented prefix: X (Twitter) app bearer tokens, Firebase Cloud
