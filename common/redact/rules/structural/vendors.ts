@@ -47,7 +47,8 @@ export const telegramRule: Rule = {
   name: 'telegram-bot-token',
   provider: 'Telegram',
   source: 'https://core.telegram.org/bots/api#authorizing-your-bot',
-  format: /\b\d{8,10}:[A-Za-z0-9_-]{35}\b/,
+  // Ends where the 35 characters end: a token may end in `-` or `_`, where `\b` would not hold.
+  format: /\b\d{8,10}:[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])/,
   maxLength: 35,
   first: '0123456789',
   notAfter: ALNUM,
