@@ -6,8 +6,8 @@ import * as C from '../../chars';
 import type { Rule } from '../../rule';
 import * as S from './shared';
 // Bound once: under a CommonJS transform (tsx) every use of an imported name is a getter call.
-const { chars, FAIL, lit, MORE, NEED, NO, run, YES } = C;
-const { fakePassword } = S;
+const { chars, FAIL, lit, NEED, NO, run, YES } = C;
+const { fakePassword, more } = S;
 
 /** Element names (lower case) whose text is a secret. */
 const SECRET_ELEMENTS = ['password', 'passphrase', 'secret', 'token', 'apikey', 'api_key', 'privatekey', 'private_key', 'clientsecret', 'client_secret', 'secretkey', 'secret_key', 'accesskey', 'access_key', 'cleartextpassword'];
@@ -18,11 +18,6 @@ const ATTRIBUTE = chars(`"\r\n${C.CONTROL}`, true);
 const SPACES = chars(' \t');
 const VALUE_MAX = 1024;
 const KEY_MAX = 128;
-
-const hold = (f: { holdFrom: number }, at: number): C.Answer => {
-  f.holdFrom = at;
-  return MORE;
-};
 
 export const xmlSecretRule: Rule = {
   name: 'xml-secret',
@@ -44,30 +39,30 @@ export const xmlSecretRule: Rule = {
   },
   match(s, i, final, f) {
     const add = lit(s, i, '<add key="', final, true);
-    if (add === NEED) return hold(f, s.length);
+    if (add === NEED) return more(f, s.length);
     if (add !== FAIL) {
       const ke = run(s, add, ATTRIBUTE, KEY_MAX, final);
-      if (ke === NEED) return hold(f, s.length);
+      if (ke === NEED) return more(f, s.length);
       const key = s.slice(add, ke).toLowerCase();
       if (!SECRET_KEY_ENDINGS.some((k) => key.endsWith(k))) return NO;
       let j = lit(s, ke, '"', final);
-      if (j === NEED) return hold(f, s.length);
+      if (j === NEED) return more(f, s.length);
       if (j === FAIL) return NO;
       j = run(s, j, SPACES, 8, final);
-      if (j === NEED) return hold(f, s.length);
+      if (j === NEED) return more(f, s.length);
       const v = lit(s, j, 'value="', final, true);
-      if (v === NEED) return hold(f, s.length);
+      if (v === NEED) return more(f, s.length);
       if (v === FAIL) return NO;
       const e = run(s, v, ATTRIBUTE, VALUE_MAX, final);
-      if (e === NEED) return hold(f, v);
+      if (e === NEED) return more(f, v);
       return e > v ? found(f, v, e) : NO;
     }
     for (const name of SECRET_ELEMENTS) {
       const t = lit(s, i, `<${name}>`, final, true);
-      if (t === NEED) return hold(f, s.length);
+      if (t === NEED) return more(f, s.length);
       if (t === FAIL) continue;
       const e = run(s, t, ELEMENT_TEXT, VALUE_MAX, final);
-      if (e === NEED) return hold(f, t);
+      if (e === NEED) return more(f, t);
       // `<password>${env.PW}</password>` is a reference, not a secret.
       if (e === t || s.startsWith('${', t)) return NO;
       return found(f, t, e);

@@ -8,8 +8,8 @@ import type { Rule } from '../../rule';
 import { SECRET_KEY_SUFFIXES } from './assignments';
 import * as S from './shared';
 // Bound once: under a CommonJS transform (tsx) every use of an imported name is a getter call.
-const { chars, IDENT, MORE, NEED, NO, peek, run, YES } = C;
-const { ASSIGNMENT_KEY_MAX, fakePassword } = S;
+const { chars, IDENT, NEED, NO, peek, run, YES } = C;
+const { ASSIGNMENT_KEY_MAX, fakePassword, more } = S;
 
 const SPACE = chars(' ');
 const CELL = chars(` \t\r\n${C.CONTROL}`, true);
@@ -20,11 +20,6 @@ const VALUE_MAX = 4096;
 const MIN_GAP = 2;
 const GAP_MAX = 64;
 const NEWLINE = 10;
-
-const hold = (f: { holdFrom: number }, at: number): C.Answer => {
-  f.holdFrom = at;
-  return MORE;
-};
 
 /**
  * Asked at line breaks only (the anchor is the `\n` itself, and its run over the key must end like a
@@ -48,21 +43,21 @@ export const tableSecretRule: Rule = {
   match(s, i, final, f) {
     if (s.charCodeAt(i) !== NEWLINE) return NO;
     const ke = run(s, i + 1, IDENT, ASSIGNMENT_KEY_MAX + 1, final);
-    if (ke === NEED) return hold(f, s.length);
+    if (ke === NEED) return more(f, s.length);
     if (ke === i + 1 || ke - i - 1 > ASSIGNMENT_KEY_MAX) return NO;
     const key = s.slice(i + 1, ke).toLowerCase();
     if (!SECRET_KEY_SUFFIXES.some((x) => key.endsWith(x))) return NO;
     const ge = run(s, ke, SPACE, GAP_MAX, final);
-    if (ge === NEED) return hold(f, s.length);
+    if (ge === NEED) return more(f, s.length);
     if (ge - ke < MIN_GAP) return NO;
     const ve = run(s, ge, CELL, VALUE_MAX, final);
-    if (ve === NEED) return hold(f, ge);
+    if (ve === NEED) return more(f, ge);
     if (ve === ge) return NO;
     // Only spaces until the end of the line: a third column makes it some other table.
     const le = run(s, ve, SPACE, GAP_MAX, final);
-    if (le === NEED) return hold(f, ge);
+    if (le === NEED) return more(f, ge);
     const end = peek(s, le, final);
-    if (end === NEED) return hold(f, ge);
+    if (end === NEED) return more(f, ge);
     if (end !== -1 && end !== 10 && end !== 13) return NO;
     f.start = ge;
     f.end = ve;
