@@ -41,8 +41,8 @@ export const VENDOR_RULES: Rule[] = [
     name: 'gitlab-token',
     provider: 'GitLab',
     source: 'https://docs.gitlab.com/security/tokens/#token-prefixes',
-    format: /\bgl(pat|dt|rt|ptt|ft|soat|imt|agent|cbt|oas|wt)-[A-Za-z0-9_.-]{20,255}/,
-    prefixes: ['glpat-', 'gldt-', 'glrt-', 'glptt-', 'glft-', 'glsoat-', 'glimt-', 'glagent-', 'glcbt-', 'gloas-', 'glwt-'],
+    format: /\bgl(pat|dt|rt|ptt|ft|soat|imt|agent|cbt|oas|wt|ffct)-[A-Za-z0-9_.-]{20,255}/,
+    prefixes: ['glpat-', 'gldt-', 'glrt-', 'glptt-', 'glft-', 'glsoat-', 'glimt-', 'glagent-', 'glcbt-', 'gloas-', 'glwt-', 'glffct-'],
     body: 'A-Za-z0-9_.-',
     min: 20,
     max: 255,
@@ -51,15 +51,15 @@ export const VENDOR_RULES: Rule[] = [
     name: 'aws-access-key-id',
     provider: 'AWS',
     source: 'https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_identifiers.html#identifiers-unique-ids',
-    format: /\b(AKIA|ASIA)[A-Z2-7]{16}\b/,
-    prefixes: ['AKIA', 'ASIA'],
+    format: /\b(AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b/,
+    prefixes: ['AKIA', 'ASIA', 'ABIA', 'ACCA'],
     body: 'A-Z0-9',
     min: 16,
     max: 16,
     exampleLength: 16,
     example: (r) => {
       const secret = r.chars('ABCDEFGHIJKLMNOPQRSTUVWXYZ234567', 16);
-      return { text: r.pick(['AKIA', 'ASIA']) + secret, secret };
+      return { text: r.pick(['AKIA', 'ASIA', 'ABIA', 'ACCA']) + secret, secret };
     },
   }),
   tokenRule({
@@ -149,8 +149,8 @@ export const VENDOR_RULES: Rule[] = [
     name: 'stripe-key',
     provider: 'Stripe',
     source: 'https://docs.stripe.com/keys',
-    format: /\b(sk|rk)_(live|test)_[0-9A-Za-z]{10,247}|\bwhsec_[0-9A-Za-z]{32,}/,
-    prefixes: ['sk_live_', 'sk_test_', 'rk_live_', 'rk_test_', 'whsec_'],
+    format: /\b(sk|rk)_(live|test|prod)_[0-9A-Za-z]{10,247}|\bwhsec_[0-9A-Za-z]{32,}/,
+    prefixes: ['sk_live_', 'sk_test_', 'sk_prod_', 'rk_live_', 'rk_test_', 'rk_prod_', 'whsec_'],
     body: BASE62,
     min: 10,
     max: 247,

@@ -1,4 +1,4 @@
-/** `password=` / `"token": "…"` assignments: the value is masked, the key stays. */
+/** `password=` / `"token": "…"` / `'api_key' => '…'` assignments: the value is masked, the key stays. */
 import * as C from '../../chars';
 import type { Rule } from '../../rule';
 import * as S from './shared';
@@ -62,7 +62,7 @@ export const assignmentRule: Rule = {
   name: 'secret-assignment',
   provider: 'env, YAML, JSON, TOML, shell, CLI flags',
   source: 'https://12factor.net/config',
-  format: /[\w.-]*(password|passwd|passphrase|secret([_-]?key(_base)?)?|token|api[_-]?key|access[_-]?key|private[_-]?key|(admin|master|signing|encryption|license|service|hmac)[_-]key|[_-]pat|[_-]pass|[_-]pwd|_auth|key-data|accountkey|app_key|credentials)["']?(\s*[:=]\s*|\s+)["']?[^\s"']+/i,
+  format: /[\w.-]*(password|passwd|passphrase|secret([_-]?key(_base)?)?|token|api[_-]?key|access[_-]?key|private[_-]?key|(admin|master|signing|encryption|license|service|hmac)[_-]key|[_-]pat|[_-]pass|[_-]pwd|_auth|key-data|accountkey|app_key|credentials)["']?(\s*(=>|[:=])\s*|\s+)["']?[^\s"']+/i,
   maxLength: ASSIGNMENT_VALUE_MAX,
   first: `${LETTERS}_-`,
   notAfter: IDENT,
@@ -84,6 +84,7 @@ export const assignmentRule: Rule = {
       `${key} = "${secret}"`,
       `  ${key}: ${secret}`,
       `--${key.toLowerCase().replace(/_/g, '-')} ${secret}`,
+      `  '${key.toLowerCase()}' => '${secret}',`,
     ]);
     return { text, secret };
   },
@@ -111,11 +112,19 @@ export const assignmentRule: Rule = {
     if (ws === NEED) return more(f, s.length);
     let sep = peek(s, ws, final);
     if (sep === NEED) return more(f, s.length);
+    let arrow = false;
     if (sep === 61 || sep === 58) {
       j = ws + 1;
       c = peek(s, j, final);
       if (c === NEED) return more(f, s.length);
-      if (c === 62 || (sep === 61 && c === 61) || (sep === 58 && c === 58)) return NO; // =>, ==, ::
+      if ((sep === 61 && c === 61) || (sep === 58 && c === 58)) return NO; // ==, ::
+      if (c === 62) {
+        // `"password" => "…"` / `:password => "…"` (PHP, Ruby, Perl hashes); not `password => …`
+        // (a JavaScript arrow function's parameter): the key is quoted or a symbol, the value quoted.
+        if (sep !== 61 || !(quotedKey || (i > 0 && s.charCodeAt(i - 1) === 58))) return NO;
+        arrow = true;
+        j++;
+      }
       if (sep === 58 && c === 61) j++; // :=
     } else if (flag && ws > j) {
       sep = 32;
@@ -133,7 +142,7 @@ export const assignmentRule: Rule = {
       if (ve === vs || (ve - vs < ASSIGNMENT_VALUE_MAX && s.charCodeAt(vs) === 36)) return NO;
       return yes(f, vs, ve);
     }
-    if (NOT_A_VALUE_START.has(q)) return NO;
+    if (arrow || NOT_A_VALUE_START.has(q)) return NO;
     const ve = run(s, j, PLAIN_VALUE, ASSIGNMENT_VALUE_MAX, final);
     if (ve === NEED) return more(f, j);
     if (ve === j) return NO;

@@ -13,7 +13,7 @@ import { cliFlagRule } from './cli-flags';
 import { jwkPrivateRule, passwordHashRule, puttyPrivateRule } from './hashes-keys';
 import { xmlSecretRule } from './markup';
 import { tableSecretRule } from './tables';
-import { discordBotRule, telegramRule, azureClientSecretRule, azureSasRule, sentryDsnRule } from './vendors';
+import { discordBotRule, telegramRule, telegramUrlRule, facebookAppTokenRule, azureClientSecretRule, azureSasRule, sentryDsnRule } from './vendors';
 
 export { PEM_MAX_CHARS } from './shared';
 
@@ -37,6 +37,8 @@ export const STRUCTURAL_RULES: Rule[] = [
   tableSecretRule,
   discordBotRule,
   telegramRule,
+  telegramUrlRule,
+  facebookAppTokenRule,
   azureClientSecretRule,
   azureSasRule,
   sentryDsnRule,

@@ -88,10 +88,10 @@ export const authorizationRule: Rule = {
     if (j === FAIL) return NO;
     const se = run(s, j, LETTER, 21, final);
     if (se === NEED) return more(f, s.length);
-    if (se === j || se - j > 20) return NO;
+    if (se - j > 20) return NO;
     const ws = run(s, se, SPACE, 9, final);
     if (ws === NEED) return more(f, s.length);
-    if (ws === se) return NO;
+    if (ws === se) return bareCredentials(s, j, final, f);
     let e = run(s, ws, TOKEN68, AUTH_CREDENTIAL_MAX, final);
     if (e === NEED) return more(f, ws);
     if (e - ws < 8) return NO;
@@ -100,6 +100,19 @@ export const authorizationRule: Rule = {
     return yes(f, ws, e);
   },
 };
+
+/**
+ * `Authorization: <credentials>` with no scheme (an API key sent raw, as some APIs take it): masked
+ * when it is at least 16 characters with a digit, so `Authorization: required` stays readable.
+ */
+function bareCredentials(s: string, j: number, final: boolean, f: Parameters<Rule['match']>[3]) {
+  let e = run(s, j, TOKEN68, AUTH_CREDENTIAL_MAX, final);
+  if (e === NEED) return more(f, j);
+  if (e - j < 16 || !some(s, j, e, isDigit)) return NO;
+  e = run(s, e, EQUALS, 2, final);
+  if (e === NEED) return more(f, j);
+  return yes(f, j, e);
+}
 
 /** `Bearer <token>` anywhere (any case; the token needs a digit, so "bearer of bad news" stays). */
 export const bearerRule: Rule = {

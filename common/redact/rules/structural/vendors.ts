@@ -58,16 +58,69 @@ export const telegramRule: Rule = {
     const secret = `AA${r.chars(B64URL_SPEC, 33)}`;
     return { text: `${1 + r.int(9)}${r.chars('0-9', 9)}:${secret}`, secret };
   },
+  match: telegramToken,
+};
+
+/** `<bot id>:<35 characters>` from i: the part after the colon is masked. */
+function telegramToken(s: string, i: number, final: boolean, f: Parameters<Rule['match']>[3]) {
+  const e = run(s, i, DIGIT, 11, final);
+  if (e === NEED) return more(f, s.length);
+  if (e - i < 8 || e - i > 10) return NO;
+  const j = lit(s, e, ':', final);
+  if (j === NEED) return more(f, s.length);
+  if (j === FAIL) return NO;
+  const ve = run(s, j, B64URL, 35, final);
+  if (ve === NEED) return more(f, j);
+  if (ve - j < 35) return NO;
+  return yes(f, j, ve);
+}
+
+/** A Telegram bot token in the Bot API's URL (`https://api.telegram.org/bot<id>:<secret>/getMe`). */
+export const telegramUrlRule: Rule = {
+  name: 'telegram-bot-token-url',
+  provider: 'Telegram',
+  source: 'https://core.telegram.org/bots/api#making-requests',
+  format: /\/bot\d{8,10}:[A-Za-z0-9_-]{35}(?![A-Za-z0-9_-])/,
+  maxLength: 35,
+  first: '/',
+  notAfter: null,
+  prefixes: ['/bot'],
+  example(r) {
+    const secret = `AA${r.chars(B64URL_SPEC, 33)}`;
+    return { text: `https://api.telegram.org/bot${1 + r.int(9)}${r.chars('0-9', 9)}:${secret}/getMe`, secret };
+  },
   match(s, i, final, f) {
-    const e = run(s, i, DIGIT, 11, final);
-    if (e === NEED) return more(f, s.length);
-    if (e - i < 8 || e - i > 10) return NO;
-    const j = lit(s, e, ':', final);
+    const j = lit(s, i, '/bot', final);
     if (j === NEED) return more(f, s.length);
     if (j === FAIL) return NO;
-    const ve = run(s, j, B64URL, 35, final);
+    return telegramToken(s, j, final, f);
+  },
+};
+
+/** A Facebook app access token, `<app id>|<app secret>` (15–16 digits, a bar, 27–40 characters). */
+export const facebookAppTokenRule: Rule = {
+  name: 'facebook-app-access-token',
+  provider: 'Meta',
+  source: 'https://developers.facebook.com/docs/facebook-login/guides/access-tokens#apptokens',
+  format: /\b\d{15,16}\|[0-9A-Za-z_-]{27,40}(?![A-Za-z0-9_-])/,
+  maxLength: 40,
+  first: '0123456789',
+  notAfter: ALNUM,
+  anchors: [{ text: '|', over: DIGIT, back: 16, next: B64URL, reach: 17 }],
+  example(r) {
+    const secret = r.chars(B64URL_SPEC, 27 + r.int(14));
+    return { text: `${1 + r.int(9)}${r.chars('0-9', 14 + r.int(2))}|${secret}`, secret };
+  },
+  match(s, i, final, f) {
+    const e = run(s, i, DIGIT, 17, final);
+    if (e === NEED) return more(f, s.length);
+    if (e - i < 15 || e - i > 16) return NO;
+    const j = lit(s, e, '|', final);
+    if (j === NEED) return more(f, s.length);
+    if (j === FAIL) return NO;
+    const ve = run(s, j, B64URL, 41, final);
     if (ve === NEED) return more(f, j);
-    if (ve - j < 35) return NO;
+    if (ve - j < 27 || ve - j > 40) return NO;
     return yes(f, j, ve);
   },
 };

@@ -10,7 +10,8 @@ import { AI_RULES } from './ai';
 import { CLOUD_RULES } from './cloud';
 import { DEV_TOOL_RULES } from './dev-tools';
 import { SAAS_RULES } from './saas';
+import { SERVICE_RULES } from './services';
 import { WEB_RULES } from './web';
 
 /** Appended after `VENDOR_RULES`, so where two rules read the same text the older one is asked first. */
-export const MORE_VENDOR_RULES: Rule[] = [...AI_RULES, ...DEV_TOOL_RULES, ...CLOUD_RULES, ...SAAS_RULES, ...WEB_RULES];
+export const MORE_VENDOR_RULES: Rule[] = [...AI_RULES, ...DEV_TOOL_RULES, ...CLOUD_RULES, ...SAAS_RULES, ...WEB_RULES, ...SERVICE_RULES];
