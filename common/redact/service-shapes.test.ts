@@ -32,6 +32,8 @@ describe("formats gitleaks names that the first rule sets missed", () => {
     ['AWS ABIA/ACCA key ids', 'ABIA', 'ABCDEFGHIJKLMNOP'],
     ['Stripe prod keys', 'sk_prod_', fill(40)],
     ['a base64-wrapped JWT', 'ZXlKaGJHY2lPaU', fill(120, 'aB3xK9mQ2zR7tY5wP8nL4vC6+/')],
+    ['a base64-wrapped private key (a TLS secret)', '  tls.key: LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0t', fill(400, 'aB3xK9mQ2zR7tY5wP8nL4vC6+/')],
+    ['a base64 .dockerconfigjson', '  .dockerconfigjson: eyJhdXRocyI6', fill(120, 'aB3xK9mQ2zR7tY5wP8nL4vC6+/')],
     ['a Vault service token before 1.10', 'VAULT token ', `s.${fill(24)}`],
     ['Teams incoming webhook', 'https://acme.webhook.office.com/webhookb2/', `${uuid()}@${uuid()}/IncomingWebhook/${hex(32)}/${uuid()}`],
     ['Telegram token in the Bot API URL', 'curl https://api.telegram.org/bot123456789:', `AA${fill(33)}`],
@@ -66,6 +68,21 @@ describe('hash-rocket assignments and raw Authorization values', () => {
     masks(`Authorization: lin_api_${fill(40)}\n`, fill(40));
     unchanged('Authorization: required\n');
     unchanged('Authorization: Bearer\n');
+  });
+});
+
+describe('secrets given to npm config and rclone config as arguments, and to sshpass attached', () => {
+  const pw = 'Jmbk7CMfHj7YehwQ';
+  it.each([
+    `npm config set //registry.npmjs.org/:_authToken ${pw}`,
+    `rclone config create backup s3 provider AWS secret_access_key ${pw}`,
+    `rclone config update drive token '${pw}'`,
+    `sshpass -p'${pw}' ssh deploy@host`,
+  ])('%s', (line) => masks(`${line}\n`, pw));
+
+  it('leaves their other arguments alone', () => {
+    unchanged('npm config set registry https://registry.example.com/\n');
+    unchanged('rclone config create backup s3 provider AWS region us-east-1\n');
   });
 });
 

@@ -25,6 +25,8 @@ const LOGIN_TOOLS = /\b(docker|podman|nerdctl|buildah|skopeo|helm|oras|crane|reg
 const MONGO = /\bmongo(sh|dump|restore|export|import|stat|top|files)?\b/;
 const JAVA_KEYSTORE = /\b(keytool|jarsigner)\b/;
 const GH_SECRET = /\bgh\s+secret\s+set\b/;
+const NPM_CONFIG_SET = /\b(npm|pnpm|yarn)\s+config\s+set\s+\S*$/;
+const RCLONE_CONFIG = /\brclone\s+config\s+(create|update)\b/;
 const OPENSSL_PASS = /\s-(pass|passin|passout|password|srcpass|destpass|kdfpass)\s+$/;
 
 /** Sorted so a longer flag is tried before a shorter one it starts with. */
@@ -51,7 +53,7 @@ const FLAGS: CliFlag[] = [
   { flag: '-srckeypass ', tool: JAVA_KEYSTORE },
   { flag: '-destkeypass ', tool: JAVA_KEYSTORE },
   { flag: '-new ', tool: /\bkeytool\b/ },
-  { flag: '-p', tool: /\b(7z|7za|7zr|7zz|rar|unrar)\b/ },
+  { flag: '-p', tool: /\b(7z|7za|7zr|7zz|rar|unrar|sshpass)\b/ },
   { flag: '-b ', tool: GH_SECRET },
   { flag: '--body ', tool: GH_SECRET },
   { flag: '--body=', tool: GH_SECRET },
@@ -59,6 +61,16 @@ const FLAGS: CliFlag[] = [
   { flag: 'aws_secret_access_key ', tool: /\baws\s+configure\s+set\s+$/ },
   { flag: 'aws_session_token ', tool: /\baws\s+configure\s+set\s+$/ },
   { flag: 'login ', tool: /\bvault\s+$/ },
+  // `npm config set //registry.npmjs.org/:_authToken VALUE` (the .npmrc key, given as two arguments).
+  { flag: ':_authToken ', tool: NPM_CONFIG_SET },
+  { flag: ':_password ', tool: NPM_CONFIG_SET },
+  { flag: ':_auth ', tool: NPM_CONFIG_SET },
+  // `rclone config create NAME TYPE key value …`: the backend's secret options.
+  { flag: 'secret_access_key ', tool: RCLONE_CONFIG },
+  { flag: 'client_secret ', tool: RCLONE_CONFIG },
+  { flag: 'password ', tool: RCLONE_CONFIG },
+  { flag: 'token ', tool: RCLONE_CONFIG },
+  { flag: 'pass ', tool: RCLONE_CONFIG },
 ];
 
 /** The flags by their first two characters: a candidate reads only the few that can start there. */
@@ -82,7 +94,8 @@ export const cliFlagRule: Rule = {
     /\b(redis-cli\b.*\s-a|(docker|podman|helm)\b.*\blogin\b.*\s-p|ldap\w+\b.*\s-w|sqlcmd\b.*\s-P|smbclient\b.*\s-U\s+\S+%|keytool\b.*\s-storepass|openssl\b.*\s-pass(in|out)?\s+pass:|gh\s+secret\s+set\b.*\s--body)\s*\S+/,
   maxLength: VALUE_MAX,
   first: [...new Set(FLAGS.map((x) => x.flag[0]))].join(''),
-  notAfter: chars(' \t', true),
+  // After a space; or after `/` for the `//registry/:_authToken` key npm takes as an argument.
+  notAfter: chars(' \t/', true),
   prefixes: [...new Set(FLAGS.map((x) => x.flag))],
   example(r) {
     const secret = fakePassword(r);

@@ -13,7 +13,7 @@ const mixed = (s: string, from: number, to: number) => {
  * Service credentials with a documented prefix that gitleaks' rule set names and the first sets
  * missed: Adobe, Amazon Bedrock, ClickHouse Cloud, 42 (intra), Octopus Deploy,
  * NuGet, Defined Networking, GitLab's session cookie, Microsoft Teams incoming webhooks, a
- * base64-wrapped JWT (as in a Kubernetes secret) and HashiCorp Vault's pre-1.10 service tokens.
+ * base64-wrapped JWT, private key or Docker config (as Kubernetes secrets hold them) and HashiCorp Vault's pre-1.10 service tokens.
  */
 export const SERVICE_RULES: Rule[] = [
   tokenRule({
@@ -132,6 +132,39 @@ export const SERVICE_RULES: Rule[] = [
     min: 40,
     max: 4096,
     exampleLength: 160,
+  }),
+  tokenRule({
+    name: 'base64-private-key',
+    provider: 'PEM (base64-wrapped)',
+    source: 'https://kubernetes.io/docs/concepts/configuration/secret/#tls-secrets',
+    // base64 of `-----BEGIN … PRIVATE KEY-----`: a key as a Kubernetes TLS secret's `tls.key:`,
+    // a Helm value or a CI variable holds it, under a name no assignment rule knows.
+    format: /\bLS0tLS1CRUdJTi(BSU0EgUFJJVkFURSBLRVktLS0t|BQUklWQVRFIEtFWS0tLS0t|BFQyBQUklWQVRFIEtFWS0tLS0t|BPUEVOU1NIIFBSSVZBVEUgS0VZLS0t|BFTkNSWVBURUQgUFJJVkFURSBLRVktLS0t|BEU0EgUFJJVkFURSBLRVktLS0t|BQR1AgUFJJVkFURSBLRVkgQkxPQ0stLS0t)[A-Za-z0-9+/=]{40,}/,
+    prefixes: [
+      'LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0t',
+      'LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0t',
+      'LS0tLS1CRUdJTiBFQyBQUklWQVRFIEtFWS0tLS0t',
+      'LS0tLS1CRUdJTiBPUEVOU1NIIFBSSVZBVEUgS0VZLS0t',
+      'LS0tLS1CRUdJTiBFTkNSWVBURUQgUFJJVkFURSBLRVktLS0t',
+      'LS0tLS1CRUdJTiBEU0EgUFJJVkFURSBLRVktLS0t',
+      'LS0tLS1CRUdJTiBQR1AgUFJJVkFURSBLRVkgQkxPQ0stLS0t',
+    ],
+    body: 'A-Za-z0-9+/=',
+    min: 40,
+    max: 16384,
+    exampleLength: 1200,
+  }),
+  tokenRule({
+    name: 'docker-config-json-base64',
+    provider: 'Docker / Kubernetes',
+    source: 'https://kubernetes.io/docs/concepts/configuration/secret/#docker-config-secrets',
+    // base64 of `{"auths":` — a `.dockerconfigjson` secret, whose entries hold registry passwords.
+    format: /\beyJhdXRocyI6[A-Za-z0-9+/=]{20,}/,
+    prefixes: ['eyJhdXRocyI6'],
+    body: 'A-Za-z0-9+/=',
+    min: 20,
+    max: 16384,
+    exampleLength: 200,
   }),
   tokenRule({
     name: 'vault-legacy-service-token',
