@@ -135,6 +135,8 @@ export interface TokenSpec {
   check?: (s: string, from: number, to: number) => boolean;
   /** A custom example (default: a prefix and random body characters). */
   example?: (r: Rand) => Example;
+  /** Mask the prefix too: it is the start of an encoded blob, not a label worth keeping. */
+  maskPrefix?: boolean;
 }
 
 /**
@@ -156,7 +158,8 @@ export function tokenRule(spec: TokenSpec): Rule {
       spec.example ??
       ((r) => {
         const secret = r.chars(spec.body, spec.exampleLength ?? spec.min);
-        return { text: r.pick(spec.prefixes) + secret, secret };
+        const text = r.pick(spec.prefixes) + secret;
+        return { text, secret: spec.maskPrefix ? text : secret };
       }),
     match(s, i, final, f) {
       let p: number = FAIL;
@@ -168,26 +171,27 @@ export function tokenRule(spec: TokenSpec): Rule {
       }
       if (p === FAIL) {
         if (!more) return NO;
-        // The text ended inside the prefix, which is kept: nothing read so far is masked.
-        f.holdFrom = s.length;
+        // The text ended inside the prefix: nothing read so far is masked, unless the prefix is.
+        f.holdFrom = spec.maskPrefix ? i : s.length;
         return MORE;
       }
+      const from = spec.maskPrefix ? i : p;
       const e = run(s, p, body, spec.max, final);
       if (e === NEED) {
-        f.holdFrom = p;
+        f.holdFrom = from;
         return MORE;
       }
       if (e - p < spec.max) {
         const next = peek(s, e, final);
         if (next === NEED) {
-          f.holdFrom = p;
+          f.holdFrom = from;
           return MORE;
         }
         if (spec.notBefore?.has(next)) return NO;
         if (e - p < spec.min) return NO;
       }
       if (spec.check && !spec.check(s, p, e)) return NO;
-      f.start = p;
+      f.start = from;
       f.end = e;
       return YES;
     },

@@ -31,14 +31,18 @@ describe("formats gitleaks names that the first rule sets missed", () => {
     ['GitLab feature-flag client token', 'glffct-', fill(20)],
     ['AWS ABIA/ACCA key ids', 'ABIA', 'ABCDEFGHIJKLMNOP'],
     ['Stripe prod keys', 'sk_prod_', fill(40)],
-    ['a base64-wrapped JWT', 'ZXlKaGJHY2lPaU', fill(120, 'aB3xK9mQ2zR7tY5wP8nL4vC6+/')],
-    ['a base64-wrapped private key (a TLS secret)', '  tls.key: LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0t', fill(400, 'aB3xK9mQ2zR7tY5wP8nL4vC6+/')],
-    ['a base64 .dockerconfigjson', '  .dockerconfigjson: eyJhdXRocyI6', fill(120, 'aB3xK9mQ2zR7tY5wP8nL4vC6+/')],
+    ['a base64-wrapped JWT', 'id64: ', 'ZXlKaGJHY2lPaU' + fill(120, 'aB3xK9mQ2zR7tY5wP8nL4vC6+/')],
+    ['a base64-wrapped private key (a TLS secret)', '  tls.key: ', 'LS0tLS1CRUdJTiBQUklWQVRFIEtFWS0tLS0t' + fill(400, 'aB3xK9mQ2zR7tY5wP8nL4vC6+/')],
+    ['a base64 .dockerconfigjson', '  .dockerconfigjson: ', 'eyJhdXRocyI6' + fill(120, 'aB3xK9mQ2zR7tY5wP8nL4vC6+/')],
     ['a Vault service token before 1.10', 'VAULT token ', `s.${fill(24)}`],
     ['Teams incoming webhook', 'https://acme.webhook.office.com/webhookb2/', `${uuid()}@${uuid()}/IncomingWebhook/${hex(32)}/${uuid()}`],
     ['Telegram token in the Bot API URL', 'curl https://api.telegram.org/bot123456789:', `AA${fill(33)}`],
     ['Facebook app access token', 'access_token ', `1308742762612587|${fill(27)}`],
-  ])('%s', (_what, label, secret) => masks(`${label}${secret}\n`, secret.slice(-20), label.trim()));
+  ])('%s', (_what, label, secret) => {
+    masks(`${label}${secret}\n`, secret.slice(-20), label.trim());
+    // An encoded blob's start says which secret it is, not who: masked with the rest.
+    if (/^(ZXlK|LS0t|eyJhdXRocyI6)/.test(secret)) expect(redact(`${label}${secret}\n`)).not.toContain(secret.slice(0, 12));
+  });
 
   it('leaves look-alikes alone: digests, identifiers, tables, upper-case words', () => {
     unchanged(`commit 4b1d${hex(36)}\n`); // a hex digest starting like a ClickHouse secret

@@ -132,6 +132,7 @@ export const SERVICE_RULES: Rule[] = [
     min: 40,
     max: 4096,
     exampleLength: 160,
+    maskPrefix: true,
   }),
   tokenRule({
     name: 'base64-private-key',
@@ -153,6 +154,7 @@ export const SERVICE_RULES: Rule[] = [
     min: 40,
     max: 16384,
     exampleLength: 1200,
+    maskPrefix: true,
   }),
   tokenRule({
     name: 'docker-config-json-base64',
@@ -165,6 +167,7 @@ export const SERVICE_RULES: Rule[] = [
     min: 20,
     max: 16384,
     exampleLength: 200,
+    maskPrefix: true,
   }),
   tokenRule({
     name: 'vault-legacy-service-token',
