@@ -329,7 +329,7 @@ async function main() {
   });
   const hop = await startOneHop();
   // A control plane that fails to start must not leave the one-hop server (and the browser) running.
-  const stack = await startStack({ env: { AGENT_RUNNER_CAPACITY: String(SESSIONS + 5), AGENT_RUNNER_BENCH_FLOW_DIR: FLOW_DIR, AGENT_RUNNER_BENCH_ECHO_DIR: ECHO_TRACE_DIR, ...profileEnv() } }).catch(async (err: unknown) => {
+  const stack = await startStack({ env: { AGENT_RUNNER_CAPACITY: String(SESSIONS + 5), AGENT_RUNNER_BENCH_FLOW_DIR: FLOW_DIR, AGENT_RUNNER_BENCH_ECHO_DIR: ECHO_TRACE_DIR, AGENT_VILLAGE_BENCH_ECHO_DIR: ECHO_TRACE_DIR, ...profileEnv() } }).catch(async (err: unknown) => {
     hop.child.kill();
     await browser.close();
     throw err;
