@@ -85,7 +85,7 @@ export function splitSummary(): string {
   if (!echoSplits.length) return '';
   const slow = [...echoSplits].sort((a, b) => b.total - a.total).slice(0, 3);
   const p = (xs: number[], q: number) => pct(xs, q).toFixed(0);
-  return `  echo split at the runner's chunk time: key → chunk p50 ${p(echoSplits.map((e) => e.out), 50)} / p99 ${p(echoSplits.map((e) => e.out), 99)} ms, chunk → socket p50 ${p(echoSplits.map((e) => e.back), 50)} / p99 ${p(echoSplits.map((e) => e.back), 99)} ms; slowest keys (#index: total = out + back): ${slow.map((e) => `#${e.i}: ${e.total.toFixed(0)} = ${e.out.toFixed(0)} + ${e.back.toFixed(0)}`).join(', ')}; the bench's own event-loop delay p99 ${benchLoop.p99.toFixed(1)} / max ${benchLoop.max.toFixed(1)} ms`;
+  return `  echo split at the runner's chunk time: key → chunk p50 ${p(echoSplits.map((e) => e.out), 50)} / p99 ${p(echoSplits.map((e) => e.out), 99)} ms, chunk → socket p50 ${p(echoSplits.map((e) => e.back), 50)} / p99 ${p(echoSplits.map((e) => e.back), 99)} ms; slowest keys (#index: total = out + back): ${slow.map((e) => `#${e.i}: ${e.total.toFixed(0)} = ${e.out.toFixed(0)} + ${e.back.toFixed(0)}`).join(', ')}; the first keys: ${echoSplits.slice(0, 8).map((e) => e.total.toFixed(0)).join(', ')} ms; the bench's own event-loop delay p99 ${benchLoop.p99.toFixed(1)} / max ${benchLoop.max.toFixed(1)} ms`;
 }
 
 /** One key as the runner stamped it (runner/sessions/echo-trace.ts). */
