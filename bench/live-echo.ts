@@ -10,6 +10,7 @@ import { io, type Socket } from 'socket.io-client';
 import { AckScheduler } from '../components/terminal/ack-scheduler';
 import { FLOW_CONTROL, TerminalOutputFrameSchema } from '../protocol';
 import { call, type UiClient } from '../server/integration/harness';
+import { startTsWorker } from '../server/ts-worker';
 import { wallNow } from '../runner/sessions/echo-trace';
 
 /**
@@ -36,12 +37,13 @@ interface EchoSplit {
   seenAt: number;
 }
 const echoSplits: EchoSplit[] = [];
+let echoTimesMs: number[] = [];
 /**
- * This process's own event-loop delay during the last echoTimes run: the bench reads every
- * viewer's socket (the floods' too) on one loop, and a late loop adds to the stage that ends when
- * the echo is seen here without being the product's.
+ * The event-loop delay of the thread that ran the last echoTimes run (the measured viewer's,
+ * measuredViewer): a late loop adds to the stage that ends when the echo is seen, without being
+ * the product's.
  */
-let benchLoop = { p99: 0, max: 0 };
+let viewerLoop = { p99: 0, max: 0 };
 
 /**
  * Type one key at a time and time until its echo comes back. Outputs that carry the runner's
@@ -49,7 +51,7 @@ let benchLoop = { p99: 0, max: 0 };
  * they were slow (echoSplits, printed by splitSummary).
  */
 export async function echoTimes(keys: number, send: (k: string) => void, output: (cb: (d: string, ts?: number) => void) => () => void): Promise<number[]> {
-  const times: number[] = [];
+  const times: number[] = (echoTimesMs = []);
   echoSplits.length = 0;
   const loop = monitorEventLoopDelay({ resolution: 1 });
   loop.enable();
@@ -76,8 +78,66 @@ export async function echoTimes(keys: number, send: (k: string) => void, output:
   }
   send('\x15');
   loop.disable();
-  benchLoop = { p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 };
+  viewerLoop = { p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 };
   return times;
+}
+
+/** What an echoTimes run left: its times, its splits, and its thread's loop delay (sent back by a measured viewer's thread). */
+export interface EchoRun {
+  times: number[];
+  splits: EchoSplit[];
+  loop: { p99: number; max: number };
+}
+
+export function lastEchoRun(): EchoRun {
+  return { times: echoTimesMs, splits: [...echoSplits], loop: viewerLoop };
+}
+
+/** A run made on another thread becomes the last run here (splitSummary, runnerSplitSummary). */
+function adoptEchoRun(run: EchoRun): number[] {
+  echoSplits.splice(0, echoSplits.length, ...run.splits);
+  viewerLoop = run.loop;
+  return (echoTimesMs = run.times);
+}
+
+export type MeasuredViewerOptions = { kind: 'one-hop'; port: number } | { kind: 'av'; url: string; cookie: string; sessionId: string };
+export type MeasuredViewerRequest = { kind: 'attach' } | { kind: 'keys'; keys: number } | { kind: 'close' };
+type MeasuredViewerAnswer = { ok: true; value: unknown } | { ok: false; error: string };
+
+/**
+ * The viewer whose echo is timed, on a thread of its own (live-echo-viewer.ts): the bench's main
+ * thread reads every other viewer's socket, the floods' included, and an echo waiting for that
+ * loop is the bench's wait, not the product's (a person's tab does not read other people's
+ * floods). Requests are answered in order.
+ */
+export async function measuredViewer(opts: MeasuredViewerOptions) {
+  const worker = startTsWorker(new URL('./live-echo-viewer.ts', import.meta.url), { workerData: opts });
+  const waiting: Array<{ resolve: (v: unknown) => void; reject: (e: Error) => void }> = [];
+  worker.on('message', (a: MeasuredViewerAnswer) => {
+    const w = waiting.shift();
+    if (a.ok) w?.resolve(a.value);
+    else w?.reject(new Error(a.error));
+  });
+  worker.on('error', (err) => waiting.splice(0).forEach((w) => w.reject(err)));
+  const answer = () => new Promise<unknown>((resolve, reject) => waiting.push({ resolve, reject }));
+  const ask = (req: MeasuredViewerRequest) => {
+    const a = answer();
+    worker.postMessage(req);
+    return a;
+  };
+  await answer(); // connected (and the one-hop's prompt seen)
+  return {
+    attach: async () => void (await ask({ kind: 'attach' })),
+    times: async (keys: number) => adoptEchoRun((await ask({ kind: 'keys', keys })) as EchoRun),
+    /** Closes its socket and ends the thread (stopped after a second if it does not end by itself). */
+    close: async () => {
+      const ended = new Promise((r) => worker.once('exit', r));
+      worker.postMessage({ kind: 'close' } satisfies MeasuredViewerRequest);
+      const stop = setTimeout(() => void worker.terminate(), 1_000);
+      await ended;
+      clearTimeout(stop);
+    },
+  };
 }
 
 /** The slowest keys of the last echoTimes run, split at the runner's chunk time. */
@@ -85,7 +145,7 @@ export function splitSummary(): string {
   if (!echoSplits.length) return '';
   const slow = [...echoSplits].sort((a, b) => b.total - a.total).slice(0, 3);
   const p = (xs: number[], q: number) => pct(xs, q).toFixed(0);
-  return `  echo split at the runner's chunk time: key → chunk p50 ${p(echoSplits.map((e) => e.out), 50)} / p99 ${p(echoSplits.map((e) => e.out), 99)} ms, chunk → socket p50 ${p(echoSplits.map((e) => e.back), 50)} / p99 ${p(echoSplits.map((e) => e.back), 99)} ms; slowest keys (#index: total = out + back): ${slow.map((e) => `#${e.i}: ${e.total.toFixed(0)} = ${e.out.toFixed(0)} + ${e.back.toFixed(0)}`).join(', ')}; the first keys: ${echoSplits.slice(0, 8).map((e) => e.total.toFixed(0)).join(', ')} ms; the bench's own event-loop delay p99 ${benchLoop.p99.toFixed(1)} / max ${benchLoop.max.toFixed(1)} ms`;
+  return `  echo split at the runner's chunk time: key → chunk p50 ${p(echoSplits.map((e) => e.out), 50)} / p99 ${p(echoSplits.map((e) => e.out), 99)} ms, chunk → socket p50 ${p(echoSplits.map((e) => e.back), 50)} / p99 ${p(echoSplits.map((e) => e.back), 99)} ms; slowest keys (#index: total = out + back): ${slow.map((e) => `#${e.i}: ${e.total.toFixed(0)} = ${e.out.toFixed(0)} + ${e.back.toFixed(0)}`).join(', ')}; the first keys: ${echoSplits.slice(0, 8).map((e) => e.total.toFixed(0)).join(', ')} ms; the measured viewer's event-loop delay p99 ${viewerLoop.p99.toFixed(1)} / max ${viewerLoop.max.toFixed(1)} ms`;
 }
 
 /** One key as the runner stamped it (runner/sessions/echo-trace.ts). */
