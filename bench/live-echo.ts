@@ -5,10 +5,12 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { io, type Socket } from 'socket.io-client';
 import { AckScheduler } from '../components/terminal/ack-scheduler';
 import { FLOW_CONTROL, TerminalOutputFrameSchema } from '../protocol';
 import { call, type UiClient } from '../server/integration/harness';
+import { startTsWorker } from '../server/ts-worker';
 import { wallNow } from '../runner/sessions/echo-trace';
 
 /**
@@ -35,6 +37,13 @@ interface EchoSplit {
   seenAt: number;
 }
 const echoSplits: EchoSplit[] = [];
+let echoTimesMs: number[] = [];
+/**
+ * The event-loop delay of the thread that ran the last echoTimes run (the measured viewer's,
+ * measuredViewer): a late loop adds to the stage that ends when the echo is seen, without being
+ * the product's.
+ */
+let viewerLoop = { p99: 0, max: 0 };
 
 /**
  * Type one key at a time and time until its echo comes back. Outputs that carry the runner's
@@ -42,8 +51,10 @@ const echoSplits: EchoSplit[] = [];
  * they were slow (echoSplits, printed by splitSummary).
  */
 export async function echoTimes(keys: number, send: (k: string) => void, output: (cb: (d: string, ts?: number) => void) => () => void): Promise<number[]> {
-  const times: number[] = [];
+  const times: number[] = (echoTimesMs = []);
   echoSplits.length = 0;
+  const loop = monitorEventLoopDelay({ resolution: 1 });
+  loop.enable();
   for (let i = 0; i < keys; i++) {
     const key = String.fromCharCode(97 + (i % 26));
     const t0 = performance.now();
@@ -66,7 +77,67 @@ export async function echoTimes(keys: number, send: (k: string) => void, output:
     if (KEY_GAP_MS > 0) await new Promise((r) => setTimeout(r, KEY_GAP_MS));
   }
   send('\x15');
+  loop.disable();
+  viewerLoop = { p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 };
   return times;
+}
+
+/** What an echoTimes run left: its times, its splits, and its thread's loop delay (sent back by a measured viewer's thread). */
+export interface EchoRun {
+  times: number[];
+  splits: EchoSplit[];
+  loop: { p99: number; max: number };
+}
+
+export function lastEchoRun(): EchoRun {
+  return { times: echoTimesMs, splits: [...echoSplits], loop: viewerLoop };
+}
+
+/** A run made on another thread becomes the last run here (splitSummary, runnerSplitSummary). */
+function adoptEchoRun(run: EchoRun): number[] {
+  echoSplits.splice(0, echoSplits.length, ...run.splits);
+  viewerLoop = run.loop;
+  return (echoTimesMs = run.times);
+}
+
+export type MeasuredViewerOptions = { kind: 'one-hop'; port: number } | { kind: 'av'; url: string; cookie: string; sessionId: string };
+export type MeasuredViewerRequest = { kind: 'attach' } | { kind: 'keys'; keys: number } | { kind: 'close' };
+type MeasuredViewerAnswer = { ok: true; value: unknown } | { ok: false; error: string };
+
+/**
+ * The viewer whose echo is timed, on a thread of its own (live-echo-viewer.ts): the bench's main
+ * thread reads every other viewer's socket, the floods' included, and an echo waiting for that
+ * loop is the bench's wait, not the product's (a person's tab does not read other people's
+ * floods). Requests are answered in order.
+ */
+export async function measuredViewer(opts: MeasuredViewerOptions) {
+  const worker = startTsWorker(new URL('./live-echo-viewer.ts', import.meta.url), { workerData: opts });
+  const waiting: Array<{ resolve: (v: unknown) => void; reject: (e: Error) => void }> = [];
+  worker.on('message', (a: MeasuredViewerAnswer) => {
+    const w = waiting.shift();
+    if (a.ok) w?.resolve(a.value);
+    else w?.reject(new Error(a.error));
+  });
+  worker.on('error', (err) => waiting.splice(0).forEach((w) => w.reject(err)));
+  const answer = () => new Promise<unknown>((resolve, reject) => waiting.push({ resolve, reject }));
+  const ask = (req: MeasuredViewerRequest) => {
+    const a = answer();
+    worker.postMessage(req);
+    return a;
+  };
+  await answer(); // connected (and the one-hop's prompt seen)
+  return {
+    attach: async () => void (await ask({ kind: 'attach' })),
+    times: async (keys: number) => adoptEchoRun((await ask({ kind: 'keys', keys })) as EchoRun),
+    /** Closes its socket and ends the thread (stopped after a second if it does not end by itself). */
+    close: async () => {
+      const ended = new Promise((r) => worker.once('exit', r));
+      worker.postMessage({ kind: 'close' } satisfies MeasuredViewerRequest);
+      const stop = setTimeout(() => void worker.terminate(), 1_000);
+      await ended;
+      clearTimeout(stop);
+    },
+  };
 }
 
 /** The slowest keys of the last echoTimes run, split at the runner's chunk time. */
@@ -74,7 +145,7 @@ export function splitSummary(): string {
   if (!echoSplits.length) return '';
   const slow = [...echoSplits].sort((a, b) => b.total - a.total).slice(0, 3);
   const p = (xs: number[], q: number) => pct(xs, q).toFixed(0);
-  return `  echo split at the runner's chunk time: key → chunk p50 ${p(echoSplits.map((e) => e.out), 50)} / p99 ${p(echoSplits.map((e) => e.out), 99)} ms, chunk → socket p50 ${p(echoSplits.map((e) => e.back), 50)} / p99 ${p(echoSplits.map((e) => e.back), 99)} ms; slowest keys (#index: total = out + back): ${slow.map((e) => `#${e.i}: ${e.total.toFixed(0)} = ${e.out.toFixed(0)} + ${e.back.toFixed(0)}`).join(', ')}`;
+  return `  echo split at the runner's chunk time: key → chunk p50 ${p(echoSplits.map((e) => e.out), 50)} / p99 ${p(echoSplits.map((e) => e.out), 99)} ms, chunk → socket p50 ${p(echoSplits.map((e) => e.back), 50)} / p99 ${p(echoSplits.map((e) => e.back), 99)} ms; slowest keys (#index: total = out + back): ${slow.map((e) => `#${e.i}: ${e.total.toFixed(0)} = ${e.out.toFixed(0)} + ${e.back.toFixed(0)}`).join(', ')}; the first keys: ${echoSplits.slice(0, 8).map((e) => e.total.toFixed(0)).join(', ')} ms; the measured viewer's event-loop delay p99 ${viewerLoop.p99.toFixed(1)} / max ${viewerLoop.max.toFixed(1)} ms`;
 }
 
 /** One key as the runner stamped it (runner/sessions/echo-trace.ts). */
@@ -86,50 +157,99 @@ interface RunnerKeyTrace {
   read: number;
   chunk: number;
   sent: number;
+  /** Bytes on the runner's socket not yet written when the echo's batch was sent. */
+  queued?: number;
 }
 
-/** The stages of a key's round trip, in order: where each one ends. */
-const STAGES: Array<{ name: string; end: (t: RunnerKeyTrace, e: EchoSplit) => number }> = [
-  { name: 'control plane in + runner socket read', end: (t) => t.received },
-  { name: 'input handled → pty.write', end: (t) => t.written },
-  { name: 'pty.write → echo read', end: (t) => t.read },
-  { name: 'read → chunk spooled', end: (t) => t.chunk },
-  { name: 'spooled → batch on the socket', end: (t) => t.sent },
-  { name: 'runner socket → viewer (control plane out)', end: (_t, e) => e.seenAt },
+/** One key as the control plane stamped it (server/realtime/key-trace.ts). */
+interface ControlPlaneKeyTrace {
+  session_id: string;
+  data: string;
+  received: number;
+  forwarded: number;
+  fanned_out: number;
+}
+
+type Stamps = { runner: RunnerKeyTrace; cp?: ControlPlaneKeyTrace };
+
+/**
+ * The stages of a key's round trip, in order: where each one ends. `with: 'cp'` stages split the
+ * control plane's part when it wrote its stamps; `with: 'runner'` ones stand for them otherwise.
+ */
+const STAGES: Array<{ name: string; with?: 'cp' | 'runner'; end: (t: Stamps, e: EchoSplit) => number }> = [
+  { name: 'viewer socket → control plane handler', with: 'cp', end: (t) => t.cp!.received },
+  { name: 'control plane handler → runner socket', with: 'cp', end: (t) => t.cp!.forwarded },
+  { name: 'runner socket read', with: 'cp', end: (t) => t.runner.received },
+  { name: 'control plane in + runner socket read', with: 'runner', end: (t) => t.runner.received },
+  { name: 'input handled → pty.write', end: (t) => t.runner.written },
+  { name: 'pty.write → echo read', end: (t) => t.runner.read },
+  { name: 'read → chunk spooled', end: (t) => t.runner.chunk },
+  { name: 'spooled → batch on the socket', end: (t) => t.runner.sent },
+  { name: 'runner socket → control plane fan-out', with: 'cp', end: (t) => t.cp!.fanned_out },
+  { name: 'fan-out → viewer', with: 'cp', end: (_t, e) => e.seenAt },
+  { name: 'runner socket → viewer (control plane out)', with: 'runner', end: (_t, e) => e.seenAt },
 ];
+
+/** Every line of the `<prefix>*.jsonl` files in `dir` for `sessionId` stamped between `from` and `to`, by `received`. */
+function tracesOf<T extends { session_id: string; received: number }>(dir: string, prefix: string, sessionId: string, from: number, to: number): T[] {
+  const out: T[] = [];
+  for (const f of readdirSync(dir).filter((n) => n.startsWith(prefix) && n.endsWith('.jsonl'))) {
+    for (const line of readFileSync(join(dir, f), 'utf8').split('\n')) {
+      if (!line) continue;
+      const t = JSON.parse(line) as T;
+      if (t.session_id === sessionId && t.received >= from && t.received <= to) out.push(t);
+    }
+  }
+  return out.sort((a, b) => a.received - b.received);
+}
+
+/** The first trace at or after `next` for `key` stamped inside the key's round trip (advancing `next`), or undefined. */
+function matchKey<T extends { data: string; received: number }>(traces: T[], cursor: { next: number }, e: EchoSplit): T | undefined {
+  while (cursor.next < traces.length && (traces[cursor.next]!.data !== e.key || traces[cursor.next]!.received < e.sentAt - 1)) cursor.next++;
+  const t = traces[cursor.next];
+  if (!t || t.received > e.seenAt) return undefined;
+  cursor.next++;
+  return t;
+}
 
 /**
  * The last echoTimes run of `sessionId`, split at the runner's own stamps (AGENT_RUNNER_BENCH_ECHO_DIR
- * = dir): each stage's p50 / p99 and the slowest keys stage by stage. Keys are matched in order by
- * their letter; a key the runner did not trace (an echo that rode in an earlier read) is skipped.
+ * = dir) and, when it wrote them, the control plane's (AGENT_VILLAGE_BENCH_ECHO_DIR = dir): each
+ * stage's p50 / p99 and the slowest keys stage by stage. Keys are matched in order by their letter;
+ * a key the runner did not trace (an echo that rode in an earlier read) is skipped.
  */
 export function runnerSplitSummary(dir: string, sessionId: string): string {
   if (!echoSplits.length) return '';
-  const traces: RunnerKeyTrace[] = [];
-  for (const f of readdirSync(dir).filter((n) => n.startsWith('echo-') && n.endsWith('.jsonl'))) {
-    for (const line of readFileSync(join(dir, f), 'utf8').split('\n')) {
-      if (!line) continue;
-      const t = JSON.parse(line) as RunnerKeyTrace;
-      if (t.session_id === sessionId && t.received >= echoSplits[0]!.sentAt - 1 && t.received <= echoSplits.at(-1)!.seenAt) traces.push(t);
-    }
-  }
-  traces.sort((a, b) => a.received - b.received);
-  const rows: Array<{ e: EchoSplit; parts: number[] }> = [];
-  let next = 0;
+  const from = echoSplits[0]!.sentAt - 1;
+  const to = echoSplits.at(-1)!.seenAt;
+  const runner = tracesOf<RunnerKeyTrace>(dir, 'echo-', sessionId, from, to);
+  const cp = tracesOf<ControlPlaneKeyTrace>(dir, 'cp-', sessionId, from, to);
+  const withCp = cp.length > 0;
+  const stages = STAGES.filter((s) => s.with === undefined || s.with === (withCp ? 'cp' : 'runner'));
+  const rows: Array<{ e: EchoSplit; parts: number[]; queued: number }> = [];
+  const rc = { next: 0 };
+  const cc = { next: 0 };
   for (const e of echoSplits) {
-    while (next < traces.length && (traces[next]!.data !== e.key || traces[next]!.received < e.sentAt - 1)) next++;
-    const t = traces[next];
-    if (!t || t.received > e.seenAt) continue;
-    next++;
-    let from = e.sentAt;
-    rows.push({ e, parts: STAGES.map((s) => { const end = s.end(t, e); const d = end - from; from = end; return d; }) });
+    const c = withCp ? matchKey(cp, cc, e) : undefined;
+    const t = matchKey(runner, rc, e);
+    if (!t || (withCp && !c)) continue;
+    let at = e.sentAt;
+    const parts = stages.map((s) => {
+      const end = s.end({ runner: t, cp: c }, e);
+      const d = end - at;
+      at = end;
+      return d;
+    });
+    rows.push({ e, parts, queued: t.queued ?? 0 });
   }
   if (!rows.length) return '  runner stages: no key was traced';
-  const stageLines = STAGES.map((s, k) => `${s.name} ${[50, 90, 99].map((q) => pct(rows.map((r) => r.parts[k]!), q).toFixed(1)).join(' / ')}`);
+  const stageLines = stages.map((s, k) => `${s.name} ${[50, 90, 99].map((q) => pct(rows.map((r) => r.parts[k]!), q).toFixed(1)).join(' / ')}`);
   const slow = [...rows].sort((a, b) => b.e.total - a.e.total).slice(0, 5);
+  const kb = (n: number) => `${(n / 1024).toFixed(0)} KB`;
   return [
-    `  runner stages of ${rows.length} of ${echoSplits.length} keys (ms, p50 / p90 / p99): ${stageLines.join('; ')}`,
-    `  slowest keys stage by stage (${STAGES.length} stages as above): ${slow.map((r) => `#${r.e.i} ${r.e.total.toFixed(0)} = ${r.parts.map((x) => x.toFixed(1)).join(' + ')}`).join('; ')}`,
+    `  ${withCp ? 'control plane and runner' : 'runner'} stages of ${rows.length} of ${echoSplits.length} keys (ms, p50 / p90 / p99): ${stageLines.join('; ')}`,
+    `  bytes on the runner's socket ahead of the echo: p50 ${kb(pct(rows.map((r) => r.queued), 50))} / p99 ${kb(pct(rows.map((r) => r.queued), 99))}`,
+    `  slowest keys stage by stage (${stages.length} stages as above; socket backlog): ${slow.map((r) => `#${r.e.i} ${r.e.total.toFixed(0)} = ${r.parts.map((x) => x.toFixed(1)).join(' + ')} (${kb(r.queued)})`).join('; ')}`,
   ].join('\n');
 }
 

@@ -18,7 +18,7 @@ import { chromium, type Page } from '@playwright/test';
 import { FLOW_CONTROL, type SessionSummary } from '../protocol';
 import { MAX_ATTACHED_PER_SOCKET } from '../server/realtime/ui-limits';
 import { cpuRate, cpuSeconds, settle } from './live-cpu';
-import { avViewer, echoTimes, oneHopClient, pct, runnerSplitSummary, splitSummary } from './live-echo';
+import { avViewer, measuredViewer, oneHopClient, pct, runnerSplitSummary, splitSummary } from './live-echo';
 import { flowLogDir, pausedBetween } from './live-flow';
 import { formatPageCost, startPageCost } from './live-page-cost';
 import { ECHO_TRACE_DIR, HEAP_DIR, loopDelayBetween, PROF_DIR, profileEnv, WIRE_DIR } from './live-probes';
@@ -329,7 +329,7 @@ async function main() {
   });
   const hop = await startOneHop();
   // A control plane that fails to start must not leave the one-hop server (and the browser) running.
-  const stack = await startStack({ env: { AGENT_RUNNER_CAPACITY: String(SESSIONS + 5), AGENT_RUNNER_BENCH_FLOW_DIR: FLOW_DIR, AGENT_RUNNER_BENCH_ECHO_DIR: ECHO_TRACE_DIR, ...profileEnv() } }).catch(async (err: unknown) => {
+  const stack = await startStack({ env: { AGENT_RUNNER_CAPACITY: String(SESSIONS + 5), AGENT_RUNNER_BENCH_FLOW_DIR: FLOW_DIR, AGENT_RUNNER_BENCH_ECHO_DIR: ECHO_TRACE_DIR, AGENT_VILLAGE_BENCH_ECHO_DIR: ECHO_TRACE_DIR, ...profileEnv() } }).catch(async (err: unknown) => {
     hop.child.kill();
     await browser.close();
     throw err;
@@ -410,18 +410,18 @@ async function main() {
       return;
     }
     // ---- (3) echo idle ----
-    const h = oneHopClient(hop.port);
-    await h.ready;
-    const hopIdle = await echoTimes(ECHO_KEYS, h.send, h.output);
+    // The timed viewers run on threads of their own (live-echo.ts measuredViewer): this loop reads the floods.
+    const h = await measuredViewer({ kind: 'one-hop', port: hop.port });
+    const hopIdle = await h.times(ECHO_KEYS);
     const sessions: SessionSummary[] = [];
     const first = await api.ok<SessionSummary>('POST', '/api/sessions', { repo_id: repo.id, room_path: '', provider: 'shell' });
     await api.waitState(first.id, ['RUNNING']);
     sessions.push(first);
-    const sockets: UiClient[] = [await uiSocket(stack.url, api.cookie)];
-    const v = avViewer(sockets[0]!, first.id);
+    const sockets: UiClient[] = [];
+    const v = await measuredViewer({ kind: 'av', url: stack.url, cookie: api.cookie, sessionId: first.id });
     await v.attach();
     const idleT0 = Date.now();
-    const avIdle = await echoTimes(ECHO_KEYS, v.send, v.output);
+    const avIdle = await v.times(ECHO_KEYS);
     console.log(`echo idle: one-hop ${fmt(hopIdle)}; Agent Village ${fmt(avIdle)}; load ${load()}`);
     console.log(splitSummary());
     console.log(runnerSplitSummary(ECHO_TRACE_DIR, first.id));
@@ -430,18 +430,19 @@ async function main() {
     rows.push(['key → echo at the socket, idle', fmt(hopIdle), fmt(avIdle), '≤10 / ≤25 ms']);
 
     // ---- (4) echo with SESSIONS live, FLOODERS flooding ----
-    const hops = [h];
+    const hops: Array<ReturnType<typeof oneHopClient>> = [];
     for (let i = 1; i < SESSIONS; i++) hops.push(oneHopClient(hop.port));
     await Promise.all(hops.map((c) => c.ready));
-    for (const c of hops.slice(1, 1 + FLOODERS)) c.send('yes "flooding the terminal with output"\r');
+    for (const c of hops.slice(0, FLOODERS)) c.send('yes "flooding the terminal with output"\r');
     await new Promise((r) => setTimeout(r, FLOOD_WARMUP_MS));
-    const hopLoaded = await echoTimes(ECHO_KEYS, h.send, h.output);
-    for (const c of hops.slice(1, 1 + FLOODERS)) c.send('\x03');
+    const hopLoaded = await h.times(ECHO_KEYS);
+    for (const c of hops.slice(0, FLOODERS)) c.send('\x03');
     hops.forEach((c) => c.socket.close());
+    await h.close();
 
     for (let i = 1; i < SESSIONS; i++) sessions.push(await api.ok<SessionSummary>('POST', '/api/sessions', { repo_id: repo.id, room_path: '', provider: 'shell' }));
     for (const s of sessions) await api.waitState(s.id, ['RUNNING'], 180_000);
-    const viewers = [v];
+    const viewers: Array<ReturnType<typeof avViewer>> = [];
     // The measured session keeps its socket to itself (one socket carries everything it attached,
     // in order: an echo behind a flood's frames on the same socket waits for them — a browser tab
     // showing one terminal does not have that). Each flood gets its own socket too.
@@ -452,13 +453,13 @@ async function main() {
       await w.attach();
       viewers.push(w);
     }
-    for (const w of viewers.slice(1, 1 + FLOODERS)) w.send('yes "flooding the terminal with output"\r');
+    for (const w of viewers.slice(0, FLOODERS)) w.send('yes "flooding the terminal with output"\r');
     await new Promise((r) => setTimeout(r, FLOOD_WARMUP_MS));
     const loadedT0 = Date.now();
     const loadedWire = WIRE_DIR ? wireTotals(WIRE_DIR) : null;
-    const avLoaded = await echoTimes(ECHO_KEYS, v.send, v.output);
+    const avLoaded = await v.times(ECHO_KEYS);
     const loadedT1 = Date.now();
-    for (const w of viewers.slice(1, 1 + FLOODERS)) w.send('\x03');
+    for (const w of viewers.slice(0, FLOODERS)) w.send('\x03');
     console.log(`echo with ${SESSIONS} sessions, ${FLOODERS} flooding: one-hop ${fmt(hopLoaded)}; Agent Village ${fmt(avLoaded)}; load ${load()}`);
     console.log(splitSummary());
     console.log(runnerSplitSummary(ECHO_TRACE_DIR, first.id));
@@ -469,6 +470,7 @@ async function main() {
     if (loadedLoop) console.log(loadedLoop);
     rows.push([`key → echo at the socket, ${SESSIONS} sessions, ${FLOODERS} flooding`, fmt(hopLoaded), fmt(avLoaded), 'p99 ≤50 ms']);
     sockets.forEach((s) => s.close());
+    await v.close();
 
     printTable(rows);
   } finally {

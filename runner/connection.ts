@@ -286,11 +286,21 @@ export class RunnerConnection {
     return (batch, done, utf8) => {
       if (serial !== this.serial || !this.socket.connected) return done(null);
       const answered = (err: Error | null, raw: unknown) => done(err ? null : asResult(raw));
+      const queued = echoTrace ? this.bufferedBytes() : 0;
       const socket = this.socket.timeout(EVENT_ACK_TIMEOUT_MS);
       if (frames) socket.emit('runner:frame', encodeRunnerFrame(batch, utf8), answered);
       else socket.emit('runner:events', batch, answered);
-      echoTrace?.sent(batch);
+      echoTrace?.sent(batch, queued);
     };
+  }
+
+  /**
+   * Bytes written to the socket that the kernel has not taken yet (the websocket's bufferedAmount):
+   * what a batch sent now queues behind on its way to the control plane.
+   */
+  private bufferedBytes(): number {
+    const ws = (this.socket.io.engine?.transport as unknown as { ws?: { bufferedAmount?: number } } | undefined)?.ws;
+    return ws?.bufferedAmount ?? 0;
   }
 
   private startHeartbeat(intervalMs: number): void {

@@ -58,15 +58,15 @@ export class EchoTrace {
     }
   }
 
-  /** A batch went to the socket: the traced keys whose chunk it carries are done. */
-  sent(batch: ReadonlyArray<{ session_id: string; seq: number }>): void {
+  /** A batch went to the socket behind `queued` bytes not yet written: the traced keys whose chunk it carries are done. */
+  sent(batch: ReadonlyArray<{ session_id: string; seq: number }>, queued = 0): void {
     if (this.open.size === 0) return;
     for (const e of batch) {
       const t = this.open.get(e.session_id);
       if (t?.seq === undefined || e.seq < t.seq) continue;
       this.open.delete(e.session_id);
       try {
-        appendFileSync(this.file, JSON.stringify({ session_id: e.session_id, ...t, sent: wallNow() }) + '\n');
+        appendFileSync(this.file, JSON.stringify({ session_id: e.session_id, ...t, sent: wallNow(), queued }) + '\n');
       } catch {
         // A bench's folder that went away must not disturb the runner.
       }

@@ -1,5 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { TypingRights } from './typing-rights';
+import { EXPIRES_AFTER_MS, TypingRights, type TypingTarget } from './typing-rights';
+
+/** A check the test answers when it wants: keys must not wait for it. */
+function deferred() {
+  let answer!: (t: TypingTarget & { userId: string }) => void;
+  let refuse!: (err: Error) => void;
+  const promise = new Promise<TypingTarget & { userId: string }>((res, rej) => {
+    answer = res;
+    refuse = rej;
+  });
+  return { promise, answer, refuse };
+}
+const turn = () => new Promise((r) => setImmediate(r));
 
 describe('typing rights', () => {
   it('warmed at attach: the first key finds its right without waiting for the check', async () => {
@@ -28,5 +40,71 @@ describe('typing rights', () => {
     rights.warm('sock', 'sess');
     await new Promise((r) => setImmediate(r));
     await expect(rights.target('sock', 'sess')).rejects.toThrow('read-only viewer');
+  });
+
+  it('a key after a minute of silence goes at once on the right it had, checked again beside it; a refusal stops the keys after it', async () => {
+    let clock = 0;
+    const checks: Array<ReturnType<typeof deferred>> = [];
+    const rights = new TypingRights(
+      () => {
+        checks.push(deferred());
+        return checks.at(-1)!.promise;
+      },
+      () => clock,
+    );
+    rights.warm('sock', 'sess');
+    checks[0]!.answer({ runnerId: 'runner_1', userId: 'user_1' });
+    await turn();
+    clock += 60_000; // the person read the screen for a minute (bench:live: the 49 sessions starting)
+    // The check this key starts has not answered, and the key does not wait for it.
+    expect(rights.target('sock', 'sess')).toEqual({ runnerId: 'runner_1' });
+    expect(checks).toHaveLength(2);
+    expect(rights.target('sock', 'sess')).toEqual({ runnerId: 'runner_1' }); // one re-check at a time
+    expect(checks).toHaveLength(2);
+    checks[1]!.refuse(new Error('demoted to viewer'));
+    await turn();
+    const next = rights.target('sock', 'sess');
+    expect(next).toBeInstanceOf(Promise);
+    checks[2]!.refuse(new Error('demoted to viewer'));
+    await expect(next).rejects.toThrow('demoted to viewer');
+  });
+
+  it('a socket silent for longer than a break is checked before its key', async () => {
+    let clock = 0;
+    const rights = new TypingRights(async () => ({ runnerId: 'runner_1', userId: 'user_1' }), () => clock);
+    rights.warm('sock', 'sess');
+    await turn();
+    clock += EXPIRES_AFTER_MS;
+    const key = rights.target('sock', 'sess');
+    expect(key).toBeInstanceOf(Promise);
+    await expect(key).resolves.toEqual({ runnerId: 'runner_1' });
+  });
+
+  it('a key typed while the attach still checks waits for that check instead of starting a second one', async () => {
+    const checks: Array<ReturnType<typeof deferred>> = [];
+    const rights = new TypingRights(() => {
+      checks.push(deferred());
+      return checks.at(-1)!.promise;
+    });
+    rights.warm('sock', 'sess');
+    const key = rights.target('sock', 'sess');
+    expect(checks).toHaveLength(1);
+    checks[0]!.answer({ runnerId: 'runner_1', userId: 'user_1' });
+    await expect(key).resolves.toEqual({ runnerId: 'runner_1' });
+  });
+
+  it('a right dropped while the attach checks is checked again for the next key', async () => {
+    const checks: Array<ReturnType<typeof deferred>> = [];
+    const rights = new TypingRights(() => {
+      checks.push(deferred());
+      return checks.at(-1)!.promise;
+    });
+    rights.warm('sock', 'sess');
+    rights.forgetUser('user_1'); // a role change while the attach's check ran
+    void rights.target('sock', 'sess');
+    expect(checks).toHaveLength(2);
+    checks[0]!.answer({ runnerId: 'runner_1', userId: 'user_1' });
+    await turn();
+    expect(rights.size).toBe(0); // the answer from before the change is not kept
   });
 });

@@ -21,6 +21,7 @@ import { handle } from './handler';
 import { TypingRights } from './typing-rights';
 import { LiveViewers, sendLive, type UiSocket, type UiSocketData, type Viewer } from './live-viewers';
 import { attachTerminalTimeTravel } from './ui-terminal';
+import { keyTrace } from './key-trace';
 import { createUiEventLimits, MAX_ATTACHED_PER_SOCKET, UI_LIMIT_MESSAGES, type UiEvent, type UiEventLimits } from './ui-limits';
 
 /**
@@ -209,10 +210,16 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
      * keys after it (only the check is in the chain, not the runner's answer).
      */
     let keysInOrder: Promise<unknown> = Promise.resolve();
+    // Bench hook (key-trace.ts): registered first, so it stamps a key before anything else runs for it.
+    if (keyTrace) socket.on('terminal:input', (b: { session_id?: unknown; data?: unknown }) => void (typeof b?.session_id === 'string' && typeof b.data === 'string' && keyTrace!.received(b.session_id, b.data)));
     on(
       'terminal:input',
       handle('terminal:input', UiInputSchema, async ({ session_id, data }) => {
-        const send = (target: { runnerId: string }) => ({ answer: services.sessions.sendInput(target, session_id, data) });
+        const send = (target: { runnerId: string }) => {
+          const answer = services.sessions.sendInput(target, session_id, data);
+          keyTrace?.forwarded(session_id);
+          return { answer };
+        };
         const cached = typing.target(socket.id, session_id);
         // Nothing before this key is waiting and its right is fresh: it goes now, without an await.
         const sent = cached instanceof Promise || keysWaiting > 0 ? queued(cached, send) : send(cached);
@@ -280,6 +287,7 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
       // The mirror first: an attach that snapshots it right after this call must include these.
       services.terminalScreens.feed(sessionId, events);
       viewers.fanOut(sessionId, events, utf8);
+      keyTrace?.output(sessionId, events);
     },
   };
 }
