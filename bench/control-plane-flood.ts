@@ -25,6 +25,7 @@ import { avViewer } from './live-echo';
 import { HEAP_DIR, profileEnv, WIRE_DIR } from './live-probes';
 import { wirePerMb, wireTotals } from './live-wire-report';
 import { descendantsByCmdline, Timeline } from './live-timeline';
+import { gcLines, gcSummary } from './gc-trace';
 
 const MB = Number(process.env.BENCH_MB ?? 32);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -36,51 +37,6 @@ const GC_LOG = process.env.BENCH_GC_LOG;
 const LINE = 100;
 
 const load = () => loadavg().map((l) => l.toFixed(1)).join(' ');
-
-/** One collection from `--trace-gc-nvp`: which isolate, minor or major, its pause (ms) and bytes. */
-interface GcLine {
-  isolate: string;
-  major: boolean;
-  pause: number;
-  allocated: number;
-  survived: number;
-  promoted: number;
-}
-
-const GC_LINE = /^\[(\d+):(0x[0-9a-f]+)\]\s+[\d.]+ ms: pause=([\d.]+) .* gc=(\w+) .* allocated=(\d+) promoted=(\d+) new_space_survived=(\d+) /;
-
-function gcLines(logs: string[], pid: number, from: number): GcLine[] {
-  const out: GcLine[] = [];
-  for (const line of logs.slice(from).join('').split('\n')) {
-    const m = GC_LINE.exec(line.trim());
-    if (!m || Number(m[1]) !== pid) continue;
-    out.push({ isolate: m[2]!, major: m[4] !== 's', pause: Number(m[3]), allocated: Number(m[5]), promoted: Number(m[6]), survived: Number(m[7]) });
-  }
-  return out;
-}
-
-/**
- * Per isolate (in order of first appearance: the main thread's comes first), per MB of output:
- * heap allocated, what scavenges copied (survived in the young generation, or promoted to the old
- * one: the garbage collector's work grows with it), collections and their pauses.
- */
-function gcSummary(lines: GcLine[], isolates: string[], mb: number): string {
-  const parts: string[] = [];
-  for (const iso of new Set(lines.map((l) => l.isolate))) if (!isolates.includes(iso)) isolates.push(iso);
-  const per = (bytes: number) => (bytes / (1024 * 1024) / mb).toFixed(2);
-  for (const [n, iso] of isolates.entries()) {
-    const mine = lines.filter((l) => l.isolate === iso);
-    if (!mine.length) continue;
-    const sum = (xs: GcLine[], f: (l: GcLine) => number) => xs.reduce((a, l) => a + f(l), 0);
-    const minor = mine.filter((l) => !l.major);
-    const major = mine.filter((l) => l.major);
-    parts.push(
-      `isolate ${n + 1}${n === 0 ? ' (main)' : ''}: allocated ${per(sum(mine, (l) => l.allocated))} MB/MB, scavenges copied ${per(sum(minor, (l) => l.survived + l.promoted))} MB/MB ` +
-        `(promoted ${per(sum(minor, (l) => l.promoted))}); ${minor.length} minor ${(sum(minor, (l) => l.pause) / mb).toFixed(1)} ms/MB, ${major.length} major ${(sum(major, (l) => l.pause) / mb).toFixed(1)} ms/MB`,
-    );
-  }
-  return parts.length ? `  GC (--trace-gc-nvp): ${parts.join('; ')}` : '';
-}
 
 async function main() {
   console.log(`control-plane flood: ${MB} MB × ${ROUNDS} rounds (after ${WARMUP_MB} MB warm-up); load at start ${load()}`);

@@ -15,7 +15,9 @@
  * runner's .cpuprofile; BENCH_RUNNER_NODE_OPTIONS adds node flags to the runner, e.g. GC sizes:
  * variants separated by `|` each get a row per round, e.g. `|--max-semi-space-size=64`;
  * BENCH_BEFORE=DIR adds a row per round for the runner of another checkout, e.g. main's from
- * `git archive main | tar -x -C DIR` with node_modules linked in)
+ * `git archive main | tar -x -C DIR` with node_modules linked in; BENCH_TRACE_GC=1 adds what the
+ * runner's heap allocated and its scavenges copied per MB of the flood, from `--trace-gc-nvp`:
+ * run BENCH_MB 32 or more, a young-generation collection comes every ~16 MB allocated)
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -36,12 +38,14 @@ import {
 import { createCommand, makeSampleRepo, makeTempDir, removeTempDir } from '../runner/testing/fixtures';
 import { AckScheduler } from '../components/terminal/ack-scheduler';
 import { descendantsByCmdline } from './live-timeline';
+import { gcLines, gcSummary } from './gc-trace';
 
 const MB = Number(process.env.BENCH_MB ?? 16);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const PROF_DIR = process.env.BENCH_CPU_PROF;
 const RUNNER_VARIANTS = (process.env.BENCH_RUNNER_NODE_OPTIONS ?? '').split('|').map((v) => v.split(' ').filter(Boolean));
 const BEFORE_ROOT = process.env.BENCH_BEFORE;
+const TRACE_GC = process.env.BENCH_TRACE_GC === '1';
 const STORE_MS = Number(process.env.BENCH_STORE_MS ?? 2);
 const VIEWER_CHARS_PER_MS = (Number(process.env.BENCH_VIEWER_MBPS ?? 8) * 1024 * 1024) / 1000;
 /**
@@ -203,6 +207,8 @@ interface Figure {
   leader: number | null;
   /** How the output was cut into frames and chunks (the runner). */
   shape?: string;
+  /** BENCH_TRACE_GC: the runner's collections during the flood (gc-trace.ts). */
+  gc?: string;
 }
 
 const exited = (child: ChildProcess) => new Promise<void>((r) => (child.exitCode !== null ? r() : child.once('exit', () => r())));
@@ -214,10 +220,13 @@ async function runnerRound(cp: FakeControlPlane, url: string, tmp: string, round
     [
       ...(PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROF_DIR}`] : []),
       ...nodeOptions,
+      ...(TRACE_GC ? [`--import=${join(ROOT, 'bench/trace-gc.mjs')}`] : []),
       '--import', 'tsx', join(root, 'runner/index.ts'), '--server', url, '--name', 'bench', '--data-dir', join(tmp, `data-${round}`),
     ],
-    { cwd: root, env: { PATH: process.env.PATH, HOME: tmp, LANG: 'C.UTF-8', NODE_ENV: process.env.NODE_ENV, AGENT_RUNNER_TOKEN: TOKEN, AGENT_RUNNER_SANDBOX: 'off' }, stdio: process.env.BENCH_DEBUG ? ['ignore', 'inherit', 'inherit'] : 'ignore' },
+    { cwd: root, env: { PATH: process.env.PATH, HOME: tmp, LANG: 'C.UTF-8', NODE_ENV: process.env.NODE_ENV, AGENT_RUNNER_TOKEN: TOKEN, AGENT_RUNNER_SANDBOX: 'off' }, stdio: TRACE_GC ? ['ignore', 'pipe', 'ignore'] : process.env.BENCH_DEBUG ? ['ignore', 'inherit', 'inherit'] : 'ignore' },
   );
+  const logs: string[] = [];
+  child.stdout?.setEncoding('utf8').on('data', (d: string) => logs.push(d));
   try {
     cp.registered = false;
     await cp.waiters.until(() => cp.registered);
@@ -230,17 +239,20 @@ async function runnerRound(cp: FakeControlPlane, url: string, tmp: string, round
     const leader = descendantsByCmdline(child.pid!, (c) => c.includes('session-leader'))[0];
     const chars0 = cp.outputChars;
     const cpu0 = threadCpu(child.pid!);
+    const logsFrom = logs.length;
     const leader0 = leader ? processCpu(leader) : 0;
     const t0 = performance.now();
     await cp.command('session:input', { session_id: cmd.session_id, data: COMMAND, mode: 'line' });
     await cp.waiters.until(() => cp.tail.includes(LAST_LINE));
     const seconds = (performance.now() - t0) / 1000;
     const cpu = threadCpu(child.pid!);
+    const logsTo = logs.length;
     const leaderMs = leader ? processCpu(leader) - leader0 : null;
     const mb = (cp.outputChars - chars0) / 1024 / 1024;
+    const gc = TRACE_GC ? gcSummary(gcLines(logs.slice(0, logsTo), child.pid!, logsFrom), [], mb) : undefined;
     await cp.command('session:stop', { session_id: cmd.session_id });
     const shape = `${cp.frames} frames, ${cp.chunks} chunks (${((cp.outputChars - chars0) / Math.max(1, cp.chunks) / 1024).toFixed(1)} KB each)`;
-    return { mb, seconds, main: cpu.main - cpu0.main, helpers: cpu.helpers - cpu0.helpers, leader: leaderMs, shape };
+    return { mb, seconds, main: cpu.main - cpu0.main, helpers: cpu.helpers - cpu0.helpers, leader: leaderMs, shape, gc };
   } finally {
     child.kill('SIGTERM');
     await exited(child);
@@ -280,7 +292,7 @@ async function oneHop(url: string): Promise<void> {
 
 function row(what: string, f: Figure): string {
   const perMb = (ms: number) => (ms / f.mb).toFixed(1);
-  return `| ${what} | ${(f.mb / f.seconds).toFixed(1)} | **${perMb(f.main + f.helpers)}** | ${perMb(f.main)} | ${perMb(f.helpers)} | ${f.leader === null ? '—' : perMb(f.leader)} | ${f.shape ?? '—'} | ${load()} |`;
+  return `| ${what} | ${(f.mb / f.seconds).toFixed(1)} | **${perMb(f.main + f.helpers)}** | ${perMb(f.main)} | ${perMb(f.helpers)} | ${f.leader === null ? '—' : perMb(f.leader)} | ${f.shape ?? '—'} | ${load()} |${f.gc ? `\n${f.gc}` : ''}`;
 }
 
 if (process.argv[2] === 'one-hop') {

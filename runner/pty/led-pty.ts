@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { spawn, type IDisposable, type IPty, type IPtyForkOptions } from 'node-pty';
 import { LeaderStream } from './leader-stream';
+import { readPty } from './pty-reader';
 
 /** The session-leader program (plain JavaScript, run by this runner's own node). */
 export const SESSION_LEADER_PATH = fileURLToPath(new URL('./session-leader.mjs', import.meta.url));
@@ -32,9 +33,9 @@ export function spawnLed(file: string, args: string[], options: IPtyForkOptions)
       // The leader is already gone (killed with its group).
     }
   });
-  pty.onData((data) => deliver(stream.push(data)));
-  // Whatever was held as a possible marker start is plain output once the PTY is gone.
-  pty.onExit(() => deliver(stream.flush()));
+  const reader = readPty(pty, (data) => deliver(stream.push(data)));
+  // Whatever was held as a possible marker start (or half a character) is plain output once the PTY is gone.
+  pty.onExit(() => deliver(stream.push(reader.end()) + stream.flush()));
   const onData = (listener: (data: string) => void): IDisposable => {
     listeners.add(listener);
     return { dispose: () => listeners.delete(listener) };

@@ -15,7 +15,7 @@ import { SessionHooks, type HookServer } from '../hooks';
 import { errorMessage, type Logger } from '../log';
 import { ScreenWatch, type ProviderAdapter, type ScreenGate } from '../providers';
 import { DEFAULT_WATERMARKS, FlowControl } from '../pty/flow-control';
-import type { SessionBase, Spool } from '../spool/spool';
+import type { PendingEvent, SessionBase, Spool } from '../spool/spool';
 import type { PreparedWorktree, WorkspaceManager } from '../workspace/workspace-manager';
 import { ApprovalBroker } from '../approvals/broker';
 import { PolicyGate } from '../approvals/gate';
@@ -154,13 +154,13 @@ export class Session {
     this.redactor = createRedactor(named);
     this.output = new TerminalOutput(createStreamRedactor(DEFAULT_RULES, named, { onMask: this.redactions.note }), {
       chunk: (data) => {
-        const seq = this.emit({ type: 'TERMINAL_CHUNK', data });
-        echoTrace?.chunk(this.id, seq);
-        return seq;
+        const record = this.spool({ type: 'TERMINAL_CHUNK', data });
+        echoTrace?.chunk(this.id, record?.event.seq ?? null);
+        return record ? { seq: record.event.seq, bytes: record.utf8?.byteLength ?? Buffer.byteLength(data) } : null;
       },
-      sent: (seq, data) => {
-        this.usage.meter.addOutput(Buffer.byteLength(data));
-        if (seq !== null) this.flow.chunkSent(seq, data.length);
+      sent: (chunk, data) => {
+        this.usage.meter.addOutput(chunk?.bytes ?? Buffer.byteLength(data));
+        if (chunk) this.flow.chunkSent(chunk.seq, data.length);
       },
     }, chunkLimitFor(() => this.flow.window));
     this.proc = new ProcessControl(cmd.session_id, deps.log, deps.stopGraceMs ?? STOP_GRACE_MS);
@@ -417,11 +417,16 @@ export class Session {
    * other event has its strings masked here (ids, hashes and enum fields kept as they are).
    */
   emit(body: RunnerEventBody): number | null {
+    return this.spool(body)?.event.seq ?? null;
+  }
+
+  /** emit(), returning the spooled record (a chunk's UTF-8 beside its event). */
+  private spool(body: RunnerEventBody): PendingEvent | null {
     try {
       const safe = body.type === 'TERMINAL_CHUNK' || body.type === 'REDACTION_RECEIPT' ? body : redactStrings(body, this.redactor, isKeptField, this.redactions.note);
-      const seq = this.deps.spool.append(this.base, safe)?.seq ?? null;
-      this.redactions.settle(seq ?? 0);
-      return seq;
+      const record = this.deps.spool.appendRecord(this.base, safe);
+      this.redactions.settle(record?.event.seq ?? 0);
+      return record;
     } catch (err) {
       this.deps.log.error(`could not spool ${body.type} for ${this.id}`, err);
       return null;

@@ -14,7 +14,7 @@ describe('TerminalOutput chunk sizes', () => {
     expect(outputChunkMax(BESIDE_TYPING_WATERMARKS)).toBe(BESIDE_TYPING_WATERMARKS.high);
     let window: Watermarks = DEFAULT_WATERMARKS;
     const chunks: string[] = [];
-    const out = new TerminalOutput(createStreamRedactor(DEFAULT_RULES), { chunk: (data) => (chunks.push(data), chunks.length), sent: () => undefined }, chunkLimitFor(() => window));
+    const out = new TerminalOutput(createStreamRedactor(DEFAULT_RULES), { chunk: (data) => (chunks.push(data), { seq: chunks.length, bytes: Buffer.byteLength(data) }), sent: () => undefined }, chunkLimitFor(() => window));
     // Synchronous pushes: no batch window can close in between, only the size limit flushes.
     const flood = (reads: number) => {
       for (let i = 0; i < reads; i++) out.push(READ);

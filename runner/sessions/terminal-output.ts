@@ -20,11 +20,17 @@ export function chunkLimitFor(window: () => Watermarks): BatchLimit {
   return { max: () => outputChunkMax(window()), min: outputChunkMax(BESIDE_TYPING_WATERMARKS) };
 }
 
+/** A spooled TERMINAL_CHUNK: its seq and its text's UTF-8 size (the spool encoded it: not measured again). */
+export interface SpooledChunk {
+  seq: number;
+  bytes: number;
+}
+
 export interface TerminalOutputSink {
-  /** Spools one TERMINAL_CHUNK of masked text; returns its seq (null when it could not be spooled). */
-  chunk(data: string): number | null;
+  /** Spools one TERMINAL_CHUNK of masked text (null when it could not be spooled). */
+  chunk(data: string): SpooledChunk | null;
   /** After a chunk was spooled: usage counts its bytes, flow control its characters. */
-  sent(seq: number | null, data: string): void;
+  sent(chunk: SpooledChunk | null, data: string): void;
 }
 
 /**

@@ -134,6 +134,11 @@ export class Spool {
    * rather than spooled, because one invalid event would make the server refuse every batch.
    */
   append(base: SessionBase, body: RunnerEventBody): RunnerEvent | null {
+    return this.appendRecord(base, body)?.event ?? null;
+  }
+
+  /** append(), returning the spooled record: a TERMINAL_CHUNK's text as UTF-8 beside its event. */
+  appendRecord(base: SessionBase, body: RunnerEventBody): PendingEvent | null {
     if (this.closed) {
       this.log.warn(`spool closed; dropping ${body.type} for ${base.session_id}`);
       return null;
@@ -194,7 +199,7 @@ export class Spool {
       if (TERMINAL_STATES.includes(event.to)) s.ended = true;
     }
     this.emitChange();
-    return event;
+    return record;
   }
 
   /** The server stored everything of this session up to `seq`. Acks only ever move forward. */
