@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PeriodSchema, RunnerEventSchema, SessionStateSchema } from '../protocol';
+import { PeriodSchema, RunnerEventSchema, SessionStateSchema, TerminalChunkSchema } from '../protocol';
 
 /**
  * The messages between the control plane's main thread and the SQLite ingest writer's thread
@@ -12,9 +12,25 @@ const SessionIdsSchema = z.array(z.string().min(1)).min(1);
 
 const TickOwnerSchema = z.object({ orgId: z.string(), repoId: z.string(), userId: z.string(), kind: z.string() });
 
+/**
+ * A TERMINAL_CHUNK as stored (repo/stored-chunk.ts): its text's UTF-8, a view of the batch's
+ * SharedArrayBuffer (shared with the main thread, not copied), and the text's length. Bytes that
+ * are not UTF-8 of that length fail the batch's transaction when its segment is written.
+ */
+const StoredChunkSchema = TerminalChunkSchema.omit({ data: true }).extend({
+  utf8: z.custom<Uint8Array>((v) => v instanceof Uint8Array, { message: 'must be the text’s UTF-8 bytes' }),
+  chars: z.number().int().nonnegative(),
+});
+
+/** Every event of a runner batch, a chunk only as bytes (a chunk carrying its text is refused). */
+const IngestEventSchema = z.union([
+  StoredChunkSchema,
+  RunnerEventSchema.refine((e) => e.type !== 'TERMINAL_CHUNK', { message: 'a TERMINAL_CHUNK goes to the writer as utf8 bytes, not data' }),
+]);
+
 export const IngestBatchSchema = z.object({
   orgId: z.string().min(1),
-  events: z.array(RunnerEventSchema).min(1),
+  events: z.array(IngestEventSchema).min(1),
   ids: SessionIdsSchema,
   owners: z.record(z.string(), TickOwnerSchema),
 });

@@ -1,7 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { SqliteWriter } from './db-writer';
 import { WriterRequestSchema, type WriterReply, type WriterRequest } from './db-writer-messages';
-import { createBatchWriter } from './services/repo/ingest-batch';
+import { createBatchWriter, type IngestBatch } from './services/repo/ingest-batch';
 import { screenInsert } from './services/repo/terminal-screens';
 import { nameThisThread } from './thread-name';
 
@@ -28,7 +28,8 @@ const errorOf = (err: unknown) => ({
 async function handle(m: WriterRequest): Promise<void> {
   switch (m.kind) {
     case 'store': {
-      const outcome = await batches.store((fn) => writer.transaction(fn), m.batch);
+      // The schema refused a TERMINAL_CHUNK carrying text: every chunk here is bytes (IngestEvent).
+      const outcome = await batches.store((fn) => writer.transaction(fn), m.batch as IngestBatch);
       return reply({ req: m.req, ok: true, outcome });
     }
     case 'screen': {

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ingestWriter, resolveDbFile } from '../db';
 import { WriterReplySchema, type WriterReply } from '../db-writer-messages';
 import { startTsWorker } from '../ts-worker';
+import { withOutputAsBytes, type StoredChunk } from '../services/repo/stored-chunk';
 import { chunkBody, createRunningSessions, openServiceDb, runnerEvents, touchedBody, type ServiceDb } from './service-db';
 
 /**
@@ -144,14 +145,24 @@ describe.skipIf(onPostgres)('ingest writer: one kept SQLite connection per proce
     const replies: WriterReply[] = [];
     worker.on('message', (r: unknown) => replies.push(WriterReplySchema.parse(r)));
     try {
-      const good = { orgId: s.orgId, events: [ev(A, chunk('ok\r\n'))], ids: [A], owners: {} };
+      const text = ev(A, chunk('ok\r\n'));
+      const good = { orgId: s.orgId, events: withOutputAsBytes([text], () => undefined), ids: [A], owners: {} };
+      const [bytes] = good.events as StoredChunk[];
       worker.postMessage('not a request');
-      worker.postMessage({ kind: 'store', req: 1, batch: { ...good, events: [{ ...good.events[0], seq: -1 }] } });
+      worker.postMessage({ kind: 'store', req: 1, batch: { ...good, events: [{ ...bytes, seq: -1 }] } });
       worker.postMessage({ kind: 'screen', req: 2, table: 'Session', row: {} });
-      worker.postMessage({ kind: 'store', req: 3, batch: good });
-      await expect.poll(() => replies.length, { timeout: 60_000 }).toBe(4);
-      expect(replies.map((r) => [r.req, r.ok])).toEqual([[null, false], [1, false], [2, false], [3, true]]);
-      for (const r of replies.slice(0, 3)) expect(!r.ok && r.error.message).toMatch(/malformed request/);
+      // A chunk goes to the writer as bytes only.
+      worker.postMessage({ kind: 'store', req: 3, batch: { ...good, events: [text] } });
+      worker.postMessage({ kind: 'store', req: 4, batch: { ...good, events: [{ ...bytes, utf8: 'ok\r\n' }] } });
+      // Bytes that are not its text's UTF-8 (not UTF-8 at all, or another length): the transaction fails, nothing stored.
+      worker.postMessage({ kind: 'store', req: 5, batch: { ...good, events: [{ ...bytes, utf8: new Uint8Array([0x6f, 0xff, 0x0d, 0x0a]) }] } });
+      worker.postMessage({ kind: 'store', req: 6, batch: { ...good, events: [{ ...bytes, chars: 3 }] } });
+      worker.postMessage({ kind: 'store', req: 7, batch: good });
+      await expect.poll(() => replies.length, { timeout: 60_000 }).toBe(8);
+      expect(replies.map((r) => [r.req, r.ok])).toEqual([[null, false], [1, false], [2, false], [3, false], [4, false], [5, false], [6, false], [7, true]]);
+      for (const r of replies.slice(0, 5)) expect(!r.ok && r.error.message).toMatch(/malformed request/);
+      expect(!replies[5]!.ok && replies[5]!.error.message).toMatch(/invalid|encoded data/i);
+      expect(!replies[6]!.ok && replies[6]!.error.message).toMatch(/segment's text is 4 characters long, its chunks say 3/);
     } finally {
       // Closed from its own loop: terminate() could stop it inside a libsql call (see db-writer-thread.ts crash()).
       const exited = new Promise((r) => worker.once('exit', r));

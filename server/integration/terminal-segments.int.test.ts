@@ -229,7 +229,7 @@ describe('terminal output stored in ~64 KB segments', () => {
     await s.db.sessionEvent.createMany({
       data: old.flat().filter((e) => e.type !== 'TERMINAL_CHUNK').map((e) => ({ sessionId: SID, seq: e.seq, type: e.type, ts: BigInt(e.ts), payload: JSON.stringify(e) })),
     });
-    await insertSegments(s.db, [{ sessionId: SID, chunks: chunks.map((e) => ({ seq: e.seq, ts: e.ts, data: (e as { data: string }).data })) }]);
+    await insertSegments(s.db, [{ sessionId: SID, chunks: chunks.map((e) => ({ seq: e.seq, ts: e.ts, chars: (e as { data: string }).data.length, data: (e as { data: string }).data })) }]);
     await s.db.session.update({ where: { id: SID }, data: { lastSeq: old.at(-1)!.at(-1)!.seq } });
     expect((await s.db.terminalSegment.findFirstOrThrow({ where: { sessionId: SID } })).chars).toBeLessThan(SEGMENT_CHARS);
     for (const b of batches.slice(3)) await s.services.events.ingest(s.runner, b);

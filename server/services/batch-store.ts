@@ -1,8 +1,8 @@
-import type { RunnerEvent } from '../../protocol';
 import { ingestWriter, type Db } from '../db';
 import type { TickOwner } from './usage';
 import type { Tx } from './repo/session-events';
 import { createBatchWriter, type IngestBatch } from './repo/ingest-batch';
+import type { IngestEvent } from './repo/stored-chunk';
 
 /**
  * Storing one runner batch in one transaction (split from events.ts, which receives, fans out and
@@ -24,7 +24,7 @@ const INGEST_TX_MAX_WAIT_MS = 10_000;
 export type SessionOwner = TickOwner & { runnerId: string | null };
 
 /** Whom each session with a usage tick in the batch is billed to (all the writer needs of the owners). */
-function tickOwners(events: RunnerEvent[], owners: ReadonlyMap<string, SessionOwner>): Record<string, TickOwner> {
+function tickOwners(events: IngestEvent[], owners: ReadonlyMap<string, SessionOwner>): Record<string, TickOwner> {
   const out: Record<string, TickOwner> = {};
   for (const e of events) {
     if (e.type !== 'USAGE_TICK' || out[e.session_id]) continue;
@@ -43,8 +43,9 @@ export function createBatchStore(db: Db, owners: ReadonlyMap<string, SessionOwne
     /**
      * Stores the batch exactly once: events (a resend is ignored), terminal output into segments,
      * usage ticks, each session's contiguous stored prefix and row changes (repo/ingest-batch.ts).
+     * Its output comes as bytes (repo/stored-chunk.ts).
      */
-    async store(orgId: string, events: RunnerEvent[], ids: string[]) {
+    async store(orgId: string, events: IngestEvent[], ids: string[]) {
       const batch: IngestBatch = { orgId, events, ids, owners: tickOwners(events, owners) };
       const outcome = thread
         ? await thread.store(batch)

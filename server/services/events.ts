@@ -13,6 +13,7 @@ import type { PatrolService } from './patrols';
 import { createBatchStore, type SessionOwner } from './batch-store';
 import { withBusyRetry } from './busy-retry';
 import { runnerUtf8 } from './runner-utf8';
+import { withOutputAsBytes, type IngestEvent, type OtherEvent } from './repo/stored-chunk';
 import { storedEvents } from './terminal/stored-output';
 
 export function toWire(e: { seq: number; type: string; ts: number | bigint; payload: string }): WireEvent {
@@ -27,7 +28,8 @@ export function runnerToWire(ev: RunnerEvent, seq = ev.seq, ts = ev.ts): WireEve
 
 /** A batch waiting to be stored with the other batches of its runner (createEventService's group commit). */
 interface Waiting {
-  events: RunnerEvent[];
+  /** Its output as bytes (repo/stored-chunk.ts): the text itself is not kept while the batch waits. */
+  events: IngestEvent[];
   ids: string[];
   resolve(prefixes: Map<string, number>): void;
   reject(err: unknown): void;
@@ -54,7 +56,7 @@ export function createEventService(
   const batches = createBatchStore(db, owners);
 
   /** Refuses the whole batch when one event is for a session this runner does not own. */
-  async function checkOwners(runner: { id: string; orgId: string }, events: RunnerEvent[], ids: string[]) {
+  async function checkOwners(runner: { id: string; orgId: string }, events: readonly RunnerEvent[], ids: string[]) {
     const unknown = ids.filter((id) => !owners.has(id));
     if (unknown.length) {
       const rows = await db.session.findMany({
@@ -86,7 +88,7 @@ export function createEventService(
    */
   const waiting = new Map<string, Waiting[]>();
 
-  function storeWithOthers(runner: { id: string; orgId: string; name: string }, events: RunnerEvent[], ids: string[]): Promise<Map<string, number>> {
+  function storeWithOthers(runner: { id: string; orgId: string; name: string }, events: IngestEvent[], ids: string[]): Promise<Map<string, number>> {
     return new Promise((resolve, reject) => {
       const batch: Waiting = { events, ids, resolve, reject };
       const open = waiting.get(runner.id);
@@ -122,10 +124,10 @@ export function createEventService(
       if (ticks.length) void usage.after(runner.orgId, ticks).catch((err) => console.error('[server] usage after ticks failed', err));
 
       if (changed.size) await sessions().publishMany(runner.orgId, [...changed]);
-      const governance = fresh.filter((e) => e.type === 'APPROVAL_REQUESTED' || e.type === 'APPROVAL_RESOLVED' || e.type === 'POLICY_BLOCKED');
+      const governance = fresh.filter((e): e is OtherEvent => e.type === 'APPROVAL_REQUESTED' || e.type === 'APPROVAL_RESOLVED' || e.type === 'POLICY_BLOCKED');
       if (governance.length) await approvals.onEvents(runner.orgId, runner.name, governance);
       const patrolEvents = fresh.filter(
-        (e) => e.type === 'PATROL_FINISHED' || (e.type === 'SESSION_STATE_CHANGED' && (TERMINAL_STATES as string[]).includes(e.to)),
+        (e): e is OtherEvent => e.type === 'PATROL_FINISHED' || (e.type === 'SESSION_STATE_CHANGED' && (TERMINAL_STATES as string[]).includes(e.to)),
       );
       // A failing result must not make the runner resend the batch (it is stored): log it instead.
       if (patrolEvents.length) await patrols().onEvents(runner.orgId, patrolEvents).catch((err) => console.error('[server] applying patrol results failed', err));
@@ -151,24 +153,33 @@ export function createEventService(
     }
   }
 
+  /** Acknowledges per session the stored prefix, once the batch is stored (a function of its own: no closure here holds the batch's text). */
+  function acknowledge(runner: { id: string }, ids: string[], stored: Promise<Map<string, number>>) {
+    return stored.then((prefixes) => {
+      const acked = ids.map((id) => ({ session_id: id, seq: prefixes.get(id) ?? 0 }));
+      // Nobody is watching: stored output counts as consumed, so the PTY never stalls headless.
+      for (const a of acked) if (!broadcast().hasViewers(a.session_id)) gateway().notify(runner.id, 'terminal:ack', a);
+      return { acked };
+    });
+  }
+
   return {
     /**
      * Store a runner's batch exactly once (UNIQUE(session_id, seq): a resend is a no-op), apply
      * row changes, fan new events out to viewers, and acknowledge per session only the seq up to
      * which everything is stored — never past a hole, so the runner keeps and resends what is missing.
      */
-    async ingest(runner: { id: string; orgId: string; name: string }, events: RunnerEvent[]) {
+    ingest(runner: { id: string; orgId: string; name: string }, events: RunnerEvent[]): Promise<{ acked: Array<{ session_id: string; seq: number }> }> {
       const ids = [...new Set(events.map((e) => e.session_id))];
-      await checkOwners(runner, events, ids);
-      // The live path comes first (ARCHITECTURE.md §5): viewers and the terminal mirror get the
-      // batch now; storing it runs beside, in order. Viewers and the mirror drop seqs they have,
-      // so a resend of a stored batch changes nothing on screen.
-      liveFanOut(ids, events);
-      const prefixes = await storeWithOthers(runner, events, ids);
-      const acked = ids.map((id) => ({ session_id: id, seq: prefixes.get(id) ?? 0 }));
-      // Nobody is watching: stored output counts as consumed, so the PTY never stalls headless.
-      for (const a of acked) if (!broadcast().hasViewers(a.session_id)) gateway().notify(runner.id, 'terminal:ack', a);
-      return { acked };
+      // Not an async function, and the text is let go once viewers have it (issue 17): one would
+      // keep `events` reachable until the batch is stored (handler.ts says why that matters).
+      return checkOwners(runner, events, ids).then(() => {
+        // The live path comes first (ARCHITECTURE.md §5): viewers and the terminal mirror get the
+        // batch now; storing it runs beside, in order. Viewers and the mirror drop seqs they have,
+        // so a resend of a stored batch changes nothing on screen.
+        liveFanOut(ids, events);
+        return acknowledge(runner, ids, storeWithOthers(runner, withOutputAsBytes(events, runnerUtf8), ids));
+      });
     },
 
     /**

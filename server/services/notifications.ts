@@ -191,12 +191,16 @@ export type NotificationService = ReturnType<typeof createNotificationService>;
  * failure to notify is logged, never a reason for the runner to resend a stored batch.
  */
 export function notifyingIngest<E extends { ingest(runner: { id: string; orgId: string; name: string }, events: RunnerEvent[]): Promise<unknown> }>(events: E, notifications: () => NotificationService): E {
-  const ingest = async (runner: { id: string; orgId: string; name: string }, batch: RunnerEvent[]) => {
-    const result = await events.ingest(runner, batch);
-    await notifications()
-      .onRunnerEvents(runner.orgId, batch)
-      .catch((err) => console.error('[server] notifying failed', err));
-    return result;
+  // Not an async function, and only the events that can notify are kept until the batch is
+  // stored: the batch's terminal output is garbage once viewers have it (issue 17).
+  const ingest = (runner: { id: string; orgId: string; name: string }, batch: RunnerEvent[]) => {
+    const rest = batch.filter((e) => e.type !== 'TERMINAL_CHUNK');
+    return events.ingest(runner, batch).then(async (result) => {
+      await notifications()
+        .onRunnerEvents(runner.orgId, rest)
+        .catch((err) => console.error('[server] notifying failed', err));
+      return result;
+    });
   };
   return { ...events, ingest: ingest as E['ingest'] };
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RunnerEvent } from '../../protocol';
 import { createRedactionService } from './redaction';
+import { keepRunnerUtf8 } from './runner-utf8';
 
 const SESSION = 'sess_redaction_queue';
 const chunk = (seq: number, data: string) =>
@@ -64,5 +65,17 @@ describe('control-plane redaction queue', () => {
     expect(a).toBe(plain);
     expect(b).not.toBe(secret);
     expect((b as { data: string }).data).not.toContain(token.slice(4));
+  });
+
+  it('keeps an unchanged chunk for a resend as the runner’s bytes, and a resend gets its text back from them', async () => {
+    const redaction = createRedactionService({} as never, async () => ({}), {} as never);
+    const runner = { orgId: 'org_1' };
+    const text = 'plain, ünïcode 𝄞 and all\r\n';
+    const first = chunk(1, text);
+    keepRunnerUtf8([first], [new TextEncoder().encode(text)]);
+    await redaction.redactBatch(runner, [first]);
+    // A resend is a new object (a new frame): not the runner's bytes of the first, its kept text.
+    const [again] = await redaction.redactBatch(runner, [chunk(1, text)]);
+    expect((again as { data: string }).data).toBe(text);
   });
 });

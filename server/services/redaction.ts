@@ -13,6 +13,8 @@ import type { Db } from '../db';
 import { SYSTEM_ACTOR, type AuditService } from './audit';
 import type { Principal } from './auth';
 import { notFound } from './errors';
+import { decodeUtf8 } from './repo/stored-chunk';
+import { runnerUtf8 } from './runner-utf8';
 
 /**
  * The control plane's own redaction (ARCHITECTURE.md §7): every runner event is redacted again,
@@ -44,8 +46,10 @@ interface Tracked {
    * What the stream let out for the chunks not acknowledged yet, by seq (in seq order): a resend
    * gets exactly that again (it reaches viewers live before storing drops it as a duplicate, so it
    * must never be redacted on its own, where a secret cut across chunks would not be recognised).
+   * Kept as the runner's UTF-8 when the stream let its text out unchanged (outside the heap: the
+   * text itself is garbage once viewers have it; issue 17), as the text when it masked or held some.
    */
-  recent: Map<number, string>;
+  recent: Map<number, string | Uint8Array>;
   /**
    * The highest seq acknowledged to the runner (stored, and sent live before): a resend at or
    * below it is dropped by storing and by every viewer and mirror (they have its seq), so its
@@ -122,12 +126,14 @@ export function createRedactionService(db: Db, secretsFor: (orgId: string) => Pr
         if (e.seq <= t.lastSeq) {
           // A resend: what the stream let out for it; nothing when it is acknowledged; redacted on
           // its own when older than what is kept and not acknowledged (acks stopped for long).
-          out.push({ ...e, data: t.recent.get(e.seq) ?? (e.seq <= t.acked ? '' : t.whole.redact(e.data)) });
+          const kept = t.recent.get(e.seq);
+          const data = kept === undefined ? (e.seq <= t.acked ? '' : t.whole.redact(e.data)) : typeof kept === 'string' ? kept : decodeUtf8(kept);
+          out.push({ ...e, data });
           continue;
         }
         t.lastSeq = e.seq;
         const data = unchanged(t.stream.push(e.data), e.data);
-        t.recent.set(e.seq, data);
+        t.recent.set(e.seq, (data === e.data && runnerUtf8(e)) || data);
         if (t.recent.size > RECENT_CHUNKS) t.recent.delete(t.recent.keys().next().value!);
         t.tally.settle(e.seq);
         lastChunk.set(e.session_id, out.length);
@@ -193,7 +199,11 @@ export function createRedactionService(db: Db, secretsFor: (orgId: string) => Pr
       // microtasks, a session's queued batches (each under a slice) ran as one long task that a
       // keystroke's echo in another session waited behind (issue 17, 74-107 ms under floods).
       const run = before.length ? Promise.all(before).then(yieldToLoop).then(() => redactEvents(runner.orgId, events)) : redactEvents(runner.orgId, events);
-      const settled = run.catch(() => undefined);
+      // Settles with nothing: the queue must not keep the batch's redacted text until the next batch.
+      const settled = run.then(
+        () => undefined,
+        () => undefined,
+      );
       for (const k of keys) queues.set(k, settled);
       void settled.then(() => {
         for (const k of keys) if (queues.get(k) === settled) queues.delete(k);

@@ -1,10 +1,11 @@
-import type { RunnerEvent, SessionState, UsageTick } from '../../../protocol';
+import type { SessionState, UsageTick } from '../../../protocol';
 import { foldStateChanges, type RefusedChange } from '../session-state';
 import type { StoredTick, TickOwner } from '../usage';
 import { contiguousPrefix, insertEventsOnce, maxStoredAbove, type Tx } from './session-events';
 import { addOutput, dropChunkRows, insertSegments, readIngestRows, readOpenRun, takeChunkRows, type IngestSessionRow, type NewSegment, type OpenRun, type OutputChunk } from './terminal-segments';
 import { updateSessionRows, updateSessionState, type SessionRowChange } from './session-rows';
 import { insertTicksOnce } from './usage-ticks';
+import { asRunnerEvent, type IngestEvent, type StoredChunk } from './stored-chunk';
 
 /**
  * One runner batch's writes in one transaction: event rows, terminal output into segments, usage
@@ -14,10 +15,13 @@ import { insertTicksOnce } from './usage-ticks';
  * outcome are plain data, so a batch crosses to the writer thread and back in one message each.
  */
 
-/** A runner batch as the store takes it (validated on arrival from the runner, and again in the writer thread). */
+/**
+ * A runner batch as the store takes it (validated on arrival from the runner, and again in the
+ * writer thread), its output as UTF-8 (stored-chunk.ts).
+ */
 export interface IngestBatch {
   orgId: string;
-  events: RunnerEvent[];
+  events: IngestEvent[];
   /** The batch's sessions, each once. */
   ids: string[];
   /** Whom the usage of each session with a USAGE_TICK in the batch is billed to. */
@@ -39,13 +43,11 @@ export interface IngestOutcome {
 /** Runs `fn` in one write transaction: committed when it resolves, rolled back when it throws. */
 export type Transaction = <T>(fn: (tx: Tx) => Promise<T>) => Promise<T>;
 
-type TerminalChunk = Extract<RunnerEvent, { type: 'TERMINAL_CHUNK' }>;
-
 /** What a batch changes on its sessions' rows besides the state and the stored prefix. */
 type RowData = Omit<SessionRowChange, 'id' | 'lastSeq'>;
 
 /** The batch's events per session, in batch order, mapped by `pick`: one pass instead of a filter per session. */
-function groupBy<T>(events: RunnerEvent[], pick: (e: RunnerEvent) => T): Map<string, T[]> {
+function groupBy<E extends IngestEvent, T>(events: E[], pick: (e: E) => T): Map<string, T[]> {
   const out = new Map<string, T[]>();
   for (const e of events) {
     const list = out.get(e.session_id);
@@ -56,7 +58,7 @@ function groupBy<T>(events: RunnerEvent[], pick: (e: RunnerEvent) => T): Map<str
 }
 
 /** The non-state fields of the row that fresh events set; later events of the batch win (seq order). */
-function rowFields(events: RunnerEvent[]): RowData {
+function rowFields(events: IngestEvent[]): RowData {
   const data: RowData = {};
   for (const e of events) {
     switch (e.type) {
@@ -89,9 +91,9 @@ function rowFields(events: RunnerEvent[]): RowData {
  * are dropped; output continuing the prefix goes straight into segments; everything else —
  * other event kinds, and anything above a hole — is stored as event rows.
  */
-function split(stored: number, events: RunnerEvent[]): { direct: TerminalChunk[]; rows: RunnerEvent[]; runEnd: number } {
-  const direct: TerminalChunk[] = [];
-  const rows: RunnerEvent[] = [];
+function split(stored: number, events: IngestEvent[]): { direct: StoredChunk[]; rows: IngestEvent[]; runEnd: number } {
+  const direct: StoredChunk[] = [];
+  const rows: IngestEvent[] = [];
   let runEnd = stored;
   let lastSeen = stored;
   for (const e of events) {
@@ -166,17 +168,18 @@ export function createBatchWriter() {
     const rows = new Map((await readIngestRows(tx, ids)).map((r) => [r.id, r]));
     const eventsOf = groupBy(events, (e) => e);
     const plans = new Map<string, { row: IngestSessionRow; direct: OutputChunk[]; runEnd: number }>();
-    const asRows: RunnerEvent[] = [];
-    const direct = new Set<RunnerEvent>();
+    const asRows: IngestEvent[] = [];
+    const direct = new Set<IngestEvent>();
     for (const id of ids) {
       const row = rows.get(id)!;
       const mine = (eventsOf.get(id) ?? []).sort((a, b) => a.seq - b.seq);
       const part = split(row.lastSeq, mine);
       asRows.push(...part.rows);
       for (const e of part.direct) direct.add(e);
-      plans.set(id, { row, direct: part.direct.map((e) => ({ seq: e.seq, ts: e.ts, data: e.data })), runEnd: part.runEnd });
+      plans.set(id, { row, direct: part.direct.map((e) => ({ seq: e.seq, ts: e.ts, chars: e.chars, data: e.utf8 })), runEnd: part.runEnd });
     }
-    const inserted = asRows.length ? await insertEventsOnce(tx, asRows) : new Set<string>();
+    // Output above a hole is an event row until the hole is filled: its payload holds the text.
+    const inserted = asRows.length ? await insertEventsOnce(tx, asRows.map(asRunnerEvent)) : new Set<string>();
     // Usage is keyed by (session, window), not seq: a tick resent under any seq counts once.
     const ticks = events
       .filter((e): e is UsageTick => e.type === 'USAGE_TICK')

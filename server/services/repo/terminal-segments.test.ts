@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Tx } from './session-events';
 import { addOutput, cutSegments, foldsRun, NO_RUN, runAfter, type NewSegment, type OpenRun, type OutputChunk } from './terminal-segments';
 
-const chunks = (from: number, lengths: number[]): OutputChunk[] => lengths.map((n, i) => ({ seq: from + i, ts: 1000 + from + i, data: 'x'.repeat(n) }));
+const chunks = (from: number, lengths: number[]): OutputChunk[] => lengths.map((n, i) => ({ seq: from + i, ts: 1000 + from + i, chars: n, data: 'x'.repeat(n) }));
 const seqs = (list: OutputChunk[]) => list.map((c) => c.seq);
 
 describe('cutSegments: output cut into segments closed at the limit', () => {

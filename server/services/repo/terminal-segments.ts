@@ -1,5 +1,6 @@
 import { isPostgres, placeholders } from './dialect';
 import type { Tx } from './session-events';
+import { decodeUtf8 } from './stored-chunk';
 
 /**
  * SQL of terminal output stored straight into `TerminalSegment` rows inside the ingest
@@ -28,12 +29,20 @@ export const RUN_ROWS_MAX = 64;
 /** New segments per INSERT: 8 parameters each stays far below SQLite's (32 766) and PostgreSQL's (65 535) variable limits. */
 const SEGMENTS_PER_STATEMENT = 500;
 
-/** One chunk of terminal output as stored. */
+/**
+ * One chunk of terminal output as stored: its text, or the text's UTF-8 (a runner batch's output
+ * reaches the writer as bytes, stored-chunk.ts; decoded only into a segment's one string), and the
+ * text's length in UTF-16 code units (what segments count and index).
+ */
 export interface OutputChunk {
   seq: number;
   ts: number;
-  data: string;
+  chars: number;
+  data: string | Uint8Array;
 }
+
+/** A chunk of output read back as text. */
+const textChunk = (seq: number, ts: number, data: string): OutputChunk => ({ seq, ts, chars: data.length, data });
 
 /**
  * A session's open run: its segment rows after the last one holding a segment's worth (the rows
@@ -53,7 +62,7 @@ export interface OpenRun {
 
 export const NO_RUN: OpenRun = { seqFrom: 0, chars: 0, rows: 0 };
 
-const charsOf = (chunks: OutputChunk[]) => chunks.reduce((n, c) => n + c.data.length, 0);
+const charsOf = (chunks: OutputChunk[]) => chunks.reduce((n, c) => n + c.chars, 0);
 
 /**
  * Cuts chunks (in seq order) into segments, each closed once it reaches `max` characters (a chunk
@@ -65,7 +74,7 @@ export function cutSegments(chunks: OutputChunk[], max = SEGMENT_CHARS): OutputC
   let chars = 0;
   for (const c of chunks) {
     cur.push(c);
-    chars += c.data.length;
+    chars += c.chars;
     if (chars >= max) {
       out.push(cur);
       cur = [];
@@ -93,7 +102,32 @@ export function runAfter(segments: OutputChunk[][], max = SEGMENT_CHARS): OpenRu
 }
 
 /** The chunk index of a segment (JSON [[seq, ts, length], …]). */
-const indexOf = (chunks: OutputChunk[]) => `[${chunks.map((c) => `[${c.seq},${c.ts},${c.data.length}]`).join(',')}]`;
+const indexOf = (chunks: OutputChunk[]) => `[${chunks.map((c) => `[${c.seq},${c.ts},${c.chars}]`).join(',')}]`;
+
+/** The views as one run of bytes when they lie end to end in one buffer (a batch's chunks do): no copy. */
+function adjoining(views: Uint8Array[]): Uint8Array | null {
+  const first = views[0]!;
+  let end = first.byteOffset + first.byteLength;
+  for (const v of views.slice(1)) {
+    if (v.buffer !== first.buffer || v.byteOffset !== end) return null;
+    end += v.byteLength;
+  }
+  return new Uint8Array(first.buffer, first.byteOffset, end - first.byteOffset);
+}
+
+/**
+ * A segment's text: bytes decoded once into the one string the row binds (no string per chunk,
+ * no join), text joined. Checked against the chunks' lengths, which the row's index records.
+ */
+export function segmentText(chunks: OutputChunk[]): string {
+  const views = chunks.every((c) => typeof c.data !== 'string') ? (chunks.map((c) => c.data) as Uint8Array[]) : null;
+  const text = views
+    ? decodeUtf8(views.length === 1 ? views[0]! : (adjoining(views) ?? Buffer.concat(views)))
+    : chunks.map((c) => (typeof c.data === 'string' ? c.data : decodeUtf8(c.data))).join('');
+  const chars = charsOf(chunks);
+  if (text.length !== chars) throw new Error(`a segment's text is ${text.length} characters long, its chunks say ${chars}`);
+  return text;
+}
 
 /** A new segment row to write. */
 export interface NewSegment {
@@ -114,7 +148,7 @@ export async function insertSegments(tx: Tx, segments: NewSegment[]): Promise<vo
       chunks.at(-1)!.ts,
       charsOf(chunks),
       indexOf(chunks),
-      chunks.map((c) => c.data).join(''),
+      segmentText(chunks),
     ]);
     await tx.$executeRawUnsafe(placeholders(tx, sql), ...params);
   }
@@ -159,7 +193,7 @@ export async function takeRun(tx: Tx, sessionId: string, seqFrom: number): Promi
   for (const row of rows) {
     let at = 0;
     for (const [seq, ts, len] of JSON.parse(row.chunks) as Array<[number, number, number]>) {
-      out.push({ seq, ts, data: row.data.slice(at, at + len) });
+      out.push(textChunk(seq, ts, row.data.slice(at, at + len)));
       at += len;
     }
   }
@@ -239,7 +273,7 @@ export async function takeChunkRows(tx: Tx, sessionId: string, afterSeq: number,
   );
   if (!rows.length) return [];
   await tx.$executeRawUnsafe(placeholders(tx, `DELETE FROM "SessionEvent" ${where}`), sessionId, afterSeq, throughSeq);
-  return rows.map((r) => ({ seq: Number(r.seq), ts: Number(r.ts), data: (JSON.parse(r.payload) as { data: string }).data }));
+  return rows.map((r) => textChunk(Number(r.seq), Number(r.ts), (JSON.parse(r.payload) as { data: string }).data));
 }
 
 /** Drops chunk rows in (afterSeq, throughSeq]: resends stored above a hole whose seqs the batch just wrote into a segment. */

@@ -100,12 +100,15 @@ type Ingest = { ingest(runner: { id: string; orgId: string; name: string }, even
  * session's next pruning. Ingest itself is unchanged; pruning runs beside it.
  */
 export function pruningIngest<E extends Ingest>(events: E, segments: SegmentStore): E {
-  const ingest = async (runner: { id: string; orgId: string; name: string }, batch: RunnerEvent[]) => {
-    const result = await events.ingest(runner, batch);
+  // Not an async function, and the batch's output counted before: the text is garbage once
+  // viewers have it, not kept until the batch is stored (issue 17).
+  const ingest = (runner: { id: string; orgId: string; name: string }, batch: RunnerEvent[]) => {
     const chars = new Map<string, number>();
     for (const e of batch) if (e.type === 'TERMINAL_CHUNK') chars.set(e.session_id, (chars.get(e.session_id) ?? 0) + e.data.length);
-    for (const [id, n] of chars) segments.stored(id, n);
-    return result;
+    return events.ingest(runner, batch).then((result) => {
+      for (const [id, n] of chars) segments.stored(id, n);
+      return result;
+    });
   };
   return { ...events, ingest: ingest as E['ingest'] };
 }
