@@ -35,6 +35,18 @@
 const BREAKS_RUN = /[\x00-\x06\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f-\x9f]|\x1b(?!\[[0-9;:]*m)/g;
 const SGR = /\x1b\[[0-9;:]*m/g;
 
+/**
+ * Output as text (the runner's screen watch) or as its UTF-8 bytes (the control plane's mirror,
+ * which queues output off the JavaScript heap; positions are then byte offsets, every one of them
+ * at a character boundary). Only ASCII bytes are looked for, and no byte of a multi-byte UTF-8
+ * sequence is ASCII, so the searches mean the same in both.
+ */
+export type Output = string | Uint8Array;
+const LF = 0x0a;
+const nextLf = (t: Output, from: number) => (typeof t === 'string' ? t.indexOf('\n', from) : t.indexOf(LF, from));
+const prevLf = (t: Output, from: number) => (typeof t === 'string' ? t.lastIndexOf('\n', from) : t.lastIndexOf(LF, from));
+const codeAt = (t: Output, i: number) => (typeof t === 'string' ? t.charCodeAt(i) : t[i]!);
+
 /** A read the queued text runs up to: at `pos` in the run's text, `depth` lines of scrollback. */
 export interface ReadPoint {
   pos: number;
@@ -42,18 +54,55 @@ export interface ReadPoint {
 }
 
 /** Where the run starting at `from` ends: the first character that could change more than cells and the pen. */
-export function runEnd(text: string, from: number): number {
+export function runEnd(text: Output, from: number): number {
+  if (typeof text !== 'string') return runEndBytes(text, from);
   BREAKS_RUN.lastIndex = from;
   const m = BREAKS_RUN.exec(text);
   return m ? m.index : text.length;
 }
 
+/**
+ * Per byte of UTF-8, whether `runEnd` must look at it: the C0 controls but \t \n \r BEL, DEL, a
+ * C1's lead byte (C2, then 80–9F) and ESC (an SGR goes on). One table load per byte instead of a
+ * chain of comparisons: the scan runs over every byte a flood queues.
+ */
+const STOPS = (() => {
+  const t = new Uint8Array(256);
+  for (let c = 0; c < 0x20; c++) t[c] = 1;
+  for (const c of [0x07, 0x09, 0x0a, 0x0d]) t[c] = 0;
+  t[0x7f] = 1;
+  t[0xc2] = 1;
+  return t;
+})();
+
+/** `runEnd` of UTF-8: BREAKS_RUN byte by byte. */
+function runEndBytes(b: Uint8Array, from: number): number {
+  const n = b.length;
+  for (let i = from; i < n; i++) {
+    const c = b[i]!;
+    if (STOPS[c] === 0) continue;
+    if (c === 0xc2) {
+      const d = b[i + 1];
+      if (d !== undefined && (d < 0x80 || d > 0x9f)) continue;
+      return i;
+    }
+    if (c !== 0x1b) return i;
+    // ESC [ [0-9;:]* m, an SGR: the run goes on after it.
+    let j = i + 1;
+    if (b[j] !== 0x5b) return i;
+    for (j++; j < n && b[j]! >= 0x30 && b[j]! <= 0x3b; j++);
+    if (b[j] !== 0x6d) return i;
+    i = j;
+  }
+  return n;
+}
+
 /** The position after the `n`th line feed counted back from `before` (exclusive), or -1 when there are fewer than n after `floor`. */
-function backLines(text: string, before: number, n: number, floor: number): number {
+function backLines(text: Output, before: number, n: number, floor: number): number {
   let at = before;
   for (let i = 0; i < n; i++) {
     if (at <= floor) return -1;
-    at = text.lastIndexOf('\n', at - 1);
+    at = prevLf(text, at - 1);
     if (at < floor) return -1;
   }
   return at;
@@ -65,7 +114,7 @@ function backLines(text: string, before: number, n: number, floor: number): numb
  * (see the comment at the top), and that follows `\r\n`; -1 when none saves anything. `end` is
  * `runEnd(text, from)`; `points` are the reads in (from, end], in order.
  */
-export function planCut(text: string, from: number, limit: number, end: number, points: readonly ReadPoint[], rows: number, scrollback: number): number {
+export function planCut(text: Output, from: number, limit: number, end: number, points: readonly ReadPoint[], rows: number, scrollback: number): number {
   let cut = Math.min(limit, end);
   const bound = (before: number, depth: number) => {
     // One line feed more than needed: the cut goes after it, so the needed ones all follow the cut.
@@ -84,8 +133,8 @@ export function planCut(text: string, from: number, limit: number, end: number, 
   // Back to a cut right after "\r\n", with something dropped before it.
   for (;;) {
     if (cut - 2 <= from) return -1;
-    if (text.charCodeAt(cut - 1) === 0x0a && text.charCodeAt(cut - 2) === 0x0d) return cut;
-    cut = text.lastIndexOf('\n', cut - 2) + 1;
+    if (codeAt(text, cut - 1) === 0x0a && codeAt(text, cut - 2) === 0x0d) return cut;
+    cut = prevLf(text, cut - 2) + 1;
   }
 }
 
@@ -100,17 +149,18 @@ export function planCut(text: string, from: number, limit: number, end: number, 
  * scrollback + rows more every line from before has left both (full) buffers, and what is left
  * was made by the same text from the same state (the argument at the top, with no cut).
  */
-export function scrollsAllOut(text: string, from: number, end: number, rows: number, scrollback: number): boolean {
+export function scrollsAllOut(text: Output, from: number, end: number, rows: number, scrollback: number): boolean {
   let at = from - 1;
   for (let n = scrollback + 2 * rows + 1; n > 0; n--) {
-    at = text.indexOf('\n', at + 1);
+    at = nextLf(text, at + 1);
     if (at < 0 || at >= end) return false;
   }
   return true;
 }
 
 /** What the lazy terminal is fed instead of text[from, cut): column 0 and the same pen. */
-export function replacement(text: string, from: number, cut: number): string {
+export function replacement(text: Output, from: number, cut: number): string {
+  if (typeof text !== 'string') return replacementOfBytes(text, from, cut);
   // Plain output without one escape leaves the pen as it was: a single memchr-fast search instead
   // of the three scans below, which cost ~1 ms per MB dropped (a flood's whole output, nearly).
   const esc = text.indexOf('\x1b', from);
@@ -122,6 +172,28 @@ export function replacement(text: string, from: number, cut: number): string {
   return sgr ? `\r${sgr.join('')}` : '\r';
 }
 
+/** `replacement` of UTF-8: the SGRs from the last bare reset in [from, cut) on, found byte by byte. */
+function replacementOfBytes(b: Uint8Array, from: number, cut: number): string {
+  const ESC = 0x1b;
+  let esc = b.indexOf(ESC, from);
+  if (esc < 0 || esc >= cut) return '\r';
+  // The last `ESC [ 0 m` or `ESC [ m` wholly inside [from, cut): the pen is reset there.
+  for (let at = cut; (at = at > from ? b.lastIndexOf(ESC, at - 1) : -1) >= from; ) {
+    if (b[at + 1] === 0x5b && ((b[at + 2] === 0x6d && at + 2 < cut) || (b[at + 2] === 0x30 && b[at + 3] === 0x6d && at + 3 < cut))) {
+      esc = at;
+      break;
+    }
+  }
+  let out = '\r';
+  for (; esc >= 0 && esc < cut; esc = b.indexOf(ESC, esc + 1)) {
+    if (b[esc + 1] !== 0x5b) continue;
+    let j = esc + 2;
+    while (j < cut && b[j]! >= 0x30 && b[j]! <= 0x3b) j++;
+    if (j < cut && b[j] === 0x6d) out += String.fromCharCode(...b.subarray(esc, j + 1));
+  }
+  return out;
+}
+
 /** The state of xterm's internals the argument above starts from; anything unknown counts as unclean. */
 interface XtermCore {
   buffer?: { scrollTop?: number; scrollBottom?: number };
@@ -129,6 +201,7 @@ interface XtermCore {
   _inputHandler?: {
     _parser?: { currentState?: number };
     _stringDecoder?: { _interim?: number };
+    _utf8Decoder?: { interim?: Uint8Array };
     _curAttrData?: { extended?: { urlId?: number } };
   };
 }
@@ -147,6 +220,7 @@ export function startsClean(term: { rows: number }): boolean {
     core.buffer.scrollBottom === term.rows - 1 &&
     ih?._parser?.currentState === PARSER_GROUND &&
     ih._stringDecoder?._interim === 0 &&
+    ih._utf8Decoder?.interim?.[0] === 0 &&
     // Printing under a hyperlink also records lines in xterm's link service: not worth reasoning about.
     ih._curAttrData?.extended?.urlId === 0
   );

@@ -15,7 +15,8 @@ const Lines = z.number().int().nonnegative();
 export const MirrorRequestSchema = z.discriminatedUnion('kind', [
   /** A new terminal, optionally painted from a stored screen (`data`, serialised). */
   z.object({ kind: z.literal('open'), id: Id, cols: Cells, rows: Cells, scrollback: Lines, data: z.string().optional() }),
-  z.object({ kind: z.literal('write'), id: Id, text: z.string() }),
+  /** Output as text, or as the UTF-8 bytes of whole characters (what the runner sent, when the control plane has them). */
+  z.object({ kind: z.literal('write'), id: Id, text: z.union([z.string(), z.custom<Uint8Array>((v) => v instanceof Uint8Array, 'expected a string or a Uint8Array')]) }),
   z.object({ kind: z.literal('resize'), id: Id, cols: Cells, rows: Cells }),
   /**
    * `lazy`: answered when the thread parses that far anyway (seek points, periodic snapshots), not

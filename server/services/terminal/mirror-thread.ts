@@ -109,8 +109,9 @@ export class ThreadTerminal {
     return this.thread.dead !== null;
   }
 
-  write(text: string): void {
-    if (text) this.send({ kind: 'write', id: this.id, text });
+  /** Output as text or as its UTF-8 bytes (whole characters; the thread gets a copy of them). */
+  write(text: string | Uint8Array): void {
+    if (text.length) this.send({ kind: 'write', id: this.id, text });
   }
 
   resize(cols: number, rows: number): void {

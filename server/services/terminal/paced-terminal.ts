@@ -1,7 +1,8 @@
 import { setImmediate as yieldLoop } from 'node:timers/promises';
 import xtermHeadless from '@xterm/headless';
 import serializeAddon from '@xterm/addon-serialize';
-import { planCut, replacement, runEnd, scrollsAllOut, startsClean, type ReadPoint } from '../../../common/terminal/scroll-out';
+import { planCut, replacement, runEnd, scrollsAllOut, startsClean, type Output, type ReadPoint } from '../../../common/terminal/scroll-out';
+import { OutputQueue } from './output-queue';
 
 const { Terminal } = xtermHeadless;
 const { SerializeAddon } = serializeAddon;
@@ -22,8 +23,12 @@ type ReadOp = {
   run: (t: Xterm, scrolledOut: boolean) => void;
   fail: (err: Error) => void;
 };
-/** Queued text; `lines`: its line feeds, once counted (the hold rules count them back from the newest). */
-type TextOp = { kind: 'text'; text: string; lines?: number };
+/**
+ * Queued text: bytes [from, to) of the output queue (output-queue.ts; UTF-8, so every count of
+ * "characters" in this file is of bytes); `lines`: its line feeds, once counted (the hold rules
+ * count them back from the newest).
+ */
+type TextOp = { kind: 'text'; from: number; to: number; lines?: number };
 type Op = TextOp | ReadOp | { kind: 'step'; run: (t: Xterm) => void };
 /** A read inside a block of queued text: where it falls, the depth a cut must keep, its op. */
 type BlockRead = ReadPoint & { index: number; op: ReadOp };
@@ -83,6 +88,8 @@ export class PacedTerminal {
   private readonly term: Xterm;
   private readonly serializer: InstanceType<typeof SerializeAddon>;
   private ops: Op[] = [];
+  /** The queued text's bytes: text ops are stretches of it, in order and back to back. */
+  private readonly queue = new OutputQueue();
   /** Index of the next op (the queue is compacted after each drain, not shifted per op). */
   private head = 0;
   /** Characters of text queued, and urgent reads among the queued ops. */
@@ -112,13 +119,17 @@ export class PacedTerminal {
     this.term.loadAddon(this.serializer as never);
   }
 
-  write(text: string): void {
-    if (!text || this.disposed) return;
+  /** Queues output: a string, or the UTF-8 bytes of whole characters. */
+  write(text: string | Uint8Array): void {
+    if (!text.length || this.disposed) return;
+    const [from, to] = this.queue.append(text);
+    // Nothing yet: a high surrogate waits for its low half.
+    if (to === from) return;
     const now = performance.now();
     if (this.queuedChars === 0) this.firstQueuedAt = now;
     this.lastWriteAt = now;
-    this.queuedChars += text.length;
-    this.push({ kind: 'text', text });
+    this.queuedChars += to - from;
+    this.push({ kind: 'text', from, to });
   }
 
   resize(cols: number, rows: number): void {
@@ -258,9 +269,9 @@ export class PacedTerminal {
     for (let i = this.ops.length - 1; i > this.head; i--) {
       const op = this.ops[i]!;
       if (op.kind !== 'text') continue;
-      kept += op.text.length;
+      kept += op.to - op.from;
       if (kept > maxKept) return i + 1;
-      lines -= op.lines ??= lineFeeds(op.text);
+      lines -= op.lines ??= lineFeeds(this.queue.view(op.from, op.to));
       if (lines <= 0) return i;
     }
     return null;
@@ -278,7 +289,7 @@ export class PacedTerminal {
         continue;
       }
       // A block: text and reads up to the next step (reads change nothing, so a cut may span them).
-      const texts: string[] = [];
+      // Its text ops are back to back in the queue: the block's text is a view, not a copy.
       const points: BlockRead[] = [];
       let length = 0;
       let stopAt = -1;
@@ -286,16 +297,15 @@ export class PacedTerminal {
         const o = this.ops[i]!;
         if (o.kind === 'step') break;
         if (i === through) stopAt = length;
-        if (o.kind === 'text') {
-          texts.push(o.text);
-          length += o.text.length;
-        } else points.push({ pos: length, depth: o.depth, index: i, op: o });
+        if (o.kind === 'text') length += o.to - o.from;
+        else points.push({ pos: length, depth: o.depth, index: i, op: o });
       }
-      const text = texts.length === 1 ? texts[0]! : texts.join('');
+      const text = this.queue.view(op.from, op.from + length);
       await this.feedBlock(text, points, stopAt < 0 ? length : stopAt, through);
     }
     this.ops.splice(0, this.head);
     this.head = 0;
+    this.compactQueue();
     if (this.queuedChars > 0) {
       // While parsing, writes wait in the thread's message queue: that time was not quiet.
       this.firstQueuedAt = this.lastWriteAt = performance.now();
@@ -306,7 +316,7 @@ export class PacedTerminal {
    * Feeds text[0, stop) of a block and runs its reads (ops before `through`) where they fall,
    * skipping what scrolls out of every read (scroll-out.ts).
    */
-  private async feedBlock(text: string, points: BlockRead[], stop: number, through: number): Promise<void> {
+  private async feedBlock(text: Uint8Array, points: BlockRead[], stop: number, through: number): Promise<void> {
     let p = 0;
     let k = 0;
     // The end of the run p is in: the same for every p before it, so the text is scanned once.
@@ -317,9 +327,9 @@ export class PacedTerminal {
       while (this.head < through) {
         const op = this.ops[this.head]!;
         if (op.kind === 'text') {
-          if (opStart + op.text.length > p) break;
-          opStart += op.text.length;
-          this.queuedChars -= op.text.length;
+          if (opStart + op.to - op.from > p) break;
+          opStart += op.to - op.from;
+          this.queuedChars -= op.to - op.from;
           this.head++;
         } else if (op.kind === 'read' && opStart <= p) {
           await this.parsedAll();
@@ -358,7 +368,7 @@ export class PacedTerminal {
    * (the terminal is clean at p, so it is still in the normal buffer with the full scroll region at
    * each of them): they read, and a cut before them keeps, only their `depthIfScrolledOut` lines.
    */
-  private markScrolledOut(text: string, ahead: BlockRead[], end: number): void {
+  private markScrolledOut(text: Uint8Array, ahead: BlockRead[], end: number): void {
     const { rows } = this.term;
     const scrollback = this.term.options.scrollback!;
     for (const pt of ahead) {
@@ -380,14 +390,38 @@ export class PacedTerminal {
     }
   }
 
-  /** Hands xterm text[from, to) in slices of at most `sliceChars`, yielding the loop every `stepMs`. */
-  private async feed(text: string, from: number, to: number): Promise<void> {
+  /**
+   * Drops the bytes of the text ops parsed (or skipped): the queue keeps only what is still
+   * queued, from offset 0.
+   */
+  private compactQueue(): void {
+    const first = this.ops.find((o): o is TextOp => o.kind === 'text');
+    const upTo = first ? first.from : Infinity;
+    this.queue.compact(upTo);
+    if (!first) return;
+    for (const o of this.ops) {
+      if (o.kind !== 'text') continue;
+      o.from -= upTo;
+      o.to -= upTo;
+    }
+  }
+
+  /**
+   * Hands xterm text[from, to) in slices of at most `sliceChars`, yielding the loop every
+   * `stepMs`. Bytes are handed over as views (xterm's UTF-8 decoder carries a character split
+   * between two slices over); a string is never split inside a surrogate pair.
+   */
+  private async feed(text: Output, from: number, to: number): Promise<void> {
     const last = Math.min(to, text.length);
     for (let at = from; at < last && !this.disposed; ) {
       let end = Math.min(last, at + this.pacing.sliceChars);
-      // Never split a surrogate pair between two writes (a slice of one holds the whole pair).
-      if (end < last && isHighSurrogate(text.charCodeAt(end - 1))) end += end - 1 > at ? -1 : 1;
-      const slice = at === 0 && end === text.length ? text : text.slice(at, end);
+      let slice: Output;
+      if (typeof text !== 'string') slice = text.subarray(at, end);
+      else {
+        // A slice of a string holds the whole pair.
+        if (end < last && isHighSurrogate(text.charCodeAt(end - 1))) end += end - 1 > at ? -1 : 1;
+        slice = at === 0 && end === text.length ? text : text.slice(at, end);
+      }
       at = end;
       await new Promise<void>((resolve) => this.term.write(slice, resolve));
       await this.pace();
@@ -410,8 +444,8 @@ export class PacedTerminal {
 
 const isHighSurrogate = (c: number) => c >= 0xd800 && c <= 0xdbff;
 
-function lineFeeds(text: string): number {
+function lineFeeds(bytes: Uint8Array): number {
   let n = 0;
-  for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', at + 1)) n++;
+  for (let at = bytes.indexOf(0x0a); at >= 0; at = bytes.indexOf(0x0a, at + 1)) n++;
   return n;
 }
