@@ -46,6 +46,8 @@ const PACE_AB = Number(process.env.BENCH_PACE_AB ?? 0);
 const PACE_A_CSS = process.env.BENCH_PACE_A_CSS;
 const PACE_A_JS = process.env.BENCH_PACE_A_JS;
 const PACE_A = Boolean(PACE_A_CSS || PACE_A_JS);
+/** BENCH_REST_SPRITES=N: N paused sessions stand in the village (each with its "zz" bubble) while the product's page runs. */
+const REST_SPRITES = Number(process.env.BENCH_REST_SPRITES ?? 0);
 /** BENCH_ONLY=echo skips the browser throughput part (a quicker run of the echo figures); =throughput skips echo. */
 const ONLY = process.env.BENCH_ONLY ?? 'all';
 
@@ -366,6 +368,11 @@ async function main() {
       console.log(`in-page ceiling (xterm writing the same bytes): ${ceil.toFixed(1)} MB/s`);
       await hopPage.close();
 
+      for (let i = 0; i < REST_SPRITES; i++) {
+        const s = await api.ok<SessionSummary>('POST', '/api/sessions', { repo_id: repo.id, room_path: '', provider: 'shell', title: `resting ${i}` });
+        await api.waitState(s.id, ['RUNNING'], 60_000);
+        await api.ok('POST', `/api/sessions/${s.id}/pause`);
+      }
       const avPids = () => nodeTree(stack.server.pid!);
       const cp = stack.server.pid!;
       /** One run of the product's page in a fresh context (a new session each time); `unpaced`: its writes bypass the pacer. */
