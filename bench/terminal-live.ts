@@ -21,6 +21,7 @@ import { cpuRate, cpuSeconds, settle } from './live-cpu';
 import { avViewer, measuredViewer, oneHopClient, pct, runnerSplitSummary, splitSummary } from './live-echo';
 import { flowLogDir, pausedBetween } from './live-flow';
 import { formatPageCost, startPageCost } from './live-page-cost';
+import { measureRest } from './page-rest';
 import { ECHO_TRACE_DIR, HEAP_DIR, loopDelayBetween, PROF_DIR, profileEnv, WIRE_DIR } from './live-probes';
 import { chromiumPids, descendants, descendantsByCmdline, Timeline, type ProcGroup } from './live-timeline';
 import { wirePerMb, wireTotals } from './live-wire-report';
@@ -45,6 +46,8 @@ const PACE_AB = Number(process.env.BENCH_PACE_AB ?? 0);
 const PACE_A_CSS = process.env.BENCH_PACE_A_CSS;
 const PACE_A_JS = process.env.BENCH_PACE_A_JS;
 const PACE_A = Boolean(PACE_A_CSS || PACE_A_JS);
+/** BENCH_REST_SPRITES=N: N paused sessions stand in the village (each with its "zz" bubble) while the product's page runs. */
+const REST_SPRITES = Number(process.env.BENCH_REST_SPRITES ?? 0);
 /** BENCH_ONLY=echo skips the browser throughput part (a quicker run of the echo figures); =throughput skips echo. */
 const ONLY = process.env.BENCH_ONLY ?? 'all';
 
@@ -200,12 +203,7 @@ async function runThroughput(page: Page, type: (cmd: string) => Promise<void>, p
   // What the page costs per second with its terminal open and nothing printed (frames, timers,
   // animations): a flood pays it for as long as it runs, on top of its cost per MB.
   const browserPids = () => groups.filter((g) => g.name.startsWith('chromium')).flatMap((g) => g.pids());
-  const rest = await startPageCost(page);
-  const browserRest0 = cpuSeconds(browserPids());
-  const villageRest0 = await villageFrames(page);
-  await new Promise((r) => setTimeout(r, PAGE_REST_MS));
-  const restCosts = await rest.stop();
-  const restLine = `  page at rest (${PAGE_REST_MS / 1000} s, nothing printed): main thread ${((restCosts.TaskDuration * 1000) / (PAGE_REST_MS / 1000)).toFixed(0)} ms/s, all Chromium processes ${(((cpuSeconds(browserPids()) - browserRest0) * 1000) / (PAGE_REST_MS / 1000)).toFixed(0)} ms/s${Number.isNaN(villageRest0) ? '' : `, the village drew ${(await villageFrames(page)) - villageRest0} frames`}`;
+  const restBefore = await measureRest(page, PAGE_REST_MS, browserPids, 'before the run');
   const villageFrames0 = await villageFrames(page);
   const browser0 = cpuSeconds(browserPids());
   const pageCost = await startPageCost(page);
@@ -229,11 +227,14 @@ async function runThroughput(page: Page, type: (cmd: string) => Promise<void>, p
     writeFileSync(join(PAGE_PROF_DIR!, `page-${label}.cpuprofile`), JSON.stringify(profile));
     await cdp.detach();
   }
+  // The same right after the flood (the page has every byte; nothing more is printed).
+  const restAfter = await measureRest(page, PAGE_REST_MS, browserPids, 'after the run');
   console.log(`  the page has the end mark: ${(st.chars / (1024 * 1024)).toFixed(1)} MB in ${((st.t1 - st.t0) / 1000).toFixed(1)} s; waiting for the server to settle`);
   const paused = pausedBetween(FLOW_DIR, flowPrefix, st.wall0, st.wall1);
   const renders = await page.evaluate(() => (window as unknown as { __benchPage: { renders: number } }).__benchPage.renders);
   console.log(`  page ${await renderer(page)} renderer, ${formatPageCost(pageCosts, st.chars / (1024 * 1024))}; ${renders} frames drawn (${(renders / ((st.t1 - st.t0) / 1000)).toFixed(0)} a second)${Number.isNaN(villageDrawn) ? '' : `, the village drew ${villageDrawn}`}`);
-  console.log(restLine);
+  console.log(restBefore);
+  console.log(restAfter);
   console.log(`  all Chromium processes (renderer, GPU, browser, network) ${((browserCpu * 1000) / (st.chars / (1024 * 1024))).toFixed(0)} ms/MB during the run`);
   console.log(`  PTY paused by flow control ${(paused.ms / 1000).toFixed(2)} s of ${((st.wall1 - st.wall0) / 1000).toFixed(2)} s (${paused.pauses} pauses)`);
   if (PROF_DIR) console.log(`  profile window of this run (Date.now()): ${st.wall0} ${st.wall1}`);
@@ -367,6 +368,11 @@ async function main() {
       console.log(`in-page ceiling (xterm writing the same bytes): ${ceil.toFixed(1)} MB/s`);
       await hopPage.close();
 
+      for (let i = 0; i < REST_SPRITES; i++) {
+        const s = await api.ok<SessionSummary>('POST', '/api/sessions', { repo_id: repo.id, room_path: '', provider: 'shell', title: `resting ${i}` });
+        await api.waitState(s.id, ['RUNNING'], 60_000);
+        await api.ok('POST', `/api/sessions/${s.id}/pause`);
+      }
       const avPids = () => nodeTree(stack.server.pid!);
       const cp = stack.server.pid!;
       /** One run of the product's page in a fresh context (a new session each time); `unpaced`: its writes bypass the pacer. */

@@ -5,9 +5,10 @@
  */
 import { BitmapText, Container, Graphics, Sprite } from 'pixi.js';
 import { TILE, type Point } from '../layout';
-import { PALETTE, hashString, type VillageTextures, type WalkFrames } from '../sprites';
+import { PALETTE, type VillageTextures, type WalkFrames } from '../sprites';
 import { bubbleFor, statusText } from '../status';
 import type { Camera } from './camera';
+import { beat, bobsOn, msToNextBeat } from './ambient';
 import { DtaTapes } from './dta-tape';
 import { BUBBLE_BOB_MS, CULL_MARGIN_PX, FEET_Y, TITLE_MAX_CHARS, WALK_FRAME_MS } from './constants';
 import { FONT_SIZES, fontName, tierFor } from './labels';
@@ -26,7 +27,6 @@ interface ActorView {
   bubble: Sprite;
   ring: Graphics;
   frames: WalkFrames;
-  bob: number;
 }
 
 export function tileToWorld(p: Point): { x: number; y: number } {
@@ -73,14 +73,15 @@ export class ActorsLayer {
     node.addChild(ring, shadow, body, bubble);
     this.tapes.attach(node, a.id);
     this.layer.addChild(node);
-    return { actor: null, node, body, bubble, ring, frames, bob: hashString(a.id) % 1000 };
+    return { actor: null, node, body, bubble, ring, frames };
   }
 
   /**
    * Brings the sprites in line with the simulation. Returns how soon (ms) a frame is needed for the
-   * bubbles in view to bob, or null.
+   * bubbles in view to bob, or null. `ambient`: every bubble bobs (./ambient.ts); otherwise only
+   * those that wait for a person, and the others stand still.
    */
-  sync(sim: SimState, cam: Camera, now: number): number | null {
+  sync(sim: SimState, cam: Camera, now: number, ambient: boolean): number | null {
     const k = cam.spriteScale;
     const rescale = k !== this.scale;
     this.scale = k;
@@ -114,12 +115,11 @@ export class ActorsLayer {
         v.ring.visible = a.id === this.selected;
         v.actor = a;
       }
-      if (v.bubble.visible) {
-        // Bubble bob: one pixel, slowly.
-        const phase = now + v.bob;
-        v.bubble.y = BUBBLE_Y - (Math.floor(phase / BUBBLE_BOB_MS) % 2);
-        next = Math.min(next ?? Infinity, BUBBLE_BOB_MS - (phase % BUBBLE_BOB_MS));
-      }
+      // Bubble bob: one pixel, slowly, on the beat every bubble shares.
+      const kind = v.bubble.visible ? bubbleFor(a) : null;
+      const bobs = kind !== null && (ambient || bobsOn(kind));
+      v.bubble.y = BUBBLE_Y - (bobs ? beat(now, BUBBLE_BOB_MS) : 0);
+      if (bobs) next = msToNextBeat(now, BUBBLE_BOB_MS);
     }
     this.placeTitle(sim, cam);
     return next;

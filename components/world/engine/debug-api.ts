@@ -12,6 +12,7 @@ import type { FrameTimes, VillageDebugApi } from './types';
 export interface DebugSources {
   ready(): boolean;
   frames(): number;
+  asleep(): boolean;
   staticRedraws(): number;
   mapSettled(): boolean;
   layout(): VillageLayout | null;
@@ -66,6 +67,9 @@ export function createDebugApi(d: DebugSources): VillageDebugApi {
     },
     get frames() {
       return d.frames();
+    },
+    get asleep() {
+      return d.asleep();
     },
     get staticRedraws() {
       return d.staticRedraws();

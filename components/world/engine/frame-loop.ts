@@ -22,6 +22,11 @@ export class FrameLoop {
   /** `frame(dt, slept)` draws one frame; slept = the loop was idle before this frame. */
   constructor(private readonly frame: (dt: number, now: number, sleptMs: number) => void) {}
 
+  /** Whether no frame is asked for (neither the next one nor a later one): the village rests. */
+  get asleep(): boolean {
+    return !this.raf && !this.timer;
+  }
+
   /** Asks for a frame as soon as the browser can draw one. */
   request(): void {
     if (this.inFrame) this.continuous = true;

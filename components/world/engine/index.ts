@@ -19,7 +19,9 @@
  *   It is drawn only in frames somebody asked for: `loop.request()` for the next frame,
  *   `loop.requestIn(ms)` for a slow animation (return the wait from your layer's per-frame
  *   method, as ActorsLayer.sync and PatrolLayer.animate do). With nobody asking, no frame is
- *   drawn and the page is idle.
+ *   drawn and the page is idle. Slow animations that decorate a lasting state (a bubble's bob,
+ *   a bug's legs, smoke) play on one shared beat, and only for a few seconds after the village
+ *   last changed (./ambient.ts); a setter that changes what is drawn calls `poke()`.
  * A new overlay (a radar line, a DTA worker, a "replaying" badge) that moves or animates belongs
  * on the moving canvas; one that sits still for minutes may go on the surface. Never draw large
  * areas on the moving canvas: a software renderer pays for every pixel, every frame.
@@ -29,6 +31,7 @@ import type { RepoSummary, SessionSummary } from '../../../protocol/ui';
 import { TILE, roomAt, roomByPath, type VillageLayout } from '../layout';
 import { BACKGROUND, createTextures } from '../sprites';
 import { ActorsLayer } from './actors-layer';
+import { ambientPlays } from './ambient';
 import { Camera } from './camera';
 import { DETAIL_BUDGET_MS, FIRST_DETAIL_BUDGET_MS } from './constants';
 import { CrowdBadges } from './crowd-badges';
@@ -42,7 +45,7 @@ import { PatrolLayer } from './patrol-layer';
 import { QuestBanners } from './quest-banners';
 import { StaticSurface } from './static-surface';
 import { RadarLayer } from './radar-layer';
-import { MAX_STEP_MS, initialSimState, stepActors, type SimState } from './simulation';
+import { MAX_STEP_MS, actorsChanged, initialSimState, stepActors, type SimState } from './simulation';
 import type { EngineCallbacks, FrameTimes, VillageEngine } from './types';
 
 export type { EngineCallbacks, VillageDebugApi, VillageEngine } from './types';
@@ -154,6 +157,9 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
   let framesSinceWorld = -1;
   let ready = false;
   let destroyed = false;
+  /** When the village last changed (./ambient.ts: its slow animations play for a while after), and whether a setter changed it since the last frame. */
+  let lastChange = -Infinity;
+  let poked = false;
   /** After an unfold: the room to keep at the same screen point once the new layout is in. */
   let refocus: { repoId: string; path: string; sx: number; sy: number } | null = null;
   let lastMeasure: { result: FrameTimes } | null = null;
@@ -193,8 +199,11 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
     if (cameraDirty) applyCamera();
     presentStatic();
     cameraDirty = false;
-    const bubbleWake = actors.sync(sim, cam, now);
-    const patrolWake = patrol.animate(now, cam);
+    if (poked || cameraDirty || sim.busy) lastChange = now;
+    poked = false;
+    const ambient = ambientPlays(now, lastChange);
+    const bubbleWake = actors.sync(sim, cam, now, ambient);
+    const patrolWake = patrol.animate(now, cam, ambient);
     crowds.update(sim, cam);
     questBanners.position(cam);
     radar.sync(sim, cam);
@@ -251,6 +260,12 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
     labels.layout(sc, sw, sh);
     surface.redraw(cam, w, h);
   }
+
+  /** Something a person or the server changed: draw it, and let the slow animations play a while (./ambient.ts). */
+  const poke = () => {
+    poked = true;
+    loop.request();
+  };
 
   const cameraMoved = () => {
     cameraDirty = true;
@@ -310,6 +325,7 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
     trails,
     ready: () => ready,
     frames: () => loop.frames,
+    asleep: () => loop.asleep,
     staticRedraws: () => surface.redraws,
     mapSettled: () => !detailPending && !surface.needsRedraw(cam, viewW(), viewH()),
     layout: () => layout,
@@ -373,7 +389,10 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
       sessions = next;
       // Reconcile at once (a zero step): who is where changes now, even if the next frame is late,
       // so a quick succession of rooms is never skipped.
+      const before = sim;
       sim = stepActors(sim, sessions, layout, 0);
+      // New sessions arrive often with nothing new for the village: only a real change livens it.
+      if (actorsChanged(before, sim)) poked = true;
       trails.record(sim);
       arrivals.report(sim);
       loop.request();
@@ -383,27 +402,27 @@ export async function createVillageEngine(host: HTMLElement, callbacks: () => En
       selectedRoom = room;
       if (changed) map.drawHighlight(room);
       actors.setSelected(sessionId);
-      loop.request();
+      poke();
     },
     setPatrolState(alerts, health) {
       patrol.setState(alerts, health);
       patrol.draw(layout);
       patrol.position(cam);
-      loop.request();
+      poke();
     },
     setSelectedAlert(id) {
       patrol.setSelected(id);
-      loop.request();
+      poke();
     },
     setRadar(overlaps) {
       radar.setOverlaps(overlaps);
-      loop.request();
+      poke();
     },
     setQuests(quests) {
       questIds = quests.map((q) => q.id);
       questBanners.setQuests(quests);
       questBanners.position(cam);
-      loop.request();
+      poke();
     },
     fit,
     debugApi,

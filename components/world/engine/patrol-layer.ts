@@ -2,7 +2,8 @@
 import { BitmapText, Container, Graphics, Sprite } from 'pixi.js';
 import type { AlertSummary, RepoHealth } from '../../../protocol/patrols';
 import { TILE, bugSpotsFor, roomFor, type RoomLayout, type VillageLayout } from '../layout';
-import { PALETTE, hashString, type VillageTextures } from '../sprites';
+import { PALETTE, type VillageTextures } from '../sprites';
+import { beat, msToNextBeat } from './ambient';
 import type { Camera } from './camera';
 import { BUG_FRAME_MS, CULL_MARGIN_PX, HEALTH_LABEL_MIN_ZOOM, PUFFS, PUFF_MS, SMOKE_FRAME_MS } from './constants';
 import { FONT_SIZES, fontName, tierFor } from './labels';
@@ -17,12 +18,14 @@ export class PatrolLayer {
   readonly bugsLayer = new Container({ label: 'bugs' });
   readonly healthLayer = new Graphics({ label: 'health-bars' });
   readonly smokeLayer = new Container({ label: 'smoke' });
-  private readonly bugs = new Map<string, { sprite: Sprite; ring: Graphics; room: string; phase: number }>();
+  private readonly bugs = new Map<string, { sprite: Sprite; ring: Graphics; room: string }>();
   private readonly smoke = new Map<string, { sprites: Sprite[]; x: number; y: number }>();
   private readonly healthTexts = new Map<string, { node: BitmapText; wx: number; wy: number }>();
   private readonly healthByRepo = new Map<string, RepoHealth>();
   private alerts: readonly AlertSummary[] = [];
   private selected: string | null = null;
+  /** The moment the smoke was last drawn at (it holds that picture while the village rests). */
+  private smokeAt = 0;
 
   constructor(
     private readonly tex: VillageTextures,
@@ -80,7 +83,7 @@ export class PatrolLayer {
         ring.position.copyFrom(sprite.position);
         ring.visible = id === this.selected;
         this.bugsLayer.addChild(ring, sprite);
-        this.bugs.set(id, { sprite, ring, room: room.path, phase: hashString(id) % 600 });
+        this.bugs.set(id, { sprite, ring, room: room.path });
       });
     }
     for (const b of L.buildings) {
@@ -135,26 +138,28 @@ export class PatrolLayer {
 
   /**
    * Bugs wiggle their legs; smoke rises and fades. Returns how soon (ms) the next animation frame is
-   * needed for what is in view, or null when nothing in view animates.
+   * needed for what is in view, or null when nothing in view animates. Without `ambient`
+   * (./ambient.ts) both hold still: bugs on their first pose, smoke where it last was.
    */
-  animate(now: number, cam: Camera): number | null {
+  animate(now: number, cam: Camera, ambient: boolean): number | null {
     const view = cam.visibleWorld(CULL_MARGIN_PX);
     const inView = (x: number, y: number) => x >= view.x && x <= view.x + view.w && y >= view.y && y <= view.y + view.h;
     let next: number | null = null;
+    if (ambient) this.smokeAt = now;
     for (const b of this.bugs.values()) {
-      b.sprite.texture = this.tex.bug[Math.floor((now + b.phase) / BUG_FRAME_MS) % 2]!;
-      if (inView(b.sprite.x, b.sprite.y)) next = Math.min(next ?? Infinity, BUG_FRAME_MS - ((now + b.phase) % BUG_FRAME_MS));
+      b.sprite.texture = this.tex.bug[ambient ? beat(now, BUG_FRAME_MS) : 0]!;
+      if (ambient && inView(b.sprite.x, b.sprite.y)) next = msToNextBeat(now, BUG_FRAME_MS);
     }
     // Zoomed out, smoke keeps its on-screen size like the sprites do.
     const k = cam.spriteScale;
     for (const sm of this.smoke.values()) {
       sm.sprites.forEach((p, i) => {
-        const t = ((now + (i * PUFF_MS) / PUFFS) % PUFF_MS) / PUFF_MS;
+        const t = ((this.smokeAt + (i * PUFF_MS) / PUFFS) % PUFF_MS) / PUFF_MS;
         p.position.set(sm.x + (Math.sin(t * 5 + i) * 5 + t * 14) * k, sm.y - t * 64 * k);
         p.scale.set((1.4 + t * 3) * k);
         p.alpha = 0.95 * (1 - t * t);
       });
-      if (inView(sm.x, sm.y)) next = Math.min(next ?? Infinity, SMOKE_FRAME_MS);
+      if (ambient && inView(sm.x, sm.y)) next = Math.min(next ?? Infinity, SMOKE_FRAME_MS);
     }
     return next;
   }

@@ -3,7 +3,7 @@ import type { SessionSummary } from '../../../protocol/ui';
 import type { RepoTree } from '../../../protocol/world';
 import { FIGURE_H_TILES, FIGURE_W_TILES, crowdSlots, layoutVillage, roomByPath, type Point, type VillageLayout } from '../layout';
 import { monorepoTree } from '../monorepo';
-import { MAX_STEP_MS, initialSimState, stepActors, type SimState } from './simulation';
+import { MAX_STEP_MS, actorsChanged, initialSimState, stepActors, type SimState } from './simulation';
 
 const REPO = 'repo_aaaaaa1';
 
@@ -192,5 +192,15 @@ describe('stepActors', () => {
     }
     const taken = new Set([...positions.values()].map((p) => `${p.x},${p.y}`));
     expect(taken.size).toBe(positions.size); // no two visible sprites on one tile
+  });
+});
+
+describe('actorsChanged (what livens the village\'s slow animations)', () => {
+  it('a new sessions array with nothing new for the village changes nothing; a new state or a new sprite does', () => {
+    const sessions = [session('sess_a', 'src/core/x.ts')];
+    const still = settle(initialSimState(), sessions, LAYOUT);
+    expect(actorsChanged(still, stepActors(still, [...sessions.map((s) => ({ ...s }))], LAYOUT, 0))).toBe(false);
+    expect(actorsChanged(still, stepActors(still, [session('sess_a', 'src/core/x.ts', { activity: 'idle' })], LAYOUT, 0))).toBe(true);
+    expect(actorsChanged(still, stepActors(still, [...sessions, session('sess_b', 'docs/y.md')], LAYOUT, 0))).toBe(true);
   });
 });

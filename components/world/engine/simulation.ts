@@ -310,11 +310,19 @@ export function stepActors(state: SimState, sessions: readonly SessionSummary[],
       continue;
     }
     if (next.leaving && !a.leaving) stale = true;
-    if (next.walk || next.moving || next.fade < 1 || next.leaving) busy = true;
+    // A walker that just arrived still turns to face the viewer on the next step.
+    if (next.walk || next.moving || next.fade < 1 || next.leaving || next.dir !== 'down') busy = true;
     if (next.failedAt !== null && !next.leaving) wakeAt = Math.min(wakeAt ?? Infinity, next.failedAt + FAILED_LINGER_MS + 1);
     out.set(id, next);
   }
   return { time, actors: out, crowds, busy: busy || stale, wakeAt, sessions, layout, stale };
+}
+
+/** Whether any actor appeared, left or changed between two states (unchanged actors keep their object). */
+export function actorsChanged(prev: SimState, next: SimState): boolean {
+  if (prev.actors.size !== next.actors.size) return true;
+  for (const [id, a] of next.actors) if (prev.actors.get(id) !== a) return true;
+  return false;
 }
 
 /** Where a sprite stands or walks (tile coordinates of its feet), for hit tests and the debug API. */

@@ -51,6 +51,11 @@ export interface VillageDebugApi {
   smoking(repoId: string): boolean;
   /** Frames drawn so far (a still village draws none). */
   readonly frames: number;
+  /**
+   * Whether the village asks for no more frames: nothing walks, fades or animates (slow animations
+   * rest a while after the last change, ./ambient.ts; a bubble waiting for a person bobs on).
+   */
+  readonly asleep: boolean;
   /** Times the static map was drawn (layout, zoom, selection, detail, or a pan past its margin); a pan inside the margin draws none. */
   readonly staticRedraws: number;
   /** Whether the static map shows everything for the current camera (no redraw or building detail pending). */
