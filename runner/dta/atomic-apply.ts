@@ -33,6 +33,12 @@ interface JournalEntry {
    */
   blob?: string;
 }
+/** What the caller knows of a target's original (kept-proposals.ts): its git blob id and mode, so the apply does not read and stat it again. */
+export interface Original {
+  blob: string;
+  mode: number;
+}
+
 interface Journal {
   run_id: string;
   root: string;
@@ -142,11 +148,11 @@ function ownerAlive(folder: string): boolean {
 /**
  * Returns once every file is in place; the promise it returns settles when the backups are gone
  * (backupsRemoved() waits for all of them).
- * `originals`, when given, are the targets' current bytes (read by the caller), for the journal's blob ids.
+ * `originals`, when given, are the targets' blob ids and modes (checked by the caller), for the journal; else each target is read and stat'ed here.
  * `staged`: the new contents its dry-run wrote ahead, renamed into place where still as written.
  * `journalDir` is outside the tree (the worktree's git dir): it survives a crash, never gets committed.
  */
-export function applyAtomic(root: string, journalDir: string, runId: string, changes: ReadonlyMap<string, string>, originals?: ReadonlyMap<string, Buffer>, staged?: StagedContents | null): Promise<void> {
+export function applyAtomic(root: string, journalDir: string, runId: string, changes: ReadonlyMap<string, string>, originals?: ReadonlyMap<string, Original>, staged?: StagedContents | null): Promise<void> {
   const name = `${runId}${OWNER_MARK}${SELF_OWNER}`;
   const dir = path.join(journalDir, name);
   ownFolders.add(name);
@@ -160,19 +166,20 @@ export function applyAtomic(root: string, journalDir: string, runId: string, cha
 }
 
 /** applyAtomic() inside its folder `dir`; `release` once the folder is gone (or left for recover()). */
-function applyIn(root: string, dir: string, runId: string, changes: ReadonlyMap<string, string>, originals: ReadonlyMap<string, Buffer> | undefined, staged: StagedContents | null | undefined, release: () => void): Promise<void> {
-  // The originals' bytes: those the caller just read and checked, else read here (page cache).
+function applyIn(root: string, dir: string, runId: string, changes: ReadonlyMap<string, string>, originals: ReadonlyMap<string, Original> | undefined, staged: StagedContents | null | undefined, release: () => void): Promise<void> {
+  // The originals' blob ids and modes: those the caller checked, else read and stat'ed here.
   // A target's new content is its staged file when the dry-run wrote one that is still as written
   // (staged-contents.ts), else a temp file beside it, written below.
   const modes: number[] = [];
   const written = new Set<string>();
   const entries: JournalEntry[] = [...changes.keys()].map((rel, i) => {
     const target = path.join(root, rel);
-    const mode = fs.statSync(target).mode & 0o7777;
+    const known = originals?.get(rel);
+    const mode = known?.mode ?? fs.statSync(target).mode & 0o7777;
     modes.push(mode);
     const ahead = staged ? stagedFile(staged, rel, mode) : null;
     if (ahead) written.add(rel);
-    return { rel, backup: path.join(dir, 'backup', String(i)), tmp: ahead ?? `${target}.dta-${runId}.tmp`, blob: gitBlobId(originals?.get(rel) ?? fs.readFileSync(target)) };
+    return { rel, backup: path.join(dir, 'backup', String(i)), tmp: ahead ?? `${target}.dta-${runId}.tmp`, blob: known?.blob ?? gitBlobId(fs.readFileSync(target)) };
   });
   const journal: Journal = { run_id: runId, root, entries };
   // The journal comes first, so a crash at any later point knows every temp and copy to clean up.

@@ -4,7 +4,7 @@ import { compileSchema, createAjv, describeAjvErrors } from '../../common/ajv';
 import { DtaInvocationSchema, DtaOutputSchema, type DtaCounts, type DtaError, type DtaInvocation, type DtaOutput, type DtaVerifier } from '../../protocol';
 import { adapterOf } from './adapters';
 import { ArtifactWriter } from './artifacts';
-import { applyAtomic, recover } from './atomic-apply';
+import { applyAtomic, recover, type Original } from './atomic-apply';
 import { excludeRunsDir, headSha, repoDirs, sha256, treeFingerprint, type RepoDirs } from './git-state';
 import { invocationKey, keepProposal, KEPT_PROPOSAL_TTL_MS, liveStagedDirs, stillFits, takeProposal } from './kept-proposals';
 import { DEFAULT_POLICY, effectiveConstraints, PolicyError, takeRateSlot, type DtaPolicy } from './policy';
@@ -154,7 +154,7 @@ async function execute(
 
   // An approved apply takes its dry-run's proposal when the tree is still the one it was made from.
   let kept = inv.mode === 'apply' && inv.expected_patch_sha256 ? takeProposal(key, inv.expected_patch_sha256) : null;
-  let originals: Map<string, Buffer> | undefined;
+  let originals: Map<string, Original> | undefined;
   if (kept) {
     const staged = kept.staged;
     // Taken: what it staged by now is this run's to rename into place, and to remove afterwards.
