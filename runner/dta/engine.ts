@@ -255,9 +255,10 @@ async function execute(
   mark('apply: status read again');
   onPhase?.('proposed', out, { patch });
   try {
-    // Its backups are removed in the background, while the verifier runs and after the answer
-    // (atomic-apply.ts): once its journal is gone the apply is complete, and nothing needs them.
-    void applyAtomic(root, path.join(stateDir, 'journal'), runId, proposed.changes, originals, kept?.staged);
+    // Its backups are removed in the background once the verifier has answered (atomic-apply.ts):
+    // once its journal is gone the apply is complete, and nothing needs them.
+    const applied = applyAtomic(root, path.join(stateDir, 'journal'), runId, proposed.changes, originals, kept?.staged);
+    cleanups.push(() => void applied.removeBackups());
   } catch (err) {
     throw new RunFailure('APPLY_FAILED', `apply failed and was rolled back, the tree is as before: ${err instanceof Error ? err.message : String(err)}`);
   }
