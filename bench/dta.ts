@@ -26,7 +26,7 @@ import { readMarks, STAGES_ENV, type StageMark } from '../runner/dta/stages';
 import { benchSite } from '../runner/dta/testing/bench-site';
 import { makeRepo } from '../runner/dta/testing/fixture-repos';
 import { ensureVerifierBundle } from '../runner/dta/verifier/bundle';
-import { verifiersExited } from '../runner/dta/verifier/spawn';
+import { verifiersExited, warmVerifier } from '../runner/dta/verifier/spawn';
 import { cpuNow, cpuSince, diskFacts, type Cpu } from './disk-state';
 
 const FILES = Number(process.env.BENCH_FILES ?? 5000);
@@ -153,6 +153,9 @@ async function main() {
   // As a runner has it by its first run (npm run build, npm start, or its first verifier): built once, not timed.
   const bundle = await ensureVerifierBundle();
   console.log(`verifier: ${bundle ? `prebuilt (${path.relative(process.cwd(), bundle)})` : 'through tsx (no prebuilt entry)'}`);
+  // As a runner has it after its first run: a spare verifier started (verifier/spawn.ts). Each run
+  // ends by starting the next one's, whose CPU counts in the round that uses it (reaped at its exit).
+  warmVerifier();
   const loadAtStart = load();
   console.log(`${FILES} files, ${ROUNDS} round(s) (${os.cpus().length} CPUs, ${os.cpus()[0]?.model ?? 'unknown CPU'}, load ${loadAtStart})`);
   console.log(`disk: ${diskFacts(os.tmpdir())}; each tree made just before its side, ${SYNC ? 'then flushed to disk (BENCH_SYNC=1)' : 'not flushed'}; trees removed at the end`);
