@@ -158,18 +158,21 @@ export interface AppliedFiles {
 }
 
 /**
- * Returns once every file is in place (or throws, rolled back: the tree as before).
+ * Resolves once every file is in place (or rejects, rolled back: the tree as before).
+ * `ready`: what the caller checks beside the apply's own preparation (the tree unchanged since the
+ * run began: `git status` in a process of its own, on the other core); nothing in the tree is
+ * written or renamed before it resolves, and if it rejects the apply is undone with its reason.
  * `originals`, when given, are the targets' blob ids and modes (checked by the caller), for the journal; else each target is read and stat'ed here.
  * `staged`: the new contents its dry-run wrote ahead, renamed into place where still as written.
  * `journalDir` is outside the tree (the worktree's git dir): it survives a crash, never gets committed.
  */
-export function applyAtomic(root: string, journalDir: string, runId: string, changes: ReadonlyMap<string, string>, originals?: ReadonlyMap<string, Original>, staged?: StagedContents | null): AppliedFiles {
+export async function applyAtomic(root: string, journalDir: string, runId: string, changes: ReadonlyMap<string, string>, originals?: ReadonlyMap<string, Original>, staged?: StagedContents | null, ready?: Promise<unknown>): Promise<AppliedFiles> {
   const name = `${runId}${OWNER_MARK}${SELF_OWNER}`;
   const dir = path.join(journalDir, name);
   ownFolders.add(name);
   try {
     fs.mkdirSync(path.join(dir, 'backup'), { recursive: true });
-    return applyIn(root, dir, runId, changes, originals, staged, () => ownFolders.delete(name));
+    return await applyIn(root, dir, runId, changes, originals, staged, ready, () => ownFolders.delete(name));
   } catch (err) {
     ownFolders.delete(name);
     throw err;
@@ -177,7 +180,7 @@ export function applyAtomic(root: string, journalDir: string, runId: string, cha
 }
 
 /** applyAtomic() inside its folder `dir`; `release` once the folder is gone (or left for recover()). */
-function applyIn(root: string, dir: string, runId: string, changes: ReadonlyMap<string, string>, originals: ReadonlyMap<string, Original> | undefined, staged: StagedContents | null | undefined, release: () => void): AppliedFiles {
+async function applyIn(root: string, dir: string, runId: string, changes: ReadonlyMap<string, string>, originals: ReadonlyMap<string, Original> | undefined, staged: StagedContents | null | undefined, ready: Promise<unknown> | undefined, release: () => void): Promise<AppliedFiles> {
   // The originals' blob ids and modes: those the caller checked, else read and stat'ed here.
   // A target's new content is its staged file when the dry-run wrote one that is still as written
   // (staged-contents.ts), else a temp file beside it, written below.
@@ -201,17 +204,19 @@ function applyIn(root: string, dir: string, runId: string, changes: ReadonlyMap<
   // Read once per apply (it is the process's, and only this call's files are made under it).
   const umask = process.umask();
   try {
-    const copied: JournalEntry[] = [];
+    // The originals kept aside (in the journal's folder, outside the tree) while the caller's check runs.
+    const copied = entries.filter((e) => keepOriginal(path.join(root, e.rel), e.backup) === 'copied');
+    mark('apply: originals kept');
+    if (ready) await ready;
+    mark('apply: ready');
     entries.forEach((e, i) => {
-      const target = path.join(root, e.rel);
-      if (keepOriginal(target, e.backup) === 'copied') copied.push(e);
       if (written.has(e.rel)) return;
       const mode = modes[i]!;
       fs.writeFileSync(e.tmp, changes.get(e.rel)!, { mode });
       // The create mode passes through the umask: a chmod only where it took bits away.
       if (mode & umask) fs.chmodSync(e.tmp, mode);
     });
-    mark(`apply: originals kept, temps written (${written.size} staged ahead)`);
+    mark(`apply: temps written (${written.size} staged ahead)`);
     // Staged files were flushed by their dry-run (a syncfs now finds them clean); the flush still
     // covers them, the backups' links and the temps written here.
     flushAll(root, [...copied.map((e) => `${e.backup}.tmp`), ...entries.map((e) => e.tmp)]);
@@ -225,7 +230,7 @@ function applyIn(root: string, dir: string, runId: string, changes: ReadonlyMap<
       fault(renamed);
     }
   } catch (err) {
-    rollback(journal);
+    rollback(journal, renamed);
     fs.rmSync(dir, { recursive: true, force: true });
     throw err;
   }
@@ -274,11 +279,17 @@ function originalOf(j: Journal, e: JournalEntry): Buffer | null {
   }
 }
 
-function rollback(j: Journal): void {
+/**
+ * Puts the originals back. `renamed`: how many entries (in order) had their new content renamed
+ * into place, when this process knows (a failure in applyIn); the others' targets were never
+ * touched and are left as they are — restoring them would undo whatever changed them meanwhile.
+ * A crash's recover() cannot know, and restores every entry.
+ */
+function rollback(j: Journal, renamed = j.entries.length): void {
   const lost: string[] = [];
-  for (const e of j.entries) {
+  for (const [i, e] of j.entries.entries()) {
     fs.rmSync(e.tmp, { force: true });
-    if (!fs.existsSync(e.backup)) continue;
+    if (i >= renamed || !fs.existsSync(e.backup)) continue;
     const original = originalOf(j, e);
     if (!original) {
       lost.push(e.rel);

@@ -249,17 +249,22 @@ async function execute(
     return;
   }
 
-  // apply: only on the tree the proposal was made from
-  const fp1 = await treeFingerprint(root);
-  if (fp1.hash !== fp0.hash) throw new RunFailure('TREE_CHANGED', 'the work tree changed during the run (HEAD or status differ from the start); nothing was applied');
-  mark('apply: status read again');
+  // apply: only on the tree the proposal was made from. Read again while the apply prepares its
+  // journal and backups (outside the tree): no file is written or renamed until it is checked.
+  const unchanged = treeFingerprint(root).then((fp1) => {
+    if (fp1.hash !== fp0.hash) throw new RunFailure('TREE_CHANGED', 'the work tree changed during the run (HEAD or status differ from the start); nothing was applied');
+    mark('apply: status read again');
+  });
+  // Settled even when the apply fails before it waits for it.
+  unchanged.catch(() => undefined);
   onPhase?.('proposed', out, { patch });
   try {
     // Its backups are removed in the background once the verifier has answered (atomic-apply.ts):
     // once its journal is gone the apply is complete, and nothing needs them.
-    const applied = applyAtomic(root, path.join(stateDir, 'journal'), runId, proposed.changes, originals, kept?.staged);
+    const applied = await applyAtomic(root, path.join(stateDir, 'journal'), runId, proposed.changes, originals, kept?.staged, unchanged);
     cleanups.push(() => void applied.removeBackups());
   } catch (err) {
+    if (err instanceof RunFailure) throw err;
     throw new RunFailure('APPLY_FAILED', `apply failed and was rolled back, the tree is as before: ${err instanceof Error ? err.message : String(err)}`);
   }
   mark('apply: files renamed');
