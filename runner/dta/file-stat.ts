@@ -33,12 +33,24 @@ export function racyStat(stat: FileStat, readAt: number): boolean {
   return stat[2] >= readAt - RACY_MS;
 }
 
-/** A file's bytes and its stat taken before they were read (on the same descriptor: the same file). */
+/**
+ * A file's bytes and its stat taken before they were read (on the same descriptor: the same file).
+ * Read up to the end whatever the stat said (a file may grow meanwhile); sized by the stat, so
+ * the usual file takes one read and one that finds the end (readFileSync(fd) would stat it again).
+ */
 export function readWithStat(file: string): { bytes: Buffer; stat: FileStat } {
   const fd = fs.openSync(file, 'r');
   try {
-    const stat = statFields(fs.fstatSync(fd));
-    return { bytes: fs.readFileSync(fd), stat };
+    const st = fs.fstatSync(fd);
+    let buf = Buffer.allocUnsafe(st.size + 1);
+    let n = 0;
+    for (;;) {
+      if (n === buf.length) buf = Buffer.concat([buf], buf.length * 2);
+      const got = fs.readSync(fd, buf, n, buf.length - n, null);
+      if (got === 0) break;
+      n += got;
+    }
+    return { bytes: buf.subarray(0, n), stat: statFields(st) };
   } finally {
     fs.closeSync(fd);
   }
