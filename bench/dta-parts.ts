@@ -56,7 +56,7 @@ async function main() {
 
       const journal = (dir: string) => path.join(gitIn(dir, 'rev-parse', '--absolute-git-dir').trim(), 'agent-village-dta');
       const withTemps = async () => {
-        const r = await timed(async () => applyAtomic(a, path.join(journal(a), 'journal'), `temps${round}`, changes));
+        const r = await timed(async () => applyAtomic(a, path.join(journal(a), 'journal'), `temps${round}`, changes).then((a) => a.removeBackups()));
         await r.value;
         return r;
       };
@@ -66,7 +66,7 @@ async function main() {
           await s?.done;
           return s;
         });
-        const r = await timed(async () => applyAtomic(b, path.join(journal(b), 'journal'), `staged${round}`, changes, undefined, staging.value));
+        const r = await timed(async () => applyAtomic(b, path.join(journal(b), 'journal'), `staged${round}`, changes, undefined, staging.value).then((a) => a.removeBackups()));
         await r.value;
         return { staging, staged: r };
       };

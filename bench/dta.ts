@@ -26,7 +26,7 @@ import { readMarks, STAGES_ENV, type StageMark } from '../runner/dta/stages';
 import { benchSite } from '../runner/dta/testing/bench-site';
 import { makeRepo } from '../runner/dta/testing/fixture-repos';
 import { ensureVerifierBundle } from '../runner/dta/verifier/bundle';
-import { verifiersExited } from '../runner/dta/verifier/spawn';
+import { verifiersExited, warmVerifier } from '../runner/dta/verifier/spawn';
 import { cpuNow, cpuSince, diskFacts, type Cpu } from './disk-state';
 
 const FILES = Number(process.env.BENCH_FILES ?? 5000);
@@ -38,6 +38,8 @@ const SYNC = process.env.BENCH_SYNC === '1';
 const TARGET_RATIO = 3;
 /** BENCH_STAGES=1: each round's stages (runner/dta/stages.ts), printed after its line. */
 const STAGES = process.env.BENCH_STAGES === '1';
+/** One file for every round: a verifier's environment is set when it starts, before the round that takes it. */
+const STAGES_FILE = path.join(os.tmpdir(), `bench-dta-stages-${process.pid}.jsonl`);
 const SED = "grep -rl --exclude-dir=.git old.example.com . | xargs sed -i -e 's#http://old.example.com#https://new.example.com#g' -e 's#https://old.example.com#https://new.example.com#g'";
 
 /**
@@ -50,11 +52,13 @@ function printStages(marks: StageMark[]): void {
     if (m.name === 'run: start' || runs.length === 0) runs.push([]);
     runs[runs.length - 1]!.push(m);
   }
+  // Marks before the dry-run's start: the spare verifier's own start, ahead of the round.
+  const names = runs[0]?.[0]?.name === 'run: start' ? ['dry-run', 'apply'] : ['spare', 'dry-run', 'apply'];
   const engine = process.pid;
   runs.forEach((run, i) => {
     const t0 = run[0]!.at;
     const last = new Map<number, StageMark>();
-    console.log(`  ${i === 0 ? 'dry-run' : 'apply'}:      at   +wall    +cpu`);
+    console.log(`  ${(names[i] ?? 'run').padEnd(8)}:    at   +wall    +cpu`);
     for (const m of run) {
       const prev = last.get(m.pid);
       last.set(m.pid, m);
@@ -122,8 +126,6 @@ async function round(files: Record<string, string>, n: number, i: number, leftov
   const memoDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-dta-runner-'));
   leftovers.push(memoDir);
   setVerifierMemoDir(memoDir);
-  const stagesFile = path.join(memoDir, 'stages.jsonl');
-  if (STAGES) process.env[STAGES_ENV] = stagesFile;
   // Alternately first: each side's own renames and removals (5,000 inodes freed) fall on the other alike.
   const sedFirst = i % 2 === 0;
   let a: string;
@@ -137,7 +139,11 @@ async function round(files: Record<string, string>, n: number, i: number, leftov
     dta = await dtaSide((b = freshTree(files, 'bench-dta', leftovers)), n);
     sed = sedSide((a = freshTree(files, 'bench-dta-sed', leftovers)));
   }
-  if (STAGES) printStages(readMarks(stagesFile));
+  if (STAGES) {
+    printStages(readMarks(STAGES_FILE));
+    // The next round's marks only (the spare verifier it takes was started with this file in its environment).
+    fs.writeFileSync(STAGES_FILE, '');
+  }
   const same = execFileSync('diff', ['-r', '-q', '-x', '.git', '-x', '.runs', a, b], { encoding: 'utf8' }).trim() === '';
   const { dry, applied } = dta;
   return { sedMs: sed.ms, sedCpu: sed.cpu, dryMs: dta.dryMs, applyMs: dta.applyMs, dtaCpu: dta.cpu, verified: dry.verifier.passed && applied.verifier.passed, same, updates: Number(applied.applied_changes.link_updates ?? 0), files: applied.applied_changes.files ?? 0, sedFirst };
@@ -153,6 +159,10 @@ async function main() {
   // As a runner has it by its first run (npm run build, npm start, or its first verifier): built once, not timed.
   const bundle = await ensureVerifierBundle();
   console.log(`verifier: ${bundle ? `prebuilt (${path.relative(process.cwd(), bundle)})` : 'through tsx (no prebuilt entry)'}`);
+  if (STAGES) process.env[STAGES_ENV] = STAGES_FILE;
+  // As a runner has it after its first run: a spare verifier started (verifier/spawn.ts). Each run
+  // ends by starting the next one's, whose CPU counts in the round that uses it (reaped at its exit).
+  warmVerifier();
   const loadAtStart = load();
   console.log(`${FILES} files, ${ROUNDS} round(s) (${os.cpus().length} CPUs, ${os.cpus()[0]?.model ?? 'unknown CPU'}, load ${loadAtStart})`);
   console.log(`disk: ${diskFacts(os.tmpdir())}; each tree made just before its side, ${SYNC ? 'then flushed to disk (BENCH_SYNC=1)' : 'not flushed'}; trees removed at the end`);
@@ -186,6 +196,7 @@ async function main() {
   const verdict = (x: number) => (x <= TARGET_RATIO ? 'met' : 'not met');
   console.log(`TARGET (≤${TARGET_RATIO}× of the fastest grep|sed of ${ROUNDS} rounds, av-dta's median, load ${loadAtStart} → ${load()}): wall ${wall.toFixed(1)}× (${verdict(wall)}), CPU ${cpu.toFixed(1)}× (${verdict(cpu)})`);
   for (const d of leftovers) fs.rmSync(d, { recursive: true, force: true });
+  fs.rmSync(STAGES_FILE, { force: true });
 }
 
 main().catch((err: unknown) => {

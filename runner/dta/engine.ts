@@ -4,7 +4,7 @@ import { compileSchema, createAjv, describeAjvErrors } from '../../common/ajv';
 import { DtaInvocationSchema, DtaOutputSchema, type DtaCounts, type DtaError, type DtaInvocation, type DtaOutput, type DtaVerifier } from '../../protocol';
 import { adapterOf } from './adapters';
 import { ArtifactWriter } from './artifacts';
-import { applyAtomic, recover } from './atomic-apply';
+import { applyAtomic, recover, type Original } from './atomic-apply';
 import { excludeRunsDir, headSha, repoDirs, sha256, treeFingerprint, type RepoDirs } from './git-state';
 import { invocationKey, keepProposal, KEPT_PROPOSAL_TTL_MS, liveStagedDirs, stillFits, takeProposal } from './kept-proposals';
 import { DEFAULT_POLICY, effectiveConstraints, PolicyError, takeRateSlot, type DtaPolicy } from './policy';
@@ -154,7 +154,7 @@ async function execute(
 
   // An approved apply takes its dry-run's proposal when the tree is still the one it was made from.
   let kept = inv.mode === 'apply' && inv.expected_patch_sha256 ? takeProposal(key, inv.expected_patch_sha256) : null;
-  let originals: Map<string, Buffer> | undefined;
+  let originals: Map<string, Original> | undefined;
   if (kept) {
     const staged = kept.staged;
     // Taken: what it staged by now is this run's to rename into place, and to remove afterwards.
@@ -249,16 +249,22 @@ async function execute(
     return;
   }
 
-  // apply: only on the tree the proposal was made from
-  const fp1 = await treeFingerprint(root);
-  if (fp1.hash !== fp0.hash) throw new RunFailure('TREE_CHANGED', 'the work tree changed during the run (HEAD or status differ from the start); nothing was applied');
-  mark('apply: status read again');
+  // apply: only on the tree the proposal was made from. Read again while the apply prepares its
+  // journal and backups (outside the tree): no file is written or renamed until it is checked.
+  const unchanged = treeFingerprint(root).then((fp1) => {
+    if (fp1.hash !== fp0.hash) throw new RunFailure('TREE_CHANGED', 'the work tree changed during the run (HEAD or status differ from the start); nothing was applied');
+    mark('apply: status read again');
+  });
+  // Settled even when the apply fails before it waits for it.
+  unchanged.catch(() => undefined);
   onPhase?.('proposed', out, { patch });
   try {
-    // Its backups are removed in the background, while the verifier runs and after the answer
-    // (atomic-apply.ts): once its journal is gone the apply is complete, and nothing needs them.
-    void applyAtomic(root, path.join(stateDir, 'journal'), runId, proposed.changes, originals, kept?.staged);
+    // Its backups are removed in the background once the verifier has answered (atomic-apply.ts):
+    // once its journal is gone the apply is complete, and nothing needs them.
+    const applied = await applyAtomic(root, path.join(stateDir, 'journal'), runId, proposed.changes, originals, kept?.staged, unchanged);
+    cleanups.push(() => void applied.removeBackups());
   } catch (err) {
+    if (err instanceof RunFailure) throw err;
     throw new RunFailure('APPLY_FAILED', `apply failed and was rolled back, the tree is as before: ${err instanceof Error ? err.message : String(err)}`);
   }
   mark('apply: files renamed');

@@ -3,7 +3,9 @@ import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { DtaInvocationInput } from '../../protocol';
 import { runDta } from './engine';
-import { dropKeptProposals, forgetProposals, keptProposalCount } from './kept-proposals';
+import { RACY_MS, readWithStat } from './file-stat';
+import { gitBlobId } from './git-state';
+import { dropKeptProposals, forgetProposals, keptProposalCount, stillFits, type KeptProposal } from './kept-proposals';
 import { gitIn, makeRepo, SITE_FILES, snapshot } from './testing/fixture-repos';
 
 // Each run talks to a verifier process (tsx); a loaded 2-core machine needs minutes, not seconds.
@@ -146,5 +148,51 @@ describe('contents staged by the dry-run', () => {
     await vi.waitFor(() => expect(stagedFiles(dir)).toHaveLength(dry.files.length), { timeout: 60_000 });
     forgetProposals(dir);
     await vi.waitFor(() => expect(stagedFiles(dir)).toEqual([]), { timeout: 60_000 });
+  });
+});
+
+/**
+ * The apply tells "unchanged since the dry-run" from each file's stat as the dry-run took it with
+ * the bytes (file-stat.ts), and reads the file again only where the stat cannot vouch for it.
+ */
+describe('stillFits: the stat vouches, else the bytes', () => {
+  const REL = 'site/css/site.css';
+  /** A kept proposal changing REL, its source as read now (readAt: when the read is said to have started). */
+  function keptFor(dir: string, readAt: number): KeptProposal {
+    const { bytes, stat } = readWithStat(path.join(dir, REL));
+    const sources = new Map([[REL, { blob: gitBlobId(bytes), stat, readAt }]]);
+    const proposed = { matched: [REL], baseline: {}, units: 1, changes: new Map([[REL, 'x']]), changed: [REL], notes: [], patch: '', sources };
+    return { key: 'k', root: dir, patchSha256: 'p', fingerprint: 'f', proposed, params: {}, verifier: null };
+  }
+  const longAgo = () => Date.now() + 10 * RACY_MS; // a read well after the file's last change
+
+  it('an edit that keeps the size and sets the mtime back still moves the ctime: read again, found changed', () => {
+    const dir = repo();
+    const file = path.join(dir, REL);
+    const kept = keptFor(dir, longAgo());
+    const { mtime } = fs.statSync(file);
+    const same = fs.readFileSync(file, 'utf8');
+    fs.writeFileSync(file, same.replace('@import', '@IMPORT'));
+    fs.utimesSync(file, mtime, mtime);
+    expect(stillFits(kept, dir, 'f')).toEqual({ ok: false, why: `${REL} changed since the dry-run` });
+  });
+
+  it('an untouched file fits on its stat (its bytes are not read: a forged blob id goes unseen), a racily new one only on its bytes', () => {
+    const dir = repo();
+    const trusted = keptFor(dir, longAgo());
+    trusted.proposed.sources.get(REL)!.blob = 'f'.repeat(40);
+    const fits = stillFits(trusted, dir, 'f');
+    expect(fits).toMatchObject({ ok: true });
+    expect(fits.ok && fits.originals.get(REL)).toEqual({ blob: 'f'.repeat(40), mode: fs.statSync(path.join(dir, REL)).mode & 0o7777 });
+    // Read within RACY_MS of its last change: the stat cannot vouch, the bytes are compared.
+    const racy = keptFor(dir, fs.statSync(path.join(dir, REL)).ctimeMs);
+    racy.proposed.sources.get(REL)!.blob = 'f'.repeat(40);
+    expect(stillFits(racy, dir, 'f')).toEqual({ ok: false, why: `${REL} changed since the dry-run` });
+    expect(stillFits(keptFor(dir, fs.statSync(path.join(dir, REL)).ctimeMs), dir, 'f')).toMatchObject({ ok: true });
+  });
+
+  it('HEAD or the status moved: no file is looked at', () => {
+    const dir = repo();
+    expect(stillFits(keptFor(dir, longAgo()), dir, 'other')).toEqual({ ok: false, why: 'HEAD or the status changed since the dry-run' });
   });
 });

@@ -1,6 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { realDir, sha256 } from './git-state';
+import type { Original } from './atomic-apply';
+import { racyStat, readWithStat, sameStat, statFields } from './file-stat';
+import { gitBlobId, realDir, sha256 } from './git-state';
 import type { Proposed } from './propose';
 import { discardStaged, type StagedContents } from './staged-contents';
 import type { VerifierProcess } from './verifier/spawn';
@@ -75,22 +77,29 @@ export function takeProposal(key: string, patchSha256: string): KeptProposal | n
 
 /**
  * Whether the proposal still fits the tree: same HEAD and status, and every file it changes holds
- * the text it was proposed from (read here; the bytes go on to the apply's backups).
- * Returns the files' bytes, or why it does not fit.
+ * the bytes it was proposed from — told by its stat, as the dry-run took it with the bytes
+ * (file-stat.ts), or where the stat cannot vouch (changed, or racily new when it was read) by
+ * reading the file and comparing its git blob id. Returns each original's blob id and mode (for
+ * the apply's journal), or why it does not fit.
  */
-export function stillFits(p: KeptProposal, root: string, fingerprint: string): { ok: true; originals: Map<string, Buffer> } | { ok: false; why: string } {
+export function stillFits(p: KeptProposal, root: string, fingerprint: string): { ok: true; originals: Map<string, Original> } | { ok: false; why: string } {
   if (p.fingerprint !== fingerprint) return { ok: false, why: 'HEAD or the status changed since the dry-run' };
-  const originals = new Map<string, Buffer>();
+  const originals = new Map<string, Original>();
   for (const rel of p.proposed.changed) {
-    let bytes: Buffer;
+    const source = p.proposed.sources.get(rel);
+    if (!source) return { ok: false, why: `${rel} could not be read by the dry-run` };
+    const file = path.join(root, rel);
+    let st: fs.Stats;
     try {
-      bytes = fs.readFileSync(path.join(root, rel));
+      st = fs.statSync(file);
+      if (!sameStat(statFields(st), source.stat) || racyStat(source.stat, source.readAt)) {
+        const now = readWithStat(file);
+        if (gitBlobId(now.bytes) !== source.blob) return { ok: false, why: `${rel} changed since the dry-run` };
+      }
     } catch {
       return { ok: false, why: `${rel} cannot be read` };
     }
-    // Hashed as the run reads a file (UTF-8 text), so "same hash" means "the same proposal".
-    if (sha256(bytes.toString('utf8')) !== p.proposed.sourceHashes.get(rel)) return { ok: false, why: `${rel} changed since the dry-run` };
-    originals.set(rel, bytes);
+    originals.set(rel, { blob: source.blob, mode: st.mode & 0o7777 });
   }
   return { ok: true, originals };
 }

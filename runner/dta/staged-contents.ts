@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { sameStat, statOf, type FileStat } from './file-stat';
 import { mark } from './stages';
 
 /**
@@ -22,13 +23,6 @@ import { mark } from './stages';
 export const STAGED_DIR = 'staged';
 /** Files written between two turns of the event loop: the verifier's request (~100 KB for 5,000 paths) leaves through a 64 KB pipe, and its answer is read, meanwhile. */
 const FILES_PER_TURN = 250;
-
-type FileStat = [size: number, mtimeMs: number, ctimeMs: number, ino: number];
-
-function statOf(file: string): FileStat {
-  const st = fs.statSync(file);
-  return [st.size, st.mtimeMs, st.ctimeMs, st.ino];
-}
 
 export interface StagedContents {
   dir: string;
@@ -89,7 +83,7 @@ export function stagedFile(s: StagedContents, rel: string, mode: number): string
   const e = s.files.get(rel);
   if (!e) return null;
   try {
-    if (statOf(e.file).join() !== e.stat.join()) return null;
+    if (!sameStat(statOf(e.file), e.stat)) return null;
     if (mode !== e.mode) fs.chmodSync(e.file, mode);
   } catch {
     return null;

@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Plugin } from 'esbuild';
+import { sameStat, statOf, type FileStat } from '../file-stat';
 
 /**
  * The verifier's prebuilt JavaScript entry. Started through tsx, every verifier process paid
@@ -63,18 +64,11 @@ interface Manifest {
   packageFiles: Array<[string, ...FileStat]>;
 }
 
-/**
- * Size, mtime, ctime and inode of a package file. 400 files (2.9 MB) of bundled packages would be
- * ~30 ms to hash again before every start; their stats are a few ms. Sound as git's index is: any
- * write, rename or reinstall gives a file a new ctime (which no tool sets back) or a new inode, and
- * the stat is taken before the build reads the file, so a change during the build shows too.
+/*
+ * A package file's stat (file-stat.ts) stands for its bytes: 400 files (2.9 MB) of bundled
+ * packages would be ~30 ms to hash again before every start; their stats are a few ms. The stat is
+ * taken before the build reads the file, so a change during the build shows too.
  */
-type FileStat = [size: number, mtimeMs: number, ctimeMs: number, ino: number];
-
-function statOf(file: string): FileStat {
-  const st = fs.statSync(file);
-  return [st.size, st.mtimeMs, st.ctimeMs, st.ino];
-}
 
 function isPackageFile(rel: string): boolean {
   return rel.split(path.sep).includes('node_modules');
@@ -108,7 +102,7 @@ export function freshBundle(opts: BundleOptions = {}): string | null {
     const m = JSON.parse(fs.readFileSync(path.join(cacheDir, manifestName(project)), 'utf8')) as Manifest;
     if (!Array.isArray(m.inputs) || !m.inputs.includes(SELF) || !Array.isArray(m.packageFiles)) return null;
     if (bundleKey(m.inputs.map((rel) => [rel, fs.readFileSync(path.join(project, rel))])) !== m.sourcesKey) return null;
-    for (const [rel, ...was] of m.packageFiles) if (statOf(path.join(project, rel)).some((x, i) => x !== was[i])) return null;
+    for (const [rel, ...was] of m.packageFiles) if (!sameStat(statOf(path.join(project, rel)), was)) return null;
     const main = path.join(cacheDir, m.key, 'main.mjs');
     return fs.existsSync(main) ? main : null;
   } catch {

@@ -7,7 +7,7 @@ import { sha256 } from '../git-state';
 import { DEFAULT_POLICY } from '../policy';
 import { gitIn, makeRepo, SITE_FILES } from '../testing/fixture-repos';
 import { ensureVerifierBundle } from './bundle';
-import { runVerifier, VerifierProcess } from './spawn';
+import { runVerifier, VerifierProcess, warmVerifier } from './spawn';
 import type { VerifyRequest } from './verify';
 
 // Each run starts a verifier process (tsx); a loaded 2-core machine needs minutes, not seconds.
@@ -79,6 +79,34 @@ describe('the independent verifier', () => {
       expect(v.alive).toBe(true);
     } finally {
       v.close();
+    }
+  });
+
+  it('a spare verifier, started ahead, is taken by the next run only, serves it like a new one, and is replaced after', async () => {
+    const spare = warmVerifier();
+    expect(spare).toEqual(expect.any(Number));
+    expect(warmVerifier()).toBe(spare); // one spare at a time
+    const first = new VerifierProcess(dir);
+    const second = new VerifierProcess(dir);
+    try {
+      // The first took the spare, the second had none left and started its own.
+      expect(first.pid).toBe(spare);
+      expect(second.pid).not.toBe(spare);
+      expect(await first.run({ ...request, claim: { ...request.claim, units: 20 } }, VERIFY_MS)).toMatchObject({ passed: false, failures: [expect.stringMatching(/claims 20 link updates, the files show 15/)] });
+      expect(await second.run(request, VERIFY_MS)).toMatchObject({ passed: true });
+    } finally {
+      first.close();
+      second.close();
+    }
+    // Closing a verifier started the next run's spare (one), which the next verifier takes.
+    const next = warmVerifier();
+    expect([first.pid, second.pid]).not.toContain(next);
+    const third = new VerifierProcess(dir);
+    try {
+      expect(third.pid).toBe(next);
+      expect(await third.run(request, VERIFY_MS)).toMatchObject({ passed: true });
+    } finally {
+      third.close();
     }
   });
 
