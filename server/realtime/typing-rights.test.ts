@@ -13,6 +13,16 @@ function deferred() {
 }
 const turn = () => new Promise((r) => setImmediate(r));
 
+/** Typing rights whose every check waits for the test (`checks`, in the order they started). */
+function withPendingChecks(now?: () => number) {
+  const checks: Array<ReturnType<typeof deferred>> = [];
+  const rights = new TypingRights(() => {
+    checks.push(deferred());
+    return checks.at(-1)!.promise;
+  }, now);
+  return { rights, checks };
+}
+
 describe('typing rights', () => {
   it('warmed at attach: the first key finds its right without waiting for the check', async () => {
     let checks = 0;
@@ -44,14 +54,7 @@ describe('typing rights', () => {
 
   it('a key after a minute of silence goes at once on the right it had, checked again beside it; a refusal stops the keys after it', async () => {
     let clock = 0;
-    const checks: Array<ReturnType<typeof deferred>> = [];
-    const rights = new TypingRights(
-      () => {
-        checks.push(deferred());
-        return checks.at(-1)!.promise;
-      },
-      () => clock,
-    );
+    const { rights, checks } = withPendingChecks(() => clock);
     rights.warm('sock', 'sess');
     checks[0]!.answer({ runnerId: 'runner_1', userId: 'user_1' });
     await turn();
@@ -81,11 +84,7 @@ describe('typing rights', () => {
   });
 
   it('a key typed while the attach still checks waits for that check instead of starting a second one', async () => {
-    const checks: Array<ReturnType<typeof deferred>> = [];
-    const rights = new TypingRights(() => {
-      checks.push(deferred());
-      return checks.at(-1)!.promise;
-    });
+    const { rights, checks } = withPendingChecks();
     rights.warm('sock', 'sess');
     const key = rights.target('sock', 'sess');
     expect(checks).toHaveLength(1);
@@ -94,11 +93,7 @@ describe('typing rights', () => {
   });
 
   it('a right dropped while the attach checks is checked again for the next key', async () => {
-    const checks: Array<ReturnType<typeof deferred>> = [];
-    const rights = new TypingRights(() => {
-      checks.push(deferred());
-      return checks.at(-1)!.promise;
-    });
+    const { rights, checks } = withPendingChecks();
     rights.warm('sock', 'sess');
     rights.forgetUser('user_1'); // a role change while the attach's check ran
     void rights.target('sock', 'sess');
