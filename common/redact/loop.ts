@@ -147,7 +147,8 @@ function dense(p: Pass, from: number, to = p.s.length): void {
 function askForms(p: Pass, i: number, forms: readonly NamedForm[] | undefined): void {
   if (forms === undefined) return;
   const { s, u } = p;
-  for (const { form, name } of forms) {
+  for (let k = 0; k < forms.length; k++) {
+    const { form, name } = forms[k];
     const e = lit(s, i, form, p.final);
     if (e === NEED) {
       if (i < u.undecided) u.undecided = i;

@@ -2,7 +2,7 @@ import * as C from './chars';
 // Bound once: under a CommonJS transform (tsx) every use of an imported name is a getter call,
 // which in these per-character loops cost more than the matching itself.
 const { lit, MORE, NEED, YES } = C;
-import { scanAnchored, type Undecided } from './anchored';
+import { Positions, scanAnchored, type Undecided } from './anchored';
 import { GATE_ANY, type Compiled } from './compiled';
 import { scanLoop } from './loop';
 import type { Found } from './rule';
@@ -41,7 +41,7 @@ export interface ScanResult {
 }
 
 /** Anchor hits by anchor id, and what the anchored rules leave undecided: reused by every scan (never re-entered). */
-const hits: number[][] = [];
+const hits: Positions[] = [];
 const pending: Undecided = { hold: 0, undecided: 0 };
 
 /**
@@ -71,8 +71,8 @@ export function scan(s: string, from: number, final: boolean, c: Compiled, break
   // Each anchor text is looked for once, whichever rules share it (`:` is three rules' anchor).
   const { anchorTexts } = c;
   for (let t = 0; t < anchorTexts.length; t++) {
-    const list = (hits[t] ??= []);
-    list.length = 0;
+    const list = (hits[t] ??= new Positions());
+    list.clear();
     const text = anchorTexts[t];
     for (let h = s.indexOf(text, from); h >= 0; h = s.indexOf(text, h + 1)) list.push(h);
   }
@@ -138,7 +138,8 @@ export function scanEvery(s: string, from: number, final: boolean, c: Compiled, 
     }
     const forms = code < 128 ? asciiLiterals[code] : literals.get(code);
     if (forms !== undefined) {
-      for (const { form, name } of forms) {
+      for (let k = 0; k < forms.length; k++) {
+        const { form, name } = forms[k];
         const e = lit(s, i, form, final);
         if (e === NEED) {
           if (i < undecided) undecided = i;
