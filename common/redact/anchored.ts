@@ -68,12 +68,13 @@ const positions = new Positions();
 /**
  * Asks one anchored rule where it may answer anything but NO: in the window before each of its
  * anchors found in the text (`hits`, by anchor id), and near the end where the window of an anchor
- * still to come may start. Each position is asked once and in ascending order (the windows of one
- * anchor come in order; those of several anchors are merged).
+ * still to come may start. Each position in [from, to) is asked once and in ascending order (the
+ * windows of one anchor come in order; those of several anchors are merged).
  */
 export function scanAnchored(
   s: string,
   from: number,
+  to: number,
   final: boolean,
   ar: AnchoredRule,
   breaks: readonly number[],
@@ -84,18 +85,21 @@ export function scanAnchored(
 ): void {
   const n = s.length;
   const tail = Math.max(from, n - ar.reach, pendingFrom(s, ar));
+  // Windows end where the tail starts, and nothing at or after `to` is asked.
+  const windowsEnd = Math.min(tail, to);
+  const end = Math.min(n, to);
   const ids = ar.anchorIds;
   let found = 0;
   for (let k = 0; k < ids.length; k++) if (hits[ids[k]].length > 0) found++;
   if (found === 0 || ids.length === 1) {
     // One anchor's windows come in ascending order and end where the tail starts: ask as they come.
-    if (found > 0) windows(s, from, tail, ar, 0, hits[ids[0]], breaks, final, f, masks, u, null);
-    startsIn(s, tail, n, ar, breaks, final, f, masks, u, null);
+    if (found > 0) windows(s, from, windowsEnd, ar, 0, hits[ids[0]], breaks, final, f, masks, u, null);
+    startsIn(s, tail, end, ar, breaks, final, f, masks, u, null);
     return;
   }
   positions.clear();
-  for (let k = 0; k < ids.length; k++) windows(s, from, tail, ar, k, hits[ids[k]], breaks, final, f, masks, u, positions);
-  startsIn(s, tail, n, ar, breaks, final, f, masks, u, positions);
+  for (let k = 0; k < ids.length; k++) windows(s, from, windowsEnd, ar, k, hits[ids[k]], breaks, final, f, masks, u, positions);
+  startsIn(s, tail, end, ar, breaks, final, f, masks, u, positions);
   positions.sort();
   const at = positions.at;
   let last = -1;
@@ -118,8 +122,8 @@ function ask(s: string, i: number, final: boolean, ar: AnchoredRule, f: Found, m
 }
 
 /**
- * The windows before anchor k's hits (ascending), cut at the tail: asked at once (`into` null)
- * or gathered into `into`.
+ * The windows before anchor k's hits (ascending), cut at `tail`: asked at once (`into` null) or
+ * gathered into `into`.
  */
 function windows(
   s: string,

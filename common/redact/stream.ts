@@ -1,5 +1,5 @@
-import type { Rule } from './rule';
-import { compile, mergeRuns, scan, type Compiled, type Mask } from './scan';
+import { LOOKBEHIND, type Rule } from './rule';
+import { compile, mergeRuns, scan, type Compiled, type Mask, type ScanResult } from './scan';
 import type { SecretInput } from './secrets';
 import { TerminalParser } from './terminal';
 
@@ -63,11 +63,35 @@ function escAt(at: number, raw: string, payload: [number, number] | undefined, c
 }
 
 /**
+ * A push at least this long, with no escape sequence in it, is scanned where it lies
+ * (Window.scan); a shorter one (a key's echo, a prompt, a line) is joined to the held text first,
+ * which costs little at that size.
+ */
+const IN_PLACE_MIN = 2 * 1024;
+/**
+ * The boundary window joined to the held text: the look-behind, then text enough for the places
+ * before it to be decided (an anchored rule reads up to 255 characters ahead before it knows).
+ * When one is still undecided there, the window grows fourfold.
+ */
+const BOUNDARY_CHARS = 3 * LOOKBEHIND;
+
+const NO_BREAKS: readonly number[] = [];
+
+/**
  * The held text: visible characters with the escape sequences anchored between them, and the
- * already released context before them. Positions are indexes into `vis` = context + held.
+ * already released context before them. Positions are indexes into vis + add: the context and
+ * held text from before this push, then this push's visible text.
  */
 class Window {
+  /** Context and held text from before this push. */
   vis = '';
+  /**
+   * This push's visible text: the chunk itself when it has no escape sequences. Kept apart from
+   * vis, so that a flood's chunk is read where it lies and handed on as the same string, never
+   * joined to the held text and flattened into a copy (issue 17: that copy was ≥1 MB of garbage
+   * per MB on each hop).
+   */
+  add = '';
   /** Where the held part starts in vis (everything before is released context). */
   off = 0;
   /** Context was cut at the front: vis[0] is only there as the character before vis[1]. */
@@ -82,22 +106,73 @@ class Window {
    */
   resume = 0;
   /**
-   * The input not yet released, as it came (held text, its escapes, an open sequence): when
-   * nothing released is masked, what is released is a prefix of it, handed back as it came.
+   * The input not yet released from before this push, as it came (held text, its escapes, an open
+   * sequence), and this push's chunk: when nothing released is masked, what is released is a
+   * prefix of input + chunk, handed back as it came (the chunk itself when it is all of it).
    */
   input = '';
+  chunk = '';
 
   constructor(private readonly c: Compiled) {}
 
-  /** A parser's callbacks (made once): visible text onto vis, escapes anchored where they stood. */
+  get length(): number {
+    return this.vis.length + this.add.length;
+  }
+
+  /** The character code at visible index i (vis + add), without joining them. */
+  codeAt(i: number): number {
+    const t = this.vis.length;
+    return i < t ? this.vis.charCodeAt(i) : this.add.charCodeAt(i - t);
+  }
+
+  /** vis + add as one string (masking, the end, whole texts): a copy, for the pushes that need one. */
+  joined(): string {
+    if (this.add !== '') {
+      this.vis += this.add;
+      this.add = '';
+    }
+    return this.vis;
+  }
+
+  /** A parser's callbacks (made once): visible text onto add, escapes anchored where they stood. */
   readonly onText = (t: string): void => {
-    this.vis += t;
+    this.add = this.add === '' ? t : this.add + t;
   };
   readonly onEscape = (raw: string, payload?: [number, number]): void => {
-    const at = this.vis.length;
+    const at = this.length;
     this.escs.push(escAt(at, raw, payload, this.c));
     if (this.breaks.length === 0 || this.breaks[this.breaks.length - 1] !== at) this.breaks.push(at);
   };
+
+  /**
+   * scan(vis + add, from), without joining them when add is a long push's own text: the places
+   * before LOOKBEHIND into add are asked in a boundary window (vis + add's first characters), the
+   * rest in add itself, where no rule reads back before add. The answers are the same: an answer
+   * on a prefix of the text stays, and a place's answer depends on the text from LOOKBEHIND before
+   * it on.
+   */
+  scan(from: number, c: Compiled): ScanResult {
+    const { add, breaks } = this;
+    // With an escape sequence in the push, its visible text is a copy already.
+    if (add.length < IN_PLACE_MIN || add.length !== this.chunk.length) return scan(this.joined(), from, false, c, breaks);
+    const t = this.vis.length;
+    const edge = t + LOOKBEHIND;
+    for (let k = BOUNDARY_CHARS; k < add.length; k *= 4) {
+      const head = scan(this.vis + add.slice(0, k), from, false, c, breaks, 0, edge);
+      if (head.undecided < edge) continue;
+      // No escape sequence in add: no break past the edge.
+      const rest = scan(add, LOOKBEHIND, false, c, NO_BREAKS);
+      const { masks } = head;
+      for (const m of rest.masks) {
+        m.start += t;
+        m.end += t;
+        m.at += t;
+        masks.push(m);
+      }
+      return { masks, hold: rest.hold + t, undecided: rest.undecided + t };
+    }
+    return scan(this.joined(), from, false, c, breaks);
+  }
 
   /**
    * The input's length up to visible index `cut` (escapes anchored at cut included, as render
@@ -113,16 +188,32 @@ class Window {
     return len;
   }
 
+  /** The first `len` characters of input + chunk, as they came: the chunk itself when that is all of it. */
+  inputPrefix(len: number): string {
+    const { input, chunk } = this;
+    const h = input.length;
+    if (len <= h) return len === h ? input : input.slice(0, len);
+    const part = len - h === chunk.length ? chunk : chunk.slice(0, len - h);
+    return h === 0 ? part : input + part;
+  }
+
   release(cut: number): void {
     // Both lists are ascending: what is released is a prefix (a flood releases all of it at once).
     let k = 0;
     let len = cut - this.off;
     while (k < this.escs.length && this.escs[k].at <= cut) len += this.escs[k++].len;
-    this.input = len === this.input.length ? '' : this.input.slice(len);
+    const h = this.input.length;
+    this.input = len >= h ? this.chunk.slice(len - h) : this.input.slice(len) + this.chunk;
+    this.chunk = '';
     if (k > 0) this.escs = k === this.escs.length ? [] : this.escs.slice(k);
     const drop = Math.max(0, cut - CONTEXT_CHARS - 1);
+    // The context kept: a slice of this push's text when it reaches that far (nothing copied).
+    const t = this.vis.length;
+    if (this.add === '') this.vis = drop > 0 ? this.vis.slice(drop) : this.vis;
+    else if (drop >= t) this.vis = this.add.slice(drop - t);
+    else this.vis = (drop > 0 ? this.vis.slice(drop) : this.vis) + this.add;
+    this.add = '';
     if (drop > 0) {
-      this.vis = this.vis.slice(drop);
       this.trimmed = true;
       for (const e of this.escs) e.at -= drop;
       if (this.breaks.length > 0) {
@@ -133,6 +224,13 @@ class Window {
     }
     this.off = cut - drop;
     this.resume = Math.max(0, this.resume - drop);
+  }
+
+  /** Nothing of this push was released: its text and input join what is held. */
+  keep(): void {
+    this.input = this.input === '' ? this.chunk : this.input + this.chunk;
+    this.chunk = '';
+    this.joined();
   }
 }
 
@@ -190,7 +288,7 @@ export function createStreamRedactorFrom(c: Compiled, opts: StreamRedactorOption
    * time, so the next scan resumes at the lowest place one of those was found.
    */
   function emit(cut: number, masks: Mask[], undecided: number, found: readonly Mask[]): string {
-    let resume = Math.min(undecided, w.vis.length);
+    let resume = Math.min(undecided, w.length);
     for (const m of found) if (m.start >= cut && m.at < resume) resume = m.at;
     w.resume = resume;
     const runs = mergeRuns(masks, w.off);
@@ -198,7 +296,7 @@ export function createStreamRedactorFrom(c: Compiled, opts: StreamRedactorOption
     // Nothing masked and no sequence rewritten: the released input as it came (the same string
     // when a whole push is released), without taking it apart and putting it together again.
     const same = runs.length === 0 ? w.inputUpTo(cut) : -1;
-    const out = same < 0 ? render(w.vis, w.off, cut, runs, w.escs) : same === w.input.length ? w.input : w.input.slice(0, same);
+    const out = same < 0 ? render(w.joined(), w.off, cut, runs, w.escs) : w.inputPrefix(same);
     w.release(cut);
     return out;
   }
@@ -207,10 +305,10 @@ export function createStreamRedactorFrom(c: Compiled, opts: StreamRedactorOption
     push(chunk: string): string {
       if (typeof chunk !== 'string') throw new TypeError('push: chunk must be a string');
       if (chunk.length === 0) return '';
-      w.input = w.input.length === 0 ? chunk : w.input + chunk;
+      w.chunk = chunk;
       parser.feed(chunk, w.onText, w.onEscape);
-      const n = w.vis.length;
-      const { masks, hold, undecided } = scan(w.vis, Math.max(from(), w.resume), false, c, w.breaks);
+      const n = w.length;
+      const { masks, hold, undecided } = w.scan(Math.max(from(), w.resume), c);
       if (n - Math.min(hold, n) > maxHold) {
         // Only a chain of overlapping candidates gets here (every rule's value is bounded): mask
         // what would stay held rather than release it.
@@ -220,22 +318,24 @@ export function createStreamRedactorFrom(c: Compiled, opts: StreamRedactorOption
       // Never cut inside or right after a masked run: the run may still grow, and two runs that
       // touch must come out as one marker whatever the chunking.
       for (const [a, b] of mergeRuns(masks, w.off)) if (a < cut && b >= cut) cut = Math.max(w.off, a);
-      const code = cut > w.off ? w.vis.charCodeAt(cut - 1) : 0;
+      const code = cut > w.off ? w.codeAt(cut - 1) : 0;
       if (code >= 0xd800 && code <= 0xdbff) cut--; // never split a surrogate pair
       if (cut === w.off && !w.escs.some((e) => e.at === cut)) {
         w.resume = masks.reduce((r, m) => Math.min(r, m.at), Math.min(undecided, n));
+        w.keep();
         return '';
       }
       return emit(cut, masks.length === 0 ? masks : masks.filter((m) => m.start < cut), undecided, masks);
     },
     end(): string {
-      const n = w.vis.length;
+      const vis = w.joined();
+      const n = vis.length;
       let out = '';
       if (n > w.off || w.escs.length > 0) {
         // What is still undecided could be the start of a secret: mask it rather than guess (an org
         // secret's form only once END_LITERAL_MIN of it is there: one letter is everybody's).
-        const { hold } = scan(w.vis, from(), false, c, w.breaks, END_LITERAL_MIN);
-        const { masks } = scan(w.vis, from(), true, c, w.breaks);
+        const { hold } = scan(vis, from(), false, c, w.breaks, END_LITERAL_MIN);
+        const { masks } = scan(vis, from(), true, c, w.breaks);
         if (hold < n) masks.push({ start: Math.max(hold, w.off), end: n, rule: 'held-at-end', at: n });
         out = emit(n, masks, n, []);
       }
@@ -244,7 +344,7 @@ export function createStreamRedactorFrom(c: Compiled, opts: StreamRedactorOption
       return out;
     },
     get pending() {
-      return w.vis.length - w.off;
+      return w.length - w.off;
     },
   };
 }
@@ -260,9 +360,10 @@ export function redactWhole(text: string, c: Compiled, onMask?: (m: MaskEvent) =
   const parser = new TerminalParser();
   parser.feed(text, w.onText, w.onEscape);
   const tail = parser.inSequence ? parser.takeOpen() : '';
-  const { masks } = scan(w.vis, 0, true, c, w.breaks);
+  const vis = w.joined();
+  const { masks } = scan(vis, 0, true, c, w.breaks);
   // Nothing masked and no sequence rewritten: the text as it came.
   if (masks.length === 0 && w.escs.every((e) => e.kept)) return text;
-  report(masks, 0, w.vis.length, onMask);
-  return render(w.vis, 0, w.vis.length, mergeRuns(masks, 0), w.escs) + tail;
+  report(masks, 0, vis.length, onMask);
+  return render(vis, 0, vis.length, mergeRuns(masks, 0), w.escs) + tail;
 }
