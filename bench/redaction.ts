@@ -81,6 +81,17 @@ interface StreamLike {
 type MakeStream = (secrets: SecretInput) => StreamRedactor;
 
 /**
+ * `text` in `size` chunks as a hop gets them: flat strings of their own (the runner's batch is a
+ * join of PTY reads, the control plane's chunk is decoded from a frame), not slices of the sample,
+ * which every character read would go through.
+ */
+function chunksOf(text: string, size: number): string[] {
+  const out: string[] = [];
+  for (let at = 0; at < text.length; at += size) out.push(Buffer.from(text.slice(at, at + size), 'utf8').toString('utf8'));
+  return out;
+}
+
+/**
  * CPU ms per MB of pushing `text` in `size` chunks, BULK_MB in all: the least of BULK_REPEAT runs
  * (on a shared machine the neighbours only ever add to a run's CPU time: caches, frequency, the
  * collector finishing someone else's garbage; a median of 3 still moved 1.4x between runs).
@@ -88,17 +99,17 @@ type MakeStream = (secrets: SecretInput) => StreamRedactor;
 function cpuPerMb(text: string, size: number, make: () => StreamLike): number {
   const total = BULK_MB * 1024 * 1024;
   const times: number[] = [];
+  const chunks = chunksOf(text, size);
   for (let rep = 0; rep < BULK_REPEAT; rep++) {
     const r = make();
-    r.push(text.slice(0, size)); // the first push builds the redactor's tables (once per session)
+    r.push(chunks[0]); // the first push builds the redactor's tables (once per session)
     // CPU time, not wall time: on a shared, loaded machine wall time measures the neighbours.
     const c0 = process.cpuUsage();
     let done = 0;
     while (done < total) {
-      for (let at = 0; at < text.length && done < total; at += size) {
-        const chunk = text.slice(at, at + size);
-        r.push(chunk);
-        done += chunk.length;
+      for (let k = 0; k < chunks.length && done < total; k++) {
+        r.push(chunks[k]);
+        done += chunks[k].length;
       }
     }
     r.end();
@@ -218,8 +229,7 @@ interface ProfileNode {
  * pass), the share of pushes that left text held, and the functions that allocated most.
  */
 async function allocPerMb(session: Session, text: string, size: number, make: () => StreamRedactor) {
-  const chunks: string[] = [];
-  for (let at = 0; at < text.length; at += size) chunks.push(text.slice(at, at + size));
+  const chunks = chunksOf(text, size);
   const r = make();
   for (const c of chunks) Buffer.byteLength(r.push(c));
   let pushes = 0;
