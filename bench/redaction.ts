@@ -15,28 +15,36 @@
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { buildCorpus, seeded } from '../common/redact/corpus';
 import { OUTPUT_KINDS } from '../common/redact/output-kinds';
-import { createStreamRedactor, DEFAULT_RULES, type SecretInput } from '../common/redact';
+import { createStreamRedactor, DEFAULT_RULES, type SecretInput, type StreamRedactor } from '../common/redact';
 
 const TYPING_ROUNDS = Number(process.env.BENCH_ROUNDS ?? 200);
 const BULK_MB = Number(process.env.BENCH_MB ?? 8);
 /** A runner's batch under a flood (OUTPUT_BATCH_MAX_CHARS). */
-const BIG_CHUNK = 64 * 1024;
+const BIG_CHUNK = 120 * 1024;
 /** One PTY read (4095 characters): what a batch holds when output is not flooding. */
 const SMALL_CHUNK = Number(process.env.BENCH_CHUNK_KB ?? 4) * 1024;
 const BULK_REPEAT = Number(process.env.BENCH_REPEAT ?? 3);
 /** Each kind of output is a sample this long, pushed again and again. */
 const SAMPLE_CHARS = 1024 * 1024;
 /**
- * The default baseline: the commit the per-push work of issue 17 started from (before it, a 4 KB
- * push cost 1.3–2× its share of a 64 KB one). BENCH_BASE=e215165 is the redactor before the
- * prefilter.
+ * The default baseline: the redactor before its per-push copies were removed (issue 17's garbage
+ * work). BENCH_BASE=afecd56 is the one before the per-push work (a 4 KB push then cost 1.3–2× its
+ * share of a big one), e215165 the one before the prefilter.
  */
-const BASE_COMMIT = 'afecd56';
+const BASE_COMMIT = '8439dbb';
+/** MB pushed per cell of the allocation table (c). */
+const ALLOC_MB = Number(process.env.BENCH_ALLOC_MB ?? 4);
+/**
+ * Bytes between heap samples: V8's default (32 KB) would miss most of a push's small objects; the
+ * sampler scales each sample by its chance of being taken, so the sum estimates every byte.
+ */
+const ALLOC_SAMPLING_BYTES = 256;
 
 const COMMANDS = ['git status', 'ls -la src/', 'npm test -- --watch=false', 'cd packages/api && make build', 'vim README.md', 'grep -rn "TODO" lib | head', 'docker compose up -d db', 'kubectl get pods -n staging'];
 
@@ -70,7 +78,18 @@ interface StreamLike {
   push: PushFn;
   end(): string;
 }
-type MakeStream = (secrets: SecretInput) => StreamLike;
+type MakeStream = (secrets: SecretInput) => StreamRedactor;
+
+/**
+ * `text` in `size` chunks as a hop gets them: flat strings of their own (the runner's batch is a
+ * join of PTY reads, the control plane's chunk is decoded from a frame), not slices of the sample,
+ * which every character read would go through.
+ */
+function chunksOf(text: string, size: number): string[] {
+  const out: string[] = [];
+  for (let at = 0; at < text.length; at += size) out.push(Buffer.from(text.slice(at, at + size), 'utf8').toString('utf8'));
+  return out;
+}
 
 /**
  * CPU ms per MB of pushing `text` in `size` chunks, BULK_MB in all: the least of BULK_REPEAT runs
@@ -80,17 +99,17 @@ type MakeStream = (secrets: SecretInput) => StreamLike;
 function cpuPerMb(text: string, size: number, make: () => StreamLike): number {
   const total = BULK_MB * 1024 * 1024;
   const times: number[] = [];
+  const chunks = chunksOf(text, size);
   for (let rep = 0; rep < BULK_REPEAT; rep++) {
     const r = make();
-    r.push(text.slice(0, size)); // the first push builds the redactor's tables (once per session)
+    r.push(chunks[0]); // the first push builds the redactor's tables (once per session)
     // CPU time, not wall time: on a shared, loaded machine wall time measures the neighbours.
     const c0 = process.cpuUsage();
     let done = 0;
     while (done < total) {
-      for (let at = 0; at < text.length && done < total; at += size) {
-        const chunk = text.slice(at, at + size);
-        r.push(chunk);
-        done += chunk.length;
+      for (let k = 0; k < chunks.length && done < total; k++) {
+        r.push(chunks[k]);
+        done += chunks[k].length;
       }
     }
     r.end();
@@ -163,8 +182,9 @@ function warmUp(texts: ReadonlyArray<[string, string]>, makers: MakeStream[], or
   }
 }
 
-async function bulk(orgSecrets: SecretInput) {
-  const base = await baseRedactor();
+type Base = Awaited<ReturnType<typeof baseRedactor>>;
+
+async function bulk(orgSecrets: SecretInput, base: Base) {
   const now: MakeStream = (secrets) => createStreamRedactor(DEFAULT_RULES, secrets);
   const floor = () => ({ push: (c: string) => (Buffer.from(c, 'utf8'), c), end: () => '' });
   const texts = samples();
@@ -198,16 +218,80 @@ async function bulk(orgSecrets: SecretInput) {
   console.log(`now, ${small} ÷ ${big}: worst ${Math.max(...ratios).toFixed(2)}×, median ${pct(ratios, 50).toFixed(2)}×; load ${os.loadavg()[0]!.toFixed(2)}`);
 }
 
+interface ProfileNode {
+  callFrame: { functionName: string; url: string };
+  selfSize: number;
+  children: ProfileNode[];
+}
+
+/**
+ * Bytes allocated per MB of `text` pushed in `size` chunks (ALLOC_MB in all, after one warm-up
+ * pass), the share of pushes that left text held, and the functions that allocated most.
+ */
+async function allocPerMb(session: Session, text: string, size: number, make: () => StreamRedactor) {
+  const chunks = chunksOf(text, size);
+  const r = make();
+  for (const c of chunks) Buffer.byteLength(r.push(c));
+  let pushes = 0;
+  let held = 0;
+  let done = 0;
+  await session.post('HeapProfiler.startSampling', { samplingInterval: ALLOC_SAMPLING_BYTES, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  while (done < ALLOC_MB * 1024 * 1024) {
+    for (const c of chunks) {
+      // What a hop does next with the output: encode it (a joined string is flattened there).
+      Buffer.byteLength(r.push(c));
+      pushes++;
+      if (r.pending > 0) held++;
+      done += c.length;
+    }
+  }
+  const { profile } = await session.post('HeapProfiler.stopSampling');
+  const byFunction = new Map<string, number>();
+  const walk = (n: ProfileNode) => {
+    const file = n.callFrame.url.split('/').pop() || '(native)';
+    const key = `${n.callFrame.functionName || '(anonymous)'} (${file})`;
+    byFunction.set(key, (byFunction.get(key) ?? 0) + n.selfSize);
+    n.children.forEach(walk);
+  };
+  walk(profile.head as ProfileNode);
+  const mb = done / (1024 * 1024);
+  const total = [...byFunction.values()].reduce((a, b) => a + b, 0) / mb;
+  const top = [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, 3).filter(([, b]) => b / mb >= 1024);
+  return { kbPerMb: total / 1024, held: held / pushes, top: top.map(([f, b]) => `${f} ${(b / mb / 1024).toFixed(0)}`).join(', ') };
+}
+
+async function allocation(base: Base) {
+  const session = new Session();
+  session.connect();
+  const now: MakeStream = (secrets) => createStreamRedactor(DEFAULT_RULES, secrets);
+  const kinds = samples().filter(([name]) => /numbered|source|build log|repo/.test(name));
+  console.log(`\nallocated per MB pushed (KB; V8 sampling heap profile, collected objects included), built-in rules, ${ALLOC_MB} MB per cell; load ${os.loadavg()[0]!.toFixed(2)}`);
+  const start = base?.label ?? 'start';
+  console.log(`| output | chunk | ${start} | now | pushes leaving text held (now) | now: most allocated by (KB/MB) |`);
+  console.log('|---|---|---|---|---|---|');
+  for (const size of [BIG_CHUNK, SMALL_CHUNK]) {
+    for (const [name, text] of kinds) {
+      const b = base ? await allocPerMb(session, text, size, () => base.make({})) : null;
+      const n = await allocPerMb(session, text, size, () => now({}));
+      console.log(`| ${name} | ${size / 1024} KB | ${b ? b.kbPerMb.toFixed(0) : '—'} | ${n.kbPerMb.toFixed(0)} | ${(n.held * 100).toFixed(0)}% | ${n.top || '—'} |`);
+    }
+  }
+  session.disconnect();
+}
+
 async function main() {
   const { orgSecrets } = buildCorpus(10);
   console.log(`machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version}, load ${os.loadavg()[0]!.toFixed(2)}`);
+  const base = await baseRedactor();
+  if (process.env.BENCH_ONLY === 'alloc') return allocation(base);
   const none = typing({}, false);
   console.log(`typing, no redaction:            p50 ${us(none.p50)}  p99 ${us(none.p99)}`);
   for (const [label, secrets] of [['built-in rules', {}], ['+ 20 org secrets', orgSecrets]] as const) {
     const t = typing(secrets, true);
     console.log(`typing, ${label.padEnd(18)}       p50 ${us(t.p50)}  p99 ${us(t.p99)}  added p50 ${us(t.p50 - none.p50)}; keys whose echo waited for the next key: ${(t.held * 100).toFixed(1)}%`);
   }
-  await bulk(orgSecrets);
+  await bulk(orgSecrets, base);
+  await allocation(base);
 }
 
 void main();

@@ -29,45 +29,82 @@ export interface Undecided {
   undecided: number;
 }
 
+const POSITIONS_START = 64;
+/** 256 K positions (1 MB): more than a 120 KB batch of one-character lines has anchors. */
+const POSITIONS_KEEP = 256 * 1024;
+
+/**
+ * A list of text positions whose storage outlives the scan: anchor hits are one per line on some
+ * output (`\n` is an anchor), and a plain array emptied with `length = 0` gives its storage back,
+ * so every push grew it again from nothing (issue 17: ~2 MB of garbage per MB of numbered lines).
+ */
+export class Positions {
+  at = new Int32Array(POSITIONS_START);
+  length = 0;
+
+  push(x: number): void {
+    if (this.length === this.at.length) {
+      const grown = new Int32Array(this.at.length * 2);
+      grown.set(this.at);
+      this.at = grown;
+    }
+    this.at[this.length++] = x;
+  }
+
+  /** Emptied for the next scan; storage grown past POSITIONS_KEEP (one huge whole-text scan) is let go. */
+  clear(): void {
+    this.length = 0;
+    if (this.at.length > POSITIONS_KEEP) this.at = new Int32Array(POSITIONS_START);
+  }
+
+  sort(): void {
+    this.at.subarray(0, this.length).sort();
+  }
+}
+
 /** Positions to ask, gathered from several anchors' windows (reused: a scan is never re-entered). */
-const positions: number[] = [];
-const ascending = (x: number, y: number) => x - y;
+const positions = new Positions();
 
 /**
  * Asks one anchored rule where it may answer anything but NO: in the window before each of its
  * anchors found in the text (`hits`, by anchor id), and near the end where the window of an anchor
- * still to come may start. Each position is asked once and in ascending order (the windows of one
- * anchor come in order; those of several anchors are merged).
+ * still to come may start. Each position in [from, to) is asked once and in ascending order (the
+ * windows of one anchor come in order; those of several anchors are merged).
  */
 export function scanAnchored(
   s: string,
   from: number,
+  to: number,
   final: boolean,
   ar: AnchoredRule,
   breaks: readonly number[],
   f: Found,
   masks: Mask[],
-  hits: ReadonlyArray<readonly number[]>,
+  hits: readonly Positions[],
   u: Undecided,
 ): void {
   const n = s.length;
   const tail = Math.max(from, n - ar.reach, pendingFrom(s, ar));
+  // Windows end where the tail starts, and nothing at or after `to` is asked.
+  const windowsEnd = Math.min(tail, to);
+  const end = Math.min(n, to);
   const ids = ar.anchorIds;
   let found = 0;
   for (let k = 0; k < ids.length; k++) if (hits[ids[k]].length > 0) found++;
   if (found === 0 || ids.length === 1) {
     // One anchor's windows come in ascending order and end where the tail starts: ask as they come.
-    if (found > 0) windows(s, from, tail, ar, 0, hits[ids[0]], breaks, final, f, masks, u, null);
-    startsIn(s, tail, n, ar, breaks, final, f, masks, u, null);
+    if (found > 0) windows(s, from, windowsEnd, ar, 0, hits[ids[0]], breaks, final, f, masks, u, null);
+    startsIn(s, tail, end, ar, breaks, final, f, masks, u, null);
     return;
   }
-  positions.length = 0;
-  for (let k = 0; k < ids.length; k++) windows(s, from, tail, ar, k, hits[ids[k]], breaks, final, f, masks, u, positions);
-  startsIn(s, tail, n, ar, breaks, final, f, masks, u, positions);
-  positions.sort(ascending);
+  positions.clear();
+  for (let k = 0; k < ids.length; k++) windows(s, from, windowsEnd, ar, k, hits[ids[k]], breaks, final, f, masks, u, positions);
+  startsIn(s, tail, end, ar, breaks, final, f, masks, u, positions);
+  positions.sort();
+  const at = positions.at;
   let last = -1;
   for (let k = 0; k < positions.length; k++) {
-    const i = positions[k];
+    const i = at[k];
     if (i !== last) ask(s, i, final, ar, f, masks, u);
     last = i;
   }
@@ -85,8 +122,8 @@ function ask(s: string, i: number, final: boolean, ar: AnchoredRule, f: Found, m
 }
 
 /**
- * The windows before anchor k's hits (ascending), cut at the tail: asked at once (`into` null)
- * or gathered into `into`.
+ * The windows before anchor k's hits (ascending), cut at `tail`: asked at once (`into` null) or
+ * gathered into `into`.
  */
 function windows(
   s: string,
@@ -94,31 +131,33 @@ function windows(
   tail: number,
   ar: AnchoredRule,
   k: number,
-  list: readonly number[],
+  list: Positions,
   breaks: readonly number[],
   final: boolean,
   f: Found,
   masks: Mask[],
   u: Undecided,
-  into: number[] | null,
+  into: Positions | null,
 ): void {
   const n = s.length;
   const a = ar.anchors[k];
+  const suffixes = ar.suffixesByLast[k];
+  const hitAt = list.at;
   let hw = from;
   for (let x = 0; x < list.length; x++) {
-    const h = list[x];
+    const h = hitAt[x];
     let lo: number;
     let hi: number;
     if (a.next !== undefined && h + a.text.length < n && !a.next.has(s.charCodeAt(h + a.text.length))) continue;
     if (a.self) {
       lo = h;
       hi = h + 1;
-      if (a.suffixes !== undefined) {
+      if (suffixes !== null) {
         // The run from the anchor must end with a suffix (unknown when it reaches the end).
         let e = h;
         const stop = Math.min(n, h + a.back! + 1);
         while (e < stop && a.over!.has(s.charCodeAt(e))) e++;
-        if (e < n && (e - h > a.back! || !endsWithAny(s, h, e, a.suffixes))) continue;
+        if (e < n && (e - h > a.back! || !endsWithAny(s, h, e, suffixes))) continue;
       }
     } else {
       hi = h;
@@ -126,7 +165,7 @@ function windows(
         const stop = Math.max(from, h - a.gapMax!);
         while (hi > stop && a.gap.has(s.charCodeAt(hi - 1))) hi--;
       }
-      if (a.suffixes !== undefined && !endsWithAny(s, Math.max(from, hi - a.back!), hi, a.suffixes)) continue;
+      if (suffixes !== null && !endsWithAny(s, Math.max(from, hi - a.back!), hi, suffixes)) continue;
       lo = hi;
       const stop = Math.max(from, hi - a.back!);
       while (lo > stop && a.over!.has(s.charCodeAt(lo - 1))) lo--;
@@ -180,28 +219,22 @@ function endIsStartOf(s: string, h: number, text: string): boolean {
   return true;
 }
 
-/** Anchor suffixes by their last character (built on first use). */
-const suffixesByLast = new WeakMap<readonly string[], string[][]>();
-
-/** Whether s[from, to) ends with one of the lower-case `suffixes`, ASCII letters read in either case. */
-function endsWithAny(s: string, from: number, to: number, suffixes: readonly string[]): boolean {
+/** Whether s[from, to) ends with one of an anchor's lower-case suffixes (`byLast`: them by last character), ASCII letters read in either case. */
+function endsWithAny(s: string, from: number, to: number, byLast: ReadonlyArray<readonly string[]>): boolean {
   if (to <= from) return false;
-  let byLast = suffixesByLast.get(suffixes);
-  if (byLast === undefined) {
-    byLast = Array.from({ length: 128 }, (_, code) => suffixes.filter((x) => x.charCodeAt(x.length - 1) === code));
-    suffixesByLast.set(suffixes, byLast);
-  }
   const last = s.charCodeAt(to - 1) | 32;
   const candidates = last < 128 ? byLast[last] : undefined;
   if (candidates === undefined) return false;
-  for (const x of candidates) {
+  // Indexed, not for-of: an iterator object per call was ~40 bytes per line of numbered output.
+  for (let c = 0; c < candidates.length; c++) {
+    const x = candidates[c];
     const len = x.length;
     if (to - from < len) continue;
     let k = 2;
     for (; k <= len; k++) {
-      let c = s.charCodeAt(to - k);
-      if (c >= 65 && c <= 90) c |= 32;
-      if (c !== x.charCodeAt(len - k)) break;
+      let code = s.charCodeAt(to - k);
+      if (code >= 65 && code <= 90) code |= 32;
+      if (code !== x.charCodeAt(len - k)) break;
     }
     if (k > len) return true;
   }
@@ -223,7 +256,7 @@ function startsIn(
   f: Found,
   masks: Mask[],
   u: Undecided,
-  into: number[] | null,
+  into: Positions | null,
 ): void {
   const first = ar.first;
   const na = ar.rule.notAfter;

@@ -86,6 +86,12 @@ export interface AnchoredRule {
    * ones belong: what may stand between a match's start and an anchor still to come.
    */
   windowChars: ReadonlyArray<{ table: Uint8Array; high: boolean }>;
+  /**
+   * Each anchor's `suffixes` by their last character (lower case), or null without suffixes: built
+   * here once, not looked up per anchor hit (a WeakMap lookup per hit was ~2 MB of garbage per MB
+   * of a coloured build log).
+   */
+  suffixesByLast: ReadonlyArray<ReadonlyArray<readonly string[]> | null>;
 }
 
 /** The gate's row for "no ASCII character before" (start of text, after an escape, after non-ASCII). */
@@ -161,7 +167,8 @@ function ruleTables(rules: readonly Rule[]): RuleTables {
         for (let code = 0; code < 128; code++) if (a.over?.has(code) || a.gap?.has(code)) table[code] = 1;
         return { table, high: (a.over?.high ?? false) || (a.gap?.high ?? false) };
       });
-      anchored.push({ rule, rank: rank.get(rule)!, anchors: rule.anchors.map(oneShape), first, reach: Math.max(1, ...rule.anchors.map((a) => a.reach)), anchorIds, windowChars });
+      const suffixesByLast = rule.anchors.map(({ suffixes }) => (suffixes === undefined ? null : Array.from({ length: 128 }, (_, code) => suffixes.filter((x) => x.charCodeAt(x.length - 1) === code))));
+      anchored.push({ rule, rank: rank.get(rule)!, anchors: rule.anchors.map(oneShape), first, reach: Math.max(1, ...rule.anchors.map((a) => a.reach)), anchorIds, windowChars, suffixesByLast });
       continue;
     }
     for (const code of firsts) {

@@ -41,8 +41,8 @@ interface Pass {
 }
 const pass: Pass = { s: '', final: false, c: null!, t: null!, breaks: [], masks: [], f: { start: 0, end: 0, holdFrom: 0 }, u: { hold: 0, undecided: 0 }, literalHoldMin: 0 };
 
-/** Asks the loop's rules and forms everywhere in s from `from` on, as scanEvery would (masks and `u` collect the answers). */
-export function scanLoop(s: string, from: number, final: boolean, c: Compiled, breaks: readonly number[], masks: Mask[], f: Found, u: Undecided, literalHoldMin: number): void {
+/** Asks the loop's rules and forms everywhere in s in [from, to), as scanEvery would (masks and `u` collect the answers). */
+export function scanLoop(s: string, from: number, to: number, final: boolean, c: Compiled, breaks: readonly number[], masks: Mask[], f: Found, u: Undecided, literalHoldMin: number): void {
   const p = pass;
   p.s = s;
   p.final = final;
@@ -53,14 +53,14 @@ export function scanLoop(s: string, from: number, final: boolean, c: Compiled, b
   p.f = f;
   p.u = u;
   p.literalHoldMin = literalHoldMin;
-  dense(p, sparse(p, from));
+  dense(p, sparse(p, from, to), to);
   p.s = '';
   p.masks = [];
   p.breaks = [];
 }
 
-/** Visits the places next to cover characters from `from` on; returns where dense() goes on (every place before it was asked). */
-function sparse(p: Pass, from: number): number {
+/** Visits the places in [from, to) next to cover characters; returns where dense() goes on (every place before it was asked). */
+function sparse(p: Pass, from: number, to: number): number {
   const { s } = p;
   const re = p.t.cover;
   const n = s.length;
@@ -69,17 +69,19 @@ function sparse(p: Pass, from: number): number {
   re.lastIndex = from;
   while (re.test(s)) {
     const j = re.lastIndex - 1;
+    // The pair ending at j starts at j - 1: the last place that may be asked.
+    if (j - 1 >= to) break;
     if (++hits >= SPARSE_MIN_HITS && hits * SPARSE_RATIO > j - from) return Math.max(last + 1, j - 1);
     // The pairs ending and starting at j are the only ones with s[j] in them.
-    dense(p, Math.max(last + 1, j - 1), j + 1);
+    dense(p, Math.max(last + 1, j - 1), Math.min(j + 1, to));
     last = j;
   }
   // The last character's pair is not known yet: dense() asks it (by endRules).
   return Math.max(last + 1, n - 1);
 }
 
-/** Every place in [from, to) (default: to the end), one step per character. */
-function dense(p: Pass, from: number, to = p.s.length): void {
+/** Every place in [from, to), one step per character. */
+function dense(p: Pass, from: number, to: number): void {
   const { s, breaks, t, c, f, u, final } = p;
   const { loopGate, pairOpen, pairLiterals } = t;
   const { pairRules, pairThirds, endRules, asciiLiterals, literals, rank } = c;
@@ -147,7 +149,8 @@ function dense(p: Pass, from: number, to = p.s.length): void {
 function askForms(p: Pass, i: number, forms: readonly NamedForm[] | undefined): void {
   if (forms === undefined) return;
   const { s, u } = p;
-  for (const { form, name } of forms) {
+  for (let k = 0; k < forms.length; k++) {
+    const { form, name } = forms[k];
     const e = lit(s, i, form, p.final);
     if (e === NEED) {
       if (i < u.undecided) u.undecided = i;

@@ -18,13 +18,21 @@ const { ALNUM, FAIL, lit, MORE, NEED, NO, peek, run, YES, chars } = C;
  *   typing `g`, `gh`, `ghp` holds nothing; only the value after `ghp_` is held.
  * - NO: no match starts here, whatever follows.
  * The answer depends only on the characters read (and on the character before i), so an answer on
- * a prefix of the text stays true for the whole text.
+ * a prefix of the text stays true for the whole text. Nothing before i - LOOKBEHIND is read.
  */
 export interface Found {
   start: number;
   end: number;
   holdFrom: number;
 }
+
+/**
+ * A matcher asked at i reads no character before i - LOOKBEHIND (the most it reads back is the
+ * line before a netrc field or a tool's flag, structural/shared.ts LINE_LOOKBACK). The stream
+ * redactor relies on it twice: the released context it keeps is longer, and a long push is scanned
+ * in place from this far into it, where nothing before the push is read any more.
+ */
+export const LOOKBEHIND = 256;
 
 /** A seeded random source (the corpus generator's; see corpus.ts). */
 export interface Rand {

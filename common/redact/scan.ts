@@ -2,7 +2,7 @@ import * as C from './chars';
 // Bound once: under a CommonJS transform (tsx) every use of an imported name is a getter call,
 // which in these per-character loops cost more than the matching itself.
 const { lit, MORE, NEED, YES } = C;
-import { scanAnchored, type Undecided } from './anchored';
+import { Positions, scanAnchored, type Undecided } from './anchored';
 import { GATE_ANY, type Compiled } from './compiled';
 import { scanLoop } from './loop';
 import type { Found } from './rule';
@@ -41,15 +41,16 @@ export interface ScanResult {
 }
 
 /** Anchor hits by anchor id, and what the anchored rules leave undecided: reused by every scan (never re-entered). */
-const hits: number[][] = [];
+const hits: Positions[] = [];
 const pending: Undecided = { hold: 0, undecided: 0 };
 
 /**
- * Asks every rule and secret form at every position of s from `from` on. With final=false a match
- * that needs more text reports where it would start masking (`hold`); with final=true every
- * answer is given as if the text ended here. `breaks` (ascending): positions an escape sequence
- * stood before, so s[i] starts a word whatever came before it. `literalHoldMin`: a secret form counts as
- * undecided only once this many of its characters are there.
+ * Asks every rule and secret form at every position of s from `from` on (up to `to`, the end by
+ * default: the masks, hold and undecided point are then those of the positions before it). With
+ * final=false a match that needs more text reports where it would start masking (`hold`); with
+ * final=true every answer is given as if the text ended here. `breaks` (ascending): positions an
+ * escape sequence stood before, so s[i] starts a word whatever came before it. `literalHoldMin`: a
+ * secret form counts as undecided only once this many of its characters are there.
  *
  * The answer is always scanEvery's; it is reached without asking where the answer is known to be
  * NO: the rules and forms only where their first two characters fit (loop.ts: a native search
@@ -57,26 +58,26 @@ const pending: Undecided = { hold: 0, undecided: 0 };
  * and the anchored rules only in the windows before their anchors (found by indexOf) and in their
  * reach from the end.
  */
-export function scan(s: string, from: number, final: boolean, c: Compiled, breaks: readonly number[], literalHoldMin = 0): ScanResult {
+export function scan(s: string, from: number, final: boolean, c: Compiled, breaks: readonly number[], literalHoldMin = 0, to = s.length): ScanResult {
   // A short text (a keystroke's echo, a prompt) is read whole: the anchored rules' tails cover most of it anyway.
-  if (!c.prefiltered || s.length - from <= SHORT_SCAN) return scanEvery(s, from, final, c, breaks, literalHoldMin);
+  if (!c.prefiltered || s.length - from <= SHORT_SCAN) return scanEvery(s, from, final, c, breaks, literalHoldMin, to);
   const n = s.length;
   const f: Found = { start: 0, end: 0, holdFrom: 0 };
   const masks: Mask[] = [];
   const u = pending;
   u.hold = n;
   u.undecided = n;
-  scanLoop(s, from, final, c, breaks, masks, f, u, literalHoldMin);
+  scanLoop(s, from, to, final, c, breaks, masks, f, u, literalHoldMin);
   const loopMasks = masks.length;
   // Each anchor text is looked for once, whichever rules share it (`:` is three rules' anchor).
   const { anchorTexts } = c;
   for (let t = 0; t < anchorTexts.length; t++) {
-    const list = (hits[t] ??= []);
-    list.length = 0;
+    const list = (hits[t] ??= new Positions());
+    list.clear();
     const text = anchorTexts[t];
     for (let h = s.indexOf(text, from); h >= 0; h = s.indexOf(text, h + 1)) list.push(h);
   }
-  for (let k = 0; k < c.anchored.length; k++) scanAnchored(s, from, final, c.anchored[k], breaks, f, masks, hits, u);
+  for (let k = 0; k < c.anchored.length; k++) scanAnchored(s, from, to, final, c.anchored[k], breaks, f, masks, hits, u);
   // The anchored rules' masks come after the loop's: put them where the reference finds them.
   if (masks.length > loopMasks && loopMasks + c.anchored.length > 1) masks.sort((x, y) => x.at - y.at || x.rank! - y.rank!);
   return { masks, hold: u.hold, undecided: u.undecided };
@@ -86,7 +87,7 @@ export function scan(s: string, from: number, final: boolean, c: Compiled, break
  * The reference: every rule and form asked at every position the full gate allows (the answer
  * scan() must equal; the prefilter tests and the differential test compare the two).
  */
-export function scanEvery(s: string, from: number, final: boolean, c: Compiled, breaks: readonly number[], literalHoldMin = 0): ScanResult {
+export function scanEvery(s: string, from: number, final: boolean, c: Compiled, breaks: readonly number[], literalHoldMin = 0, to = s.length): ScanResult {
   const n = s.length;
   const f: Found = { start: 0, end: 0, holdFrom: 0 };
   const masks: Mask[] = [];
@@ -102,7 +103,7 @@ export function scanEvery(s: string, from: number, final: boolean, c: Compiled, 
     const p = s.charCodeAt(from - 1);
     if (p < 128) row = p;
   }
-  for (let i = from; i < n; i++) {
+  for (let i = from; i < to; i++) {
     const code = s.charCodeAt(i);
     let atBreak = false;
     if (i === nextBreak) {
@@ -138,7 +139,8 @@ export function scanEvery(s: string, from: number, final: boolean, c: Compiled, 
     }
     const forms = code < 128 ? asciiLiterals[code] : literals.get(code);
     if (forms !== undefined) {
-      for (const { form, name } of forms) {
+      for (let k = 0; k < forms.length; k++) {
+        const { form, name } = forms[k];
         const e = lit(s, i, form, final);
         if (e === NEED) {
           if (i < undecided) undecided = i;

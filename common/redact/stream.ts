@@ -2,15 +2,10 @@ import type { Rule } from './rule';
 import { compile, mergeRuns, scan, type Compiled, type Mask } from './scan';
 import type { SecretInput } from './secrets';
 import { TerminalParser } from './terminal';
+import { render, Window } from './window';
 
-/** What a masked stretch becomes: fixed, short, and matched by no rule (so redaction is stable). */
-export const REDACTED = '[redacted]';
-/**
- * Visible text already released that the rules may still read: a label (`password=`, `ghp_`,
- * `scheme://user:`) is released at once and its value, arriving later, is judged with it. Longer
- * than any rule's label (the longest: a URL's scheme and user, 32 + 3 + 128).
- */
-export const CONTEXT_CHARS = 320;
+export { CONTEXT_CHARS, REDACTED } from './window';
+
 /**
  * The most visible text held at once. Every rule's value is bounded (Rule.maxLength, at most
  * 16 KB for a private-key block) and a value reaching its bound is masked, so only a chain of
@@ -46,132 +41,6 @@ export interface StreamRedactor {
   readonly pending: number;
 }
 
-interface Esc {
-  at: number;
-  /** What is written back: the sequence, its payload redacted. */
-  raw: string;
-  /** The sequence's length in the input. */
-  len: number;
-  /** raw is the sequence as it came (nothing in its payload was masked). */
-  kept: boolean;
-}
-
-/** An escape sequence anchored before visible index `at`, its payload (if any) redacted. */
-function escAt(at: number, raw: string, payload: [number, number] | undefined, c: Compiled): Esc {
-  const out = redactPayload(raw, payload, c);
-  return { at, raw: out, len: raw.length, kept: out === raw };
-}
-
-/**
- * The held text: visible characters with the escape sequences anchored between them, and the
- * already released context before them. Positions are indexes into `vis` = context + held.
- */
-class Window {
-  vis = '';
-  /** Where the held part starts in vis (everything before is released context). */
-  off = 0;
-  /** Context was cut at the front: vis[0] is only there as the character before vis[1]. */
-  trimmed = false;
-  escs: Esc[] = [];
-  /** Positions right after an escape sequence (a word can start there), ascending. */
-  breaks: number[] = [];
-  /**
-   * Where the next push's scan resumes: every position before it has its final answer and was
-   * released, so only the still-undecided candidates and the new text are read again — not the
-   * whole context on every push.
-   */
-  resume = 0;
-  /**
-   * The input not yet released, as it came (held text, its escapes, an open sequence): when
-   * nothing released is masked, what is released is a prefix of it, handed back as it came.
-   */
-  input = '';
-
-  constructor(private readonly c: Compiled) {}
-
-  /** A parser's callbacks (made once): visible text onto vis, escapes anchored where they stood. */
-  readonly onText = (t: string): void => {
-    this.vis += t;
-  };
-  readonly onEscape = (raw: string, payload?: [number, number]): void => {
-    const at = this.vis.length;
-    this.escs.push(escAt(at, raw, payload, this.c));
-    if (this.breaks.length === 0 || this.breaks[this.breaks.length - 1] !== at) this.breaks.push(at);
-  };
-
-  /**
-   * The input's length up to visible index `cut` (escapes anchored at cut included, as render
-   * writes them), or -1 when an escape in it was rewritten (its payload redacted).
-   */
-  inputUpTo(cut: number): number {
-    let len = cut - this.off;
-    for (let k = 0; k < this.escs.length && this.escs[k].at <= cut; k++) {
-      const e = this.escs[k];
-      if (!e.kept) return -1;
-      len += e.len;
-    }
-    return len;
-  }
-
-  release(cut: number): void {
-    // Both lists are ascending: what is released is a prefix (a flood releases all of it at once).
-    let k = 0;
-    let len = cut - this.off;
-    while (k < this.escs.length && this.escs[k].at <= cut) len += this.escs[k++].len;
-    this.input = len === this.input.length ? '' : this.input.slice(len);
-    if (k > 0) this.escs = k === this.escs.length ? [] : this.escs.slice(k);
-    const drop = Math.max(0, cut - CONTEXT_CHARS - 1);
-    if (drop > 0) {
-      this.vis = this.vis.slice(drop);
-      this.trimmed = true;
-      for (const e of this.escs) e.at -= drop;
-      if (this.breaks.length > 0) {
-        let b = this.breaks.length;
-        while (b > 0 && this.breaks[b - 1] - drop >= 1) b--;
-        this.breaks = b === this.breaks.length ? [] : this.breaks.slice(b).map((x) => x - drop);
-      }
-    }
-    this.off = cut - drop;
-    this.resume = Math.max(0, this.resume - drop);
-  }
-}
-
-/**
- * Writes vis[from, to) with masked runs replaced by one REDACTED each, and the escapes anchored in
- * [from, to] where they stood (inside a masked run they follow the marker, so colours still work).
- */
-function render(vis: string, from: number, to: number, runs: ReadonlyArray<readonly [number, number]>, escs: readonly Esc[]): string {
-  let out = '';
-  let pos = from;
-  let e = 0;
-  let r = 0;
-  while (e < escs.length && escs[e].at < from) e++;
-  for (;;) {
-    while (e < escs.length && escs[e].at === pos) out += escs[e++].raw;
-    if (pos >= to) break;
-    const nextEsc = e < escs.length ? Math.min(escs[e].at, to) : to;
-    while (r < runs.length && runs[r][1] <= pos) r++;
-    if (r < runs.length && runs[r][0] <= pos) {
-      if (runs[r][0] === pos || pos === from) out += REDACTED;
-      pos = Math.min(runs[r][1], nextEsc);
-    } else {
-      const stop = Math.min(r < runs.length ? runs[r][0] : to, nextEsc);
-      out += vis.slice(pos, stop);
-      pos = stop;
-    }
-  }
-  return out;
-}
-
-/** Redacts a string sequence's payload (an OSC 8 link, a title) as a whole text. */
-function redactPayload(raw: string, payload: [number, number] | undefined, c: Compiled): string {
-  if (!payload || payload[1] <= payload[0]) return raw;
-  const text = raw.slice(payload[0], payload[1]);
-  const { masks } = scan(text, 0, true, c, []);
-  if (masks.length === 0) return raw;
-  return raw.slice(0, payload[0]) + render(text, 0, text.length, mergeRuns(masks, 0), []) + raw.slice(payload[1]);
-}
-
 function report(masks: readonly Mask[], from: number, to: number, onMask: ((m: MaskEvent) => void) | undefined): void {
   if (!onMask) return;
   for (const m of masks) if (m.end > from && m.start < to) onMask(m.secret ? { rule: m.rule, secret: m.secret } : { rule: m.rule });
@@ -190,7 +59,7 @@ export function createStreamRedactorFrom(c: Compiled, opts: StreamRedactorOption
    * time, so the next scan resumes at the lowest place one of those was found.
    */
   function emit(cut: number, masks: Mask[], undecided: number, found: readonly Mask[]): string {
-    let resume = Math.min(undecided, w.vis.length);
+    let resume = Math.min(undecided, w.length);
     for (const m of found) if (m.start >= cut && m.at < resume) resume = m.at;
     w.resume = resume;
     const runs = mergeRuns(masks, w.off);
@@ -198,7 +67,7 @@ export function createStreamRedactorFrom(c: Compiled, opts: StreamRedactorOption
     // Nothing masked and no sequence rewritten: the released input as it came (the same string
     // when a whole push is released), without taking it apart and putting it together again.
     const same = runs.length === 0 ? w.inputUpTo(cut) : -1;
-    const out = same < 0 ? render(w.vis, w.off, cut, runs, w.escs) : same === w.input.length ? w.input : w.input.slice(0, same);
+    const out = same < 0 ? render(w.joined(), w.off, cut, runs, w.escs) : w.inputPrefix(same);
     w.release(cut);
     return out;
   }
@@ -207,10 +76,10 @@ export function createStreamRedactorFrom(c: Compiled, opts: StreamRedactorOption
     push(chunk: string): string {
       if (typeof chunk !== 'string') throw new TypeError('push: chunk must be a string');
       if (chunk.length === 0) return '';
-      w.input = w.input.length === 0 ? chunk : w.input + chunk;
+      w.chunk = chunk;
       parser.feed(chunk, w.onText, w.onEscape);
-      const n = w.vis.length;
-      const { masks, hold, undecided } = scan(w.vis, Math.max(from(), w.resume), false, c, w.breaks);
+      const n = w.length;
+      const { masks, hold, undecided } = w.scan(Math.max(from(), w.resume), c);
       if (n - Math.min(hold, n) > maxHold) {
         // Only a chain of overlapping candidates gets here (every rule's value is bounded): mask
         // what would stay held rather than release it.
@@ -220,22 +89,24 @@ export function createStreamRedactorFrom(c: Compiled, opts: StreamRedactorOption
       // Never cut inside or right after a masked run: the run may still grow, and two runs that
       // touch must come out as one marker whatever the chunking.
       for (const [a, b] of mergeRuns(masks, w.off)) if (a < cut && b >= cut) cut = Math.max(w.off, a);
-      const code = cut > w.off ? w.vis.charCodeAt(cut - 1) : 0;
+      const code = cut > w.off ? w.codeAt(cut - 1) : 0;
       if (code >= 0xd800 && code <= 0xdbff) cut--; // never split a surrogate pair
       if (cut === w.off && !w.escs.some((e) => e.at === cut)) {
         w.resume = masks.reduce((r, m) => Math.min(r, m.at), Math.min(undecided, n));
+        w.keep();
         return '';
       }
       return emit(cut, masks.length === 0 ? masks : masks.filter((m) => m.start < cut), undecided, masks);
     },
     end(): string {
-      const n = w.vis.length;
+      const vis = w.joined();
+      const n = vis.length;
       let out = '';
       if (n > w.off || w.escs.length > 0) {
         // What is still undecided could be the start of a secret: mask it rather than guess (an org
         // secret's form only once END_LITERAL_MIN of it is there: one letter is everybody's).
-        const { hold } = scan(w.vis, from(), false, c, w.breaks, END_LITERAL_MIN);
-        const { masks } = scan(w.vis, from(), true, c, w.breaks);
+        const { hold } = scan(vis, from(), false, c, w.breaks, END_LITERAL_MIN);
+        const { masks } = scan(vis, from(), true, c, w.breaks);
         if (hold < n) masks.push({ start: Math.max(hold, w.off), end: n, rule: 'held-at-end', at: n });
         out = emit(n, masks, n, []);
       }
@@ -244,7 +115,7 @@ export function createStreamRedactorFrom(c: Compiled, opts: StreamRedactorOption
       return out;
     },
     get pending() {
-      return w.vis.length - w.off;
+      return w.length - w.off;
     },
   };
 }
@@ -260,9 +131,10 @@ export function redactWhole(text: string, c: Compiled, onMask?: (m: MaskEvent) =
   const parser = new TerminalParser();
   parser.feed(text, w.onText, w.onEscape);
   const tail = parser.inSequence ? parser.takeOpen() : '';
-  const { masks } = scan(w.vis, 0, true, c, w.breaks);
+  const vis = w.joined();
+  const { masks } = scan(vis, 0, true, c, w.breaks);
   // Nothing masked and no sequence rewritten: the text as it came.
   if (masks.length === 0 && w.escs.every((e) => e.kept)) return text;
-  report(masks, 0, w.vis.length, onMask);
-  return render(w.vis, 0, w.vis.length, mergeRuns(masks, 0), w.escs) + tail;
+  report(masks, 0, vis.length, onMask);
+  return render(vis, 0, vis.length, mergeRuns(masks, 0), w.escs) + tail;
 }

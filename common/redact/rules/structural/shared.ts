@@ -19,7 +19,7 @@ export const ASSIGNMENT_VALUE_MAX = 8192;
 export const ASSIGNMENT_KEY_MAX = 64;
 /** URL passwords reaching this length are masked there. */
 export const URL_PASSWORD_MAX = 512;
-/** How far back a rule looks for its context on the same line (`login` in .netrc, `mysql` before -p). */
+/** How far back a rule looks for its context on the same line (`login` in .netrc, `mysql` before -p); within rule.ts's LOOKBEHIND. */
 export const LINE_LOOKBACK = 240;
 
 export const B64URL_SPEC = 'A-Za-z0-9_-';
