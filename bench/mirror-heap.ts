@@ -7,7 +7,7 @@
  * MB of output and the allocating functions (self bytes, and bytes under each of a few callers),
  * and writes the .heapprofile to BENCH_HEAP_OUT (open in Chrome DevTools, Memory tab).
  * Also prints the thread's CPU per MB (schedstat of the av-mirror thread). Asserts nothing.
- * Usage: node --import tsx bench/mirror-heap.ts   (BENCH_MB 16, BENCH_WORKLOAD: a name's part, BENCH_ROUNDS 2, BENCH_FEED_MBPS 6)
+ * Usage: node --import tsx bench/mirror-heap.ts   (BENCH_MB 16, BENCH_WORKLOAD: a name's part, BENCH_ROUNDS 2, BENCH_FEED_MBPS 6, BENCH_BYTES)
  */
 import { Session } from 'node:inspector/promises';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -25,6 +25,8 @@ const OUT = process.env.BENCH_HEAP_OUT;
 const CPU = process.env.BENCH_CPU === '1';
 /** BENCH_HEAP=0: no allocation sampling (for CPU figures, or `node --trace-gc-nvp` runs). */
 const HEAP = process.env.BENCH_HEAP !== '0';
+/** BENCH_BYTES=1: chunks are handed to the mirror as UTF-8 bytes too (the runner's bytes; encoded by the bench outside the clock's thread of interest). */
+const BYTES = process.env.BENCH_BYTES === '1';
 const SAMPLING_INTERVAL = 16 * 1024;
 const load = () => loadavg().map((l) => l.toFixed(1)).join(' ');
 
@@ -145,7 +147,7 @@ async function main() {
       if (HEAP) await inspector.post('HeapProfiler.startSampling', { samplingInterval: SAMPLING_INTERVAL, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
       const cpu0 = mirrorThreadNs();
       const t0 = performance.now();
-      await mirror(events, { perTurn: 1, mbps: FEED_MBPS });
+      await mirror(events, { perTurn: 1, mbps: FEED_MBPS, utf8: BYTES });
       const wall = performance.now() - t0;
       const cpu = (mirrorThreadNs() - cpu0) / 1e6;
       const profile = HEAP ? (await inspector.post<{ profile: { head: ProfileNode } }>('HeapProfiler.stopSampling')).profile : null;

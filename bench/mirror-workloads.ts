@@ -80,9 +80,11 @@ export interface Feed {
   seekStretch?: number;
   /** Off: periodic snapshots keep their whole scrollback (before the restore points of 27 Nov noon). */
   restorePoints?: boolean;
+  /** Chunks handed over as UTF-8 bytes too (TerminalMirror.feed's `utf8`: the runner's bytes, as the live path has them). */
+  utf8?: boolean;
 }
 
-export async function mirror(events: WireEvent[], { seekPoints = true, perTurn = EVENTS_PER_BATCH, mbps = 0, snapshotChars = DEFAULT_SNAPSHOT_EVERY_CHARS, everyChars = false, seekStretch = MAX_SEEK_STRETCH, restorePoints = true }: Feed = {}): Promise<void> {
+export async function mirror(events: WireEvent[], { seekPoints = true, perTurn = EVENTS_PER_BATCH, mbps = 0, snapshotChars = DEFAULT_SNAPSHOT_EVERY_CHARS, everyChars = false, seekStretch = MAX_SEEK_STRETCH, restorePoints = true, utf8 = false }: Feed = {}): Promise<void> {
   const m = new TerminalMirror({ cols: COLS, rows: ROWS, scrollback: DEFAULT_TERMINAL_SCROLLBACK });
   m.restorePoints = restorePoints;
   const pending: Promise<unknown>[] = [];
@@ -91,7 +93,7 @@ export async function mirror(events: WireEvent[], { seekPoints = true, perTurn =
   let fed = 0;
   for (let i = 0; i < events.length; i += perTurn) {
     const batch = events.slice(i, i + perTurn);
-    m.feed(batch);
+    m.feed(batch, utf8 ? new Map(batch.map((e) => [e.seq, Buffer.from(e.data!, 'utf8')])) : undefined);
     for (const e of batch) fed += e.data!.length;
     const due = mbps > 0 ? t0 + (fed / (mbps * 1024 * 1024)) * 1000 - performance.now() : 0;
     if (due > 1) await sleep(due);

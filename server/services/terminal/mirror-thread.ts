@@ -50,7 +50,9 @@ function start(): Thread {
     if (current === t) current = null;
   };
   const worker = startTsWorker(WORKER);
-  const t: Thread = { worker, outbox: new Outbox((batch) => worker.postMessage(batch), outboxLimits), pending: new Map(), dead: null, fail };
+  // The bytes of a write are the thread's own copy (see `write`): moved, not cloned again.
+  const post = (batch: MirrorRequest[]) => worker.postMessage(batch, batch.flatMap((m) => (m.kind === 'write' && typeof m.text !== 'string' ? [m.text.buffer as ArrayBuffer] : [])));
+  const t: Thread = { worker, outbox: new Outbox(post, outboxLimits), pending: new Map(), dead: null, fail };
   const settle = (req: number, answer: ThreadScreen | Error) => {
     const p = t.pending.get(req);
     if (!p) return;
@@ -109,9 +111,14 @@ export class ThreadTerminal {
     return this.thread.dead !== null;
   }
 
-  /** Output as text or as its UTF-8 bytes (whole characters; the thread gets a copy of them). */
+  /**
+   * Output as text or as its UTF-8 bytes (whole characters). Bytes are copied here into a buffer
+   * of their own (`new Uint8Array`: a Buffer's `slice` is a view), which the message then moves
+   * to the thread: a view's whole buffer (a runner frame, other chunks and sessions included)
+   * would otherwise be cloned with it, and moving it would take it from its other users.
+   */
   write(text: string | Uint8Array): void {
-    if (text.length) this.send({ kind: 'write', id: this.id, text });
+    if (text.length) this.send({ kind: 'write', id: this.id, text: typeof text === 'string' ? text : new Uint8Array(text) });
   }
 
   resize(cols: number, rows: number): void {

@@ -174,6 +174,27 @@ describe('TerminalMirror in its thread', () => {
     mirror.dispose();
   });
 
+  it('chunks handed over as the UTF-8 of their text (views of one frame, some held out of order) paint as their text does, and the frame stays whole', async () => {
+    const chunks = [...output(300), '日本語 \u{1F600} é\r\n', '\x1b[31mred\x1b[0m ok'];
+    const frame = Buffer.from(chunks.join(''), 'utf8');
+    const utf8 = new Map<number, Uint8Array>();
+    for (let i = 0, at = 0; i < chunks.length; i++) {
+      const n = Buffer.byteLength(chunks[i]!, 'utf8');
+      utf8.set(i + 1, frame.subarray(at, at + n));
+      at += n;
+    }
+    const events = chunks.map((c, i) => chunk(i + 1, c));
+    const mirror = new TerminalMirror(SIZE);
+    // The second event first: held until the first comes, with its bytes.
+    mirror.feed([events[1]!], utf8);
+    mirror.feed([events[0]!, ...events.slice(2)], utf8);
+    const snap = await mirror.snapshot();
+    expect(snap.data).toBe(await liveScreen(chunks));
+    // The thread got copies: the frame (which viewers still send) is neither moved nor changed.
+    expect(frame.toString('utf8')).toBe(chunks.join(''));
+    mirror.dispose();
+  });
+
   it('a resize takes effect after the output fed before it, as on the PTY', async () => {
     const before = output(100);
     const after = output(100, 100);

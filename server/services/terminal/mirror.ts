@@ -31,6 +31,8 @@ export class TerminalMirror {
   /** Resizes asked for so far: a cached screen from before one is stale. */
   private resizes = 0;
   private readonly held = new Map<number, WireEvent>();
+  /** The UTF-8 of held chunks that came with it (see `feed`). */
+  private readonly heldUtf8 = new Map<number, Uint8Array>();
   /** The last event applied (every event kind takes a seq, so they are contiguous). */
   seq: number;
   ts: number;
@@ -74,12 +76,20 @@ export class TerminalMirror {
     this.ts = from?.ts ?? 0;
   }
 
-  /** Applies the events that follow what it has; older ones (resends) are ignored. */
-  feed(events: readonly WireEvent[]): void {
+  /**
+   * Applies the events that follow what it has; older ones (resends) are ignored. `utf8`: the
+   * UTF-8 of some chunks by seq, exactly their text (the runner's bytes, as live-viewers gets
+   * them): the thread is sent those instead of the text, a copy it takes over without another.
+   */
+  feed(events: readonly WireEvent[], utf8?: ReadonlyMap<number, Uint8Array>): void {
     for (const e of events) {
       if (e.seq <= this.seq) continue;
-      if (e.seq === this.seq + 1) this.apply(e);
-      else this.held.set(e.seq, e);
+      const bytes = utf8?.get(e.seq);
+      if (e.seq === this.seq + 1) this.apply(e, bytes);
+      else {
+        this.held.set(e.seq, e);
+        if (bytes) this.heldUtf8.set(e.seq, bytes);
+      }
     }
     this.drainHeld();
     if (this.held.size > MAX_HELD_EVENTS) {
@@ -93,18 +103,20 @@ export class TerminalMirror {
   private drainHeld(): void {
     for (let e = this.held.get(this.seq + 1); e; e = this.held.get(this.seq + 1)) {
       this.held.delete(e.seq);
-      this.apply(e);
+      const bytes = this.heldUtf8.get(e.seq);
+      this.heldUtf8.delete(e.seq);
+      this.apply(e, bytes);
     }
   }
 
-  private apply(e: WireEvent): void {
+  private apply(e: WireEvent, bytes?: Uint8Array): void {
     this.seq = e.seq;
     this.ts = e.ts;
     const text = terminalText(e);
     if (!text) return;
     this.charsSinceSnapshot += text.length;
     this.charsSinceSeekPoint += text.length;
-    this.term.write(text);
+    this.term.write(bytes && e.type === 'TERMINAL_CHUNK' ? bytes : text);
     const sp = this.seekPoints;
     // Nobody waits for a seek point: the thread takes it when it parses that far anyway.
     if (sp && (this.charsSinceSeekPoint * this.parseShare >= sp.every || this.charsSinceSeekPoint >= sp.most)) sp.taken(this.seekPoint(sp.lines, true));

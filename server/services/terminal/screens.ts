@@ -230,15 +230,18 @@ export function createTerminalScreens(db: Db, serialize: WriterQueue, opts: Term
     /** Lines of scrollback every view of a terminal keeps. */
     scrollback,
 
-    /** The live path: every event of a session, as broadcast (in seq order per call, resends included). */
-    feed(sessionId: string, events: readonly WireEvent[]): void {
+    /**
+     * The live path: every event of a session, as broadcast (in seq order per call, resends
+     * included); `utf8`: some chunks' UTF-8 by seq, exactly their text (TerminalMirror.feed).
+     */
+    feed(sessionId: string, events: readonly WireEvent[], utf8?: ReadonlyMap<number, Uint8Array>): void {
       const e = entry(sessionId);
       if (!e.mirror) {
         e.pending.push(...events);
         return;
       }
       const mirror = e.mirror;
-      mirror.feed(events);
+      mirror.feed(events, utf8);
       const ended = events.some((ev) => ev.type === 'SESSION_STATE_CHANGED' && (TERMINAL_STATES as string[]).includes(String(ev.payload?.to)));
       if (ended) seekPointSoon(sessionId, e, mirror.seekPoint(seekSize.scrollback));
       if (ended) {
