@@ -285,7 +285,7 @@ export function attachUiNamespace(io: Server, services: Services, opts: { origin
     hasViewers: (sessionId) => viewers.watched(sessionId),
     sessionEvents(sessionId, events, utf8) {
       // The mirror first: an attach that snapshots it right after this call must include these.
-      services.terminalScreens.feed(sessionId, events);
+      services.terminalScreens.feed(sessionId, events, utf8);
       viewers.fanOut(sessionId, events, utf8);
       keyTrace?.output(sessionId, events);
     },
