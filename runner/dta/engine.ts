@@ -276,7 +276,9 @@ async function execute(
     throw new RunFailure('APPLY_FAILED', `apply failed and was rolled back, the tree is as before: ${err instanceof Error ? err.message : String(err)}`);
   }
   mark('apply: files renamed');
-  const hashes = Object.fromEntries(changed.map((rel) => [rel, sha256(proposed.changes.get(rel)!)]));
+  // The verifier is told what each file holds now: hashed by the dry-run's staging where it got that far.
+  const ahead = kept?.staged?.files;
+  const hashes = Object.fromEntries(changed.map((rel) => [rel, ahead?.get(rel)?.sha256 ?? sha256(proposed.changes.get(rel)!)]));
   out.applied_changes = { files: changed.length, [m.unit]: proposed.units };
   out.phase = 'apply';
   artifacts.write('applied.json', { run_id: runId, counts: out.applied_changes, files: changed, sha256: hashes });
