@@ -6,7 +6,7 @@ import { adapterOf } from './adapters';
 import { ArtifactWriter } from './artifacts';
 import { applyAtomic, recover, type Original } from './atomic-apply';
 import { excludeRunsDir, headSha, repoDirs, sha256, treeFingerprint, type RepoDirs } from './git-state';
-import { invocationKey, keepProposal, KEPT_PROPOSAL_TTL_MS, liveStagedDirs, stillFits, takeProposal } from './kept-proposals';
+import { filesStillFit, invocationKey, keepProposal, KEPT_PROPOSAL_TTL_MS, liveStagedDirs, peekProposal, takeProposal, type Fit } from './kept-proposals';
 import { DEFAULT_POLICY, effectiveConstraints, PolicyError, takeRateSlot, type DtaPolicy } from './policy';
 import { discoverAndPropose, type Proposed } from './propose';
 import { RunFailure } from './run-failure';
@@ -147,13 +147,20 @@ async function execute(
   for (const id of recover(path.join(stateDir, 'journal'))) out.notes.push(`rolled back the unfinished apply of ${id}`);
   sweepStaged(stateDir, KEPT_PROPOSAL_TTL_MS, liveStagedDirs());
   excludeRunsDir(dirs.commonDir);
-  const fp0 = await treeFingerprint(root);
+  const fingerprint = treeFingerprint(root);
+  fingerprint.catch(() => undefined);
+  const key = invocationKey({ root, tool: inv.tool, params, globs, seed: constraints.seed, maxFiles: constraints.max_files, allowedPaths: policy.allowed_paths });
+  // An approved apply's kept proposal: its files are checked while git reads HEAD and the status
+  // (the proposal stays kept until the tree is known clean: a refused run leaves it for the next).
+  const approved = inv.mode === 'apply' ? inv.expected_patch_sha256 : undefined;
+  const candidate = approved ? peekProposal(key, approved) : null;
+  const candidateFiles = candidate ? filesStillFit(candidate, root) : null;
+  const fp0 = await fingerprint;
   mark('run: recovered, status read');
   if (fp0.status !== '') throw new RunFailure('DIRTY_TREE', `the work tree has uncommitted changes (${fp0.status.split('\0').filter(Boolean).length} paths); commit or stash them first`);
-  const key = invocationKey({ root, tool: inv.tool, params, globs, seed: constraints.seed, maxFiles: constraints.max_files, allowedPaths: policy.allowed_paths });
 
   // An approved apply takes its dry-run's proposal when the tree is still the one it was made from.
-  let kept = inv.mode === 'apply' && inv.expected_patch_sha256 ? takeProposal(key, inv.expected_patch_sha256) : null;
+  let kept = approved ? takeProposal(key, approved) : null;
   let originals: Map<string, Original> | undefined;
   if (kept) {
     const staged = kept.staged;
@@ -161,7 +168,8 @@ async function execute(
     staged?.stop();
     if (staged) await staged.done;
     cleanups.push(() => discardStaged(staged));
-    const fits = stillFits(kept, root, fp0.hash);
+    // The files as checked above, unless another run took that proposal meanwhile and this is a newer one.
+    const fits: Fit = kept.fingerprint !== fp0.hash ? { ok: false, why: 'HEAD or the status changed since the dry-run' } : kept === candidate && candidateFiles ? candidateFiles : filesStillFit(kept, root);
     if (fits.ok) originals = fits.originals;
     else {
       out.notes.push(`proposed again: ${fits.why}`);
@@ -268,7 +276,9 @@ async function execute(
     throw new RunFailure('APPLY_FAILED', `apply failed and was rolled back, the tree is as before: ${err instanceof Error ? err.message : String(err)}`);
   }
   mark('apply: files renamed');
-  const hashes = Object.fromEntries(changed.map((rel) => [rel, sha256(proposed.changes.get(rel)!)]));
+  // The verifier is told what each file holds now: hashed by the dry-run's staging where it got that far.
+  const ahead = kept?.staged?.files;
+  const hashes = Object.fromEntries(changed.map((rel) => [rel, ahead?.get(rel)?.sha256 ?? sha256(proposed.changes.get(rel)!)]));
   out.applied_changes = { files: changed.length, [m.unit]: proposed.units };
   out.phase = 'apply';
   artifacts.write('applied.json', { run_id: runId, counts: out.applied_changes, files: changed, sha256: hashes });

@@ -95,6 +95,21 @@ describe('apply from the dry-run proposal', () => {
     expect(applied).toMatchObject({ ok: true, phase: 'verify', verifier: { passed: true }, patch_sha256: dry.patch_sha256 });
   });
 
+  it('an apply refused on a dirty tree leaves the proposal kept: the next apply on the clean tree takes it', async () => {
+    const dir = repo();
+    const dry = await runDta(inv(dir, 'dry-run'));
+    const kept = keptProposalCount();
+    fs.writeFileSync(path.join(dir, 'scratch.txt'), 'uncommitted\n');
+    const refused = await runDta(inv(dir, 'apply', dry.patch_sha256!));
+    expect(refused.error).toMatchObject({ code: 'DIRTY_TREE' });
+    expect(keptProposalCount()).toBe(kept);
+    fs.rmSync(path.join(dir, 'scratch.txt'));
+    const applied = await runDta(inv(dir, 'apply', dry.patch_sha256!));
+    expect(applied).toMatchObject({ ok: true, phase: 'verify', verifier: { passed: true } });
+    expect(applied.notes.join('\n')).not.toMatch(/proposed again/);
+    expect(keptProposalCount()).toBe(kept - 1);
+  });
+
   it('another invocation (other params) never takes the proposal: the approval of another patch is refused', async () => {
     const dir = repo();
     const dry = await runDta(inv(dir, 'dry-run'));

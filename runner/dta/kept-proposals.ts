@@ -75,15 +75,29 @@ export function takeProposal(key: string, patchSha256: string): KeptProposal | n
   return e.p;
 }
 
+/** The proposal kept for this invocation and approved patch, left kept (an apply checks its files while git reads the status). */
+export function peekProposal(key: string, patchSha256: string): KeptProposal | null {
+  return kept.get(storeKey(key, patchSha256))?.p ?? null;
+}
+
+export type Fit = { ok: true; originals: Map<string, Original> } | { ok: false; why: string };
+
 /**
- * Whether the proposal still fits the tree: same HEAD and status, and every file it changes holds
- * the bytes it was proposed from — told by its stat, as the dry-run took it with the bytes
- * (file-stat.ts), or where the stat cannot vouch (changed, or racily new when it was read) by
- * reading the file and comparing its git blob id. Returns each original's blob id and mode (for
- * the apply's journal), or why it does not fit.
+ * Whether the proposal still fits the tree: same HEAD and status (`fingerprint`), and its files
+ * (filesStillFit). Returns each original's blob id and mode (for the apply's journal), or why it
+ * does not fit.
  */
-export function stillFits(p: KeptProposal, root: string, fingerprint: string): { ok: true; originals: Map<string, Original> } | { ok: false; why: string } {
+export function stillFits(p: KeptProposal, root: string, fingerprint: string): Fit {
   if (p.fingerprint !== fingerprint) return { ok: false, why: 'HEAD or the status changed since the dry-run' };
+  return filesStillFit(p, root);
+}
+
+/**
+ * Whether every file the proposal changes holds the bytes it was proposed from — told by its stat,
+ * as the dry-run took it with the bytes (file-stat.ts), or where the stat cannot vouch (changed, or
+ * racily new when it was read) by reading the file and comparing its git blob id.
+ */
+export function filesStillFit(p: KeptProposal, root: string): Fit {
   const originals = new Map<string, Original>();
   for (const rel of p.proposed.changed) {
     const source = p.proposed.sources.get(rel);

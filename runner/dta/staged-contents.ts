@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { sameStat, statOf, type FileStat } from './file-stat';
+import { sha256 } from './git-state';
 import { mark } from './stages';
 
 /**
@@ -26,8 +27,12 @@ const FILES_PER_TURN = 250;
 
 export interface StagedContents {
   dir: string;
-  /** Per changed path staged so far: the staged file, its stat right after the write, and the mode it was given. */
-  files: Map<string, { file: string; stat: FileStat; mode: number }>;
+  /**
+   * Per changed path staged so far: the staged file, its stat right after the write, the mode it
+   * was given, and the sha256 of the content (the apply's claim to its verifier, hashed here while
+   * the dry-run waits rather than on the apply's path).
+   */
+  files: Map<string, { file: string; stat: FileStat; mode: number; sha256: string }>;
   /** Settles when the writing has ended (all written, stopped, or failed). */
   done: Promise<void>;
   /** Ends the writing at the next file (the apply takes what is written by then). */
@@ -63,7 +68,7 @@ export function stageContents(root: string, stateDir: string, id: string, change
       fs.writeFileSync(file, text, { mode });
       // The create mode passes through the umask: a chmod only where it took bits away.
       if (mode & umask) fs.chmodSync(file, mode);
-      files.set(rel, { file, stat: statOf(file), mode });
+      files.set(rel, { file, stat: statOf(file), mode, sha256: sha256(text) });
       if (++n % FILES_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
     }
     mark('dry-run: contents staged');

@@ -1,7 +1,7 @@
 import type { DtaCounts } from '../../../../protocol/dta';
 import { DTA_PARAMS_SCHEMAS } from '../../../../protocol/dta-params';
 import type { Files, Measure, MeasureContext } from '../../types';
-import { extractLinksMany } from './links';
+import { extractLinksMany, type FoundLink } from './links';
 
 export interface LinkUpdaterParams {
   from_hosts: string[];
@@ -64,6 +64,13 @@ export function mayLinkTo(text: string, hosts: readonly string[]): boolean {
   return linkPrefilter(hosts)(text);
 }
 
+/**
+ * A file's counts by its links list (the parse cache's, one per text: links.ts) and the hosts they
+ * were counted for: a verifier measures the same HEAD texts three times (prepare, the dry-run's
+ * before, the apply's before) and the same new texts twice, each time URL by URL before.
+ */
+const countsOf = new WeakMap<readonly FoundLink[], { hosts: string; update: number; target: number }>();
+
 export const linkUpdaterMeasure: Measure<LinkUpdaterParams> = {
   tool: 'link_updater',
   unit: 'link_updates',
@@ -83,12 +90,20 @@ export const linkUpdaterMeasure: Measure<LinkUpdaterParams> = {
     const parsed = [...files].filter(([rel, text]) => select(rel, text));
     const toUpdate = hostMatcher(params.from_hosts);
     const toTarget = hostMatcher([params.to_host]);
+    const hosts = JSON.stringify([params.from_hosts, params.to_host]);
     for (const links of (await extractLinksMany(parsed)).values()) {
-      for (const link of links) {
-        links_total++;
-        if (toUpdate(link.url)) links_to_update++;
-        else if (toTarget(link.url)) links_to_target++;
+      let c = countsOf.get(links);
+      if (c?.hosts !== hosts) {
+        c = { hosts, update: 0, target: 0 };
+        for (const link of links) {
+          if (toUpdate(link.url)) c.update++;
+          else if (toTarget(link.url)) c.target++;
+        }
+        countsOf.set(links, c);
       }
+      links_total += links.length;
+      links_to_update += c.update;
+      links_to_target += c.target;
     }
     return { files_scanned: files.size, files_parsed: parsed.length, links_total, links_to_update, links_to_target };
   },
