@@ -1,7 +1,7 @@
 import { expect, test, type Locator, type Page } from '@playwright/test';
 import { STORY_STRINGS } from '../components/story/strings';
 import { STRINGS } from '../components/ui/strings';
-import { logIn, sessionIds } from './fixtures/login';
+import { logIn, openDocsTerminal } from './fixtures/login';
 
 type VillageApi = { ready: boolean; spriteTrail(id: string): string[] };
 /** Every room the sprite was sent to, in order (debug-api.ts). */
@@ -18,15 +18,7 @@ async function scrubberRows(panel: Locator): Promise<number> {
 
 test('[TERMINAL]: scrub back to the start shows the screen of then; the village says it is replaying; back to live', async ({ page }) => {
   await logIn(page);
-  const nav = page.getByRole('navigation', { name: 'Buildings, rooms and sessions' });
-  await nav.getByRole('button', { name: 'docs/' }).first().click();
-  const before = await sessionIds(page);
-  await page.getByRole('button', { name: STRINGS.spawnButton }).click();
-  await expect.poll(async () => (await sessionIds(page)).find((id) => !before.includes(id))).toBeTruthy();
-  const sessionId = (await sessionIds(page)).find((id) => !before.includes(id))!;
-  const panel = page.locator(`.terminal-panel[data-session-id="${sessionId}"]`);
-  await expect(panel).toHaveAttribute('data-phase', 'live', { timeout: 15_000 });
-  const rows = panel.locator('.xterm-rows');
+  const { sessionId, panel, rows } = await openDocsTerminal(page);
 
   await panel.locator('.xterm').click();
   await page.keyboard.type('echo early-$((6*7))');
@@ -108,6 +100,7 @@ test('[TERMINAL]: scrub back to the start shows the screen of then; the village 
   await expect(rows).toContainText('live-72');
 
   await panel.getByRole('button', { name: STRINGS.stopSession }).click();
+  const nav = page.getByRole('navigation', { name: 'Buildings, rooms and sessions' });
   await expect(nav.locator(`li[data-session-id="${sessionId}"]`)).toHaveCount(0, { timeout: 20_000 });
 
   // The story page's terminal is a replay, and says so (not the live dock's read-only note).

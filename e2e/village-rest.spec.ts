@@ -1,7 +1,6 @@
 import { expect, test, type Page } from '@playwright/test';
 import type { WorldSnapshot } from '../protocol/api';
-import { STRINGS } from '../components/ui/strings';
-import { logIn, sessionIds } from './fixtures/login';
+import { logIn, openDocsTerminal } from './fixtures/login';
 
 // A page nobody changes must not draw: on a 2-core machine the browser's frames are taken from the
 // servers and the shell. These specs bring the village and the terminal to rest after activity and
@@ -35,6 +34,20 @@ async function countFrameRequests(page: Page): Promise<() => Promise<number>> {
   return () => page.evaluate(() => (window as unknown as { __rafCalls: number }).__rafCalls);
 }
 
+/**
+ * Once the village is asleep, nothing draws and nothing asks for a frame for 1.5 s. Returns the
+ * frame-request counter (still counting) and the frames drawn so far.
+ */
+async function expectAtRest(page: Page): Promise<{ frameRequests: () => Promise<number>; drawn: number }> {
+  await villageAsleep(page);
+  const frameRequests = await countFrameRequests(page);
+  const drawn = await village(page, (v) => v.frames);
+  await page.waitForTimeout(1_500); // a window to count in, not a wait for something
+  expect(await village(page, (v) => v.frames)).toBe(drawn);
+  expect(await frameRequests()).toBe(0);
+  return { frameRequests, drawn };
+}
+
 /** The village has stopped asking for frames (its slow animations rest a few seconds after the last change). */
 async function villageAsleep(page: Page): Promise<void> {
   await expect.poll(() => village(page, (v) => v.asleep), { timeout: 30_000 }).toBe(true);
@@ -66,12 +79,7 @@ test('[VILLAGE]: paused sprites with their bubbles ask for no frames; a new spri
     }
     for (const id of ids) await expect.poll(() => village(page, (v, sid) => v.spriteBubble(sid), id), { timeout: 30_000 }).toBe('idle');
 
-    await villageAsleep(page);
-    const frameRequests = await countFrameRequests(page);
-    const drawn = await village(page, (v) => v.frames);
-    await page.waitForTimeout(1_500); // a window to count in, not a wait for something
-    expect(await village(page, (v) => v.frames)).toBe(drawn);
-    expect(await frameRequests()).toBe(0);
+    const { drawn } = await expectAtRest(page);
     await page.getByTestId('village').screenshot({ path: info.outputPath('village-resting-bubbles.png') });
 
     // A change wakes it at once: a new sprite walks to its room, frame by frame.
@@ -89,28 +97,15 @@ test('[VILLAGE]: paused sprites with their bubbles ask for no frames; a new spri
 test('[VILLAGE]: after a flood of terminal output the page asks for no frames; typing still paints', async ({ page }, info) => {
   await logIn(page);
   await expect.poll(() => ready(page), { timeout: 20_000 }).toBe(true);
-  const nav = page.getByRole('navigation', { name: 'Buildings, rooms and sessions' });
-  await nav.getByRole('button', { name: 'docs/' }).first().click();
-  const before = await sessionIds(page);
-  await page.getByRole('button', { name: STRINGS.spawnButton }).click();
-  await expect.poll(async () => (await sessionIds(page)).find((id) => !before.includes(id))).toBeTruthy();
-  const sessionId = (await sessionIds(page)).find((id) => !before.includes(id))!;
+  const { sessionId, panel, rows } = await openDocsTerminal(page);
   try {
-    const panel = page.locator(`.terminal-panel[data-session-id="${sessionId}"]`);
-    await expect(panel).toHaveAttribute('data-phase', 'live', { timeout: 15_000 });
-    const rows = panel.locator('.xterm-rows');
     await panel.locator('.xterm').click();
     // About 2 MB of numbered lines, then a mark typed after them.
     await page.keyboard.type("seq -f '%020g' 1 100000; echo flood-$((6*7))");
     await page.keyboard.press('Enter');
     await expect(rows).toContainText('flood-42', { timeout: 60_000 });
 
-    await villageAsleep(page);
-    const frameRequests = await countFrameRequests(page);
-    const drawn = await village(page, (v) => v.frames);
-    await page.waitForTimeout(1_500); // a window to count in, not a wait for something
-    expect(await village(page, (v) => v.frames)).toBe(drawn);
-    expect(await frameRequests()).toBe(0);
+    const { frameRequests } = await expectAtRest(page);
 
     // The terminal still paints at once when something is typed.
     await page.keyboard.type('echo rested-$((7*8))');
