@@ -6,6 +6,7 @@ import path from 'node:path';
 import { Server, type Socket as ServerSocket } from 'socket.io';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
+  FLOW_CONTROL,
   RUNNER_SOCKET_PATH,
   RunnerEventBatchSchema,
   RunnerFrameEventsSchema,
@@ -421,9 +422,11 @@ describe('runner over a real socket', () => {
     const pausedAt = runner.spool.lastSeq(sid);
     // The control plane goes away; whatever ack it had on its way is lost with the socket.
     await restartControlPlane();
-    // Nobody will ever send the lost acks again: the PTY must not wait for them.
-    // (A paused PTY adds at most what its last window still held: a few chunks, never ten.)
-    await waitFor(() => cp.events(sid).some((e) => e.type === 'TERMINAL_CHUNK' && e.seq > pausedAt + 10), 'output after the reconnect');
+    // Nobody will ever send the lost acks again: the PTY must not wait for them. A paused PTY adds
+    // at most what the kernel and the batcher still held (well under half a window); counted in
+    // characters, as flow control counts, since a chunk may be up to 120 KB under load.
+    const after = () => cp.events(sid).reduce((n, e) => (e.type === 'TERMINAL_CHUNK' && e.seq > pausedAt ? n + e.data.length : n), 0);
+    await waitFor(() => after() > FLOW_CONTROL.HIGH_WATERMARK_CHARS * 0.6, 'output after the reconnect', 30_000);
     expect(flow.resumeCount).toBeGreaterThan(0);
     // The new server got everything unacked and what followed, in order, without holes.
     const seqs = cp.events(sid).map((e) => e.seq);
