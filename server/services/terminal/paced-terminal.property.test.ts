@@ -31,10 +31,22 @@ const step: fc.Arbitrary<Step> = fc.oneof(
 
 const reference = (steps: Step[]) => referenceReads(steps, SIZE);
 
+/**
+ * xterm itself draws one case differently depending on how the text is cut into writes: with
+ * autowrap off (`ESC[?7l`), a wide character dropped at the right margin followed by a backspace
+ * (pinned by the test below). Any chunking hits it, a live viewer's as much as the mirror's slices,
+ * so the property skips streams that hold all three rather than compare xterm with itself.
+ */
+const cutSensitive = (steps: Step[]) => {
+  const text = steps.map((st) => ('write' in st ? st.write : '')).join('');
+  return text.includes('\x1b[?7l') && /[\u3000-\u9fff\u{1F300}-\u{1FAFF}][^]*\x08/u.test(text);
+};
+
 describe('PacedTerminal', () => {
   it('cut into any slices, with resizes and reads queued between writes, serialises exactly like a plain terminal fed the same', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 25 }), fc.integer({ min: 1, max: 40 }), fc.constantFrom(0, 1), async (steps, sliceChars, stepMs) => {
+        fc.pre(!cutSensitive(steps));
         const t = new PacedTerminal(SIZE, { sliceChars, stepMs });
         // Everything is queued at once, before any of it is parsed: order alone must keep it exact.
         const reads: Promise<string>[] = [];
@@ -54,4 +66,12 @@ describe('PacedTerminal', () => {
       { numRuns: 60 },
     );
   }, 120_000);
+
+  it("xterm's own cut-sensitive case, which the property skips: if xterm stops drawing it two ways, drop the skip", async () => {
+    const steps: Step[] = [{ resize: [5, 2] }, { write: '\x1b[?7l\x1b[1;1H日本語\b日本語\x1b[1;1H' }];
+    const whole = await reference(steps);
+    const byChar = await reference([steps[0]!, ...[...(steps[1] as { write: string }).write].map((c) => ({ write: c }))]);
+    expect(cutSensitive(steps)).toBe(true);
+    expect(byChar).not.toEqual(whole);
+  });
 });
