@@ -1,7 +1,7 @@
 import { expect, test, type Locator, type Page } from '@playwright/test';
 import { STORY_STRINGS } from '../components/story/strings';
 import { STRINGS } from '../components/ui/strings';
-import { logIn, openDocsTerminal } from './fixtures/login';
+import { logIn, openRoomTerminal } from './fixtures/login';
 
 type VillageApi = { ready: boolean; spriteTrail(id: string): string[] };
 /** Every room the sprite was sent to, in order (debug-api.ts). */
@@ -18,7 +18,7 @@ async function scrubberRows(panel: Locator): Promise<number> {
 
 test('[TERMINAL]: scrub back to the start shows the screen of then; the village says it is replaying; back to live', async ({ page }) => {
   await logIn(page);
-  const { sessionId, panel, rows } = await openDocsTerminal(page);
+  const { sessionId, panel, rows } = await openRoomTerminal(page);
 
   await panel.locator('.xterm').click();
   await page.keyboard.type('echo early-$((6*7))');

@@ -1,6 +1,6 @@
 import { expect, test, type Page } from '@playwright/test';
 import type { WorldSnapshot } from '../protocol/api';
-import { logIn, openDocsTerminal } from './fixtures/login';
+import { logIn, openRoomTerminal } from './fixtures/login';
 
 // A page nobody changes must not draw: on a 2-core machine the browser's frames are taken from the
 // servers and the shell. These specs bring the village and the terminal to rest after activity and
@@ -97,7 +97,7 @@ test('[VILLAGE]: paused sprites with their bubbles ask for no frames; a new spri
 test('[VILLAGE]: after a flood of terminal output the page asks for no frames; typing still paints', async ({ page }, info) => {
   await logIn(page);
   await expect.poll(() => ready(page), { timeout: 20_000 }).toBe(true);
-  const { sessionId, panel, rows } = await openDocsTerminal(page);
+  const { sessionId, panel, rows } = await openRoomTerminal(page);
   try {
     await panel.locator('.xterm').click();
     // About 2 MB of numbered lines, then a mark typed after them.
