@@ -31,6 +31,19 @@ const ASSIGNMENT_KEYS = [
 export const SECRET_KEY_SUFFIXES: readonly string[] = ASSIGNMENT_KEYS;
 /** Keys masked only as a whole quoted JSON key: Docker's config.json `"auth": "<base64 user:pass>"`. */
 const QUOTED_EXACT_KEYS = ['auth'];
+/**
+ * Any other key ending in `key` (`COHERE_KEY=`, `meraki_key:`, `apiKey:`, the label of
+ * `API key: …` / `Secret key: …`): a bare `key` names sort keys and cache keys as often as
+ * credentials, so its value is masked only when it looks like one (credentialLike), as gitleaks'
+ * generic-api-key rule does with an entropy threshold.
+ */
+const GATED_KEY = 'key';
+/** A public key is not a secret: `public_key:`, `pubkey=`, `Public key: ssh-ed25519 …`. */
+const PUBLIC_KEY = /pub(lic)?[ _.-]?key$/i;
+/** The shortest credential-looking value under a gated key, and the entropy (bits per character) it needs: 16 random hex digits have ~3.3. */
+const GATED_MIN = 16;
+const GATED_ENTROPY = 3.2;
+const CREDENTIAL_CHARS = chars('A-Za-z0-9+/=_.~-');
 /** The shortest key: `auth` (Docker's config.json). */
 const MIN_KEY = 4;
 /** What stands between a key and its `=` / `:`: a closing quote and spaces (the prefilter walks back over them). */
@@ -45,24 +58,69 @@ const NOT_SECRET_VALUES = new Set(['true', 'false', 'null', 'none', 'nil', 'unde
 const NOT_A_VALUE_START = new Set([36, 45, 60, 62, 124, 40, 123, 91, 42]); // $ - < > | ( { [ *
 
 /** Every key ends with one of these (keyKind): the prefilter checks it before asking. */
-const KEY_SUFFIXES = [...ASSIGNMENT_KEYS, ...QUOTED_EXACT_KEYS];
+const KEY_SUFFIXES = [...ASSIGNMENT_KEYS, ...QUOTED_EXACT_KEYS, GATED_KEY];
 /** The last letters of the keys above: most words end otherwise and are turned away at once. */
-const KEY_ENDINGS = new Set([...ASSIGNMENT_KEYS, ...QUOTED_EXACT_KEYS].map((k) => k.charCodeAt(k.length - 1)));
+const KEY_ENDINGS = new Set(KEY_SUFFIXES.map((k) => k.charCodeAt(k.length - 1)));
 
-function keyKind(s: string, from: number, to: number, quoted: boolean): boolean {
-  if (to <= from || !KEY_ENDINGS.has(s.charCodeAt(to - 1) | 32)) return false;
+const PLAIN_KEY = 1;
+const GATED = 2;
+/** Whether s[from, to) is a secret's key: PLAIN_KEY (its value is masked), GATED (masked if credentialLike) or 0. */
+function keyKind(s: string, from: number, to: number, quoted: boolean): number {
+  if (to <= from || !KEY_ENDINGS.has(s.charCodeAt(to - 1) | 32)) return 0;
   for (const k of ASSIGNMENT_KEYS) {
-    if (to - from >= k.length && lit(s, to - k.length, k, true, true) === to) return true;
+    if (to - from >= k.length && lit(s, to - k.length, k, true, true) === to) return PLAIN_KEY;
   }
-  if (quoted) for (const k of QUOTED_EXACT_KEYS) if (to - from === k.length && lit(s, from, k, true, true) === to) return true;
-  return false;
+  if (quoted) for (const k of QUOTED_EXACT_KEYS) if (to - from === k.length && lit(s, from, k, true, true) === to) return PLAIN_KEY;
+  if (lit(s, to - GATED_KEY.length, GATED_KEY, true, true) !== to) return 0;
+  // `Public key:` / `public_key=`: the word before a bare `key` is read too (it may sit one space back).
+  return PUBLIC_KEY.test(s.slice(Math.max(0, from - 8), to)) ? 0 : GATED;
+}
+
+/**
+ * A value that reads as a generated credential, not a word, a name or a path: 16–512 characters of
+ * a token's alphabet, letters and digits, not starting like a path, and a Shannon
+ * entropy of at least GATED_ENTROPY bits per character (`created_at_2024` and `user-profile-v2`
+ * have less; 40 hex digits ~3.7, base62 ~5).
+ */
+export function credentialLike(s: string, from: number, to: number): boolean {
+  const n = to - from;
+  if (n < GATED_MIN || n > ASSIGNMENT_VALUE_MAX) return false;
+  const c0 = s.charCodeAt(from);
+  if (c0 === 47 || c0 === 46 || c0 === 126) return false; // / . ~
+  let digits = 0;
+  let letters = 0;
+  let upper = 0;
+  const counts = new Map<number, number>();
+  for (let k = from; k < to; k++) {
+    const c = s.charCodeAt(k);
+    if (!CREDENTIAL_CHARS.has(c)) return false;
+    if (c >= 48 && c <= 57) digits++;
+    else if (isLetter(c)) {
+      letters++;
+      if (c <= 90) upper++;
+    }
+    counts.set(c, (counts.get(c) ?? 0) + 1);
+  }
+  // Two digits, or one in a long mixed-case value (AWS's documented example secret has one).
+  if (letters === 0 || (digits < 2 && (digits === 0 || n < 20 || upper === 0 || upper === letters))) return false;
+  const v = s.slice(from, to);
+  // An object key or file path (`uploads/2024/11/photo_0001.jpg`): base64 has `/` but never with `.`, `_` or `-`.
+  if (v.includes('/') && /[._-]/.test(v)) return false;
+  // A name made of short parts (`v2-deps-linux-x64-node20`, a cache key); a UUID or `sk-proj-…` has a long random part.
+  const parts = v.split(/[._-]/);
+  if (parts.length >= 3 && parts.every((x) => x.length <= 8)) return false;
+  // CamelCase words (`ItemPurchaseCheckoutFlow2`): two capitalised words in a row are rare in random text.
+  if (/([A-Z][a-z]{3,}){2}/.test(v)) return false;
+  let bits = 0;
+  for (const m of counts.values()) bits -= (m / n) * Math.log2(m / n);
+  return bits >= GATED_ENTROPY;
 }
 
 export const assignmentRule: Rule = {
   name: 'secret-assignment',
   provider: 'env, YAML, JSON, TOML, shell, CLI flags',
   source: 'https://12factor.net/config',
-  format: /[\w.-]*(password|passwd|passphrase|secret([_-]?key(_base)?)?|token|api[_-]?key|access[_-]?key|private[_-]?key|(admin|master|signing|encryption|license|service|hmac)[_-]key|[_-]pat|[_-]pass|[_-]pwd|_auth|key-data|accountkey|app_key|credentials)["']?(\s*(=>|[:=])\s*|\s+)["']?[^\s"']+/i,
+  format: /[\w.-]*(password|[\w.-]*key|passwd|passphrase|secret([_-]?key(_base)?)?|token|api[_-]?key|access[_-]?key|private[_-]?key|(admin|master|signing|encryption|license|service|hmac)[_-]key|[_-]pat|[_-]pass|[_-]pwd|_auth|key-data|accountkey|app_key|credentials)["']?(\s*(=>|[:=])\s*|\s+)["']?[^\s"']+/i,
   maxLength: ASSIGNMENT_VALUE_MAX,
   first: `${LETTERS}_-`,
   notAfter: IDENT,
@@ -91,7 +149,7 @@ export const assignmentRule: Rule = {
   match(s, i, final, f) {
     const ke = run(s, i, IDENT, ASSIGNMENT_KEY_MAX + 1, final);
     if (ke === NEED) return more(f, s.length);
-    if (ke - i > ASSIGNMENT_KEY_MAX || ke - i < MIN_KEY) return NO;
+    if (ke - i > ASSIGNMENT_KEY_MAX || ke - i < GATED_KEY.length) return NO;
     // What follows the key is checked before the key itself: prose words are followed by a space
     // and a word, and turning them away here is most of the scan's speed.
     const after = peek(s, ke, final);
@@ -103,7 +161,9 @@ export const assignmentRule: Rule = {
       const sepAfterSpace = w === NEED ? NEED : peek(s, w, final);
       if (!flag && sepAfterSpace !== NEED && sepAfterSpace !== 61 && sepAfterSpace !== 58) return NO;
     }
-    if (!keyKind(s, i, ke, quotedKey)) return NO;
+    const kind = keyKind(s, i, ke, quotedKey);
+    if (kind === 0 || (kind === PLAIN_KEY && ke - i < MIN_KEY)) return NO;
+    const gated = kind === GATED;
     let j = ke;
     let c = peek(s, j, final);
     if (c === NEED) return more(f, s.length);
@@ -140,12 +200,14 @@ export const assignmentRule: Rule = {
       const ve = run(s, vs, quote, ASSIGNMENT_VALUE_MAX, final);
       if (ve === NEED) return more(f, vs);
       if (ve === vs || (ve - vs < ASSIGNMENT_VALUE_MAX && s.charCodeAt(vs) === 36)) return NO;
+      if (gated && !credentialLike(s, vs, ve)) return NO;
       return yes(f, vs, ve);
     }
     if (arrow || NOT_A_VALUE_START.has(q)) return NO;
     const ve = run(s, j, PLAIN_VALUE, ASSIGNMENT_VALUE_MAX, final);
     if (ve === NEED) return more(f, j);
     if (ve === j) return NO;
+    if (gated && !credentialLike(s, j, ve)) return NO;
     if (ve - j < ASSIGNMENT_VALUE_MAX) {
       // With `:` or a space a value must not be a plain word: `token: string` (a type) and prose
       // ("password: must be at least 12 characters") stay readable; `password: hunter2` does not.

@@ -183,4 +183,30 @@ export const SERVICE_RULES: Rule[] = [
     check: (s, from, to) => to - from === 24 && mixed(s, from, to),
     example: ex('s.', (r) => `${r.chars('A-Z', 3)}${r.chars('a-z', 3)}${r.chars('0-9', 3)}${r.chars(BASE62, 15)}`),
   }),
+  tokenRule({
+    name: 'authress-access-key',
+    provider: 'Authress',
+    source: 'https://authress.io/knowledge-base/docs/authorization/service-clients/secrets-scanning',
+    // `sc_`/`ext_`/`scauth_`/`authress_` + client id `.` key id `.acc_` account `.` the private key.
+    format: /\b(sc|ext|scauth|authress)_[a-z0-9]{5,30}\.[a-z0-9]{4,6}\.(acc|sig)[_-][a-z0-9-]{10,32}\.[a-z0-9+/_=-]{30,120}/i,
+    prefixes: ['sc_', 'ext_', 'scauth_', 'authress_'],
+    body: 'A-Za-z0-9+/_=.-',
+    min: 52,
+    max: 200,
+    check: shape(/^[a-z0-9]{5,30}\.[a-z0-9]{4,6}\.(acc|sig)[_-][a-z0-9-]{10,32}\.[a-z0-9+/_=-]{30,120}$/i),
+    example: ex('sc_', (r) => `${r.chars('a-z0-9', 12)}.${r.chars('a-z0-9', 5)}.acc_${r.chars('a-z0-9', 16)}.${r.chars('A-Za-z0-9+/', 64)}`),
+  }),
+  tokenRule({
+    name: 'aws-access-key-id-a3t',
+    provider: 'AWS',
+    source: GITLEAKS,
+    // The older `A3T` + one character prefix of access key ids gitleaks still names.
+    format: /\bA3T[A-Z0-9][A-Z2-7]{16}\b/,
+    prefixes: ['A3T'],
+    body: UPPER_ALNUM,
+    min: 17,
+    max: 17,
+    check: shape(/^[A-Z0-9][A-Z2-7]{16}$/),
+    example: ex('A3T', (r) => `${r.chars(UPPER_ALNUM, 1)}${r.chars('A-Z2-7', 16)}`),
+  }),
 ];
