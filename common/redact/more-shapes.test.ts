@@ -39,6 +39,10 @@ describe("secrets given as a tool's own flag", () => {
       `kubectl create secret generic db --from-literal=anything=${PW}`,
       `aws configure set aws_secret_access_key ${PW}`,
       `ssh-keygen -t ed25519 -N ${PW} -f key`,
+      `htpasswd -bc /etc/nginx/.htpasswd admin ${PW}`,
+      `htpasswd -b .htpasswd "web user" '${PW}'`,
+      `htpasswd -nbB admin ${PW}`,
+      `net use Z: \\\\files\\share /user:CORP\\bob ${PW} /persistent:no`,
     ]) masks(`$ ${text}\n`);
   });
 
@@ -57,6 +61,11 @@ describe("secrets given as a tool's own flag", () => {
       'ssh-keygen -t ed25519 -N "" -f key',
       'pytest -k test_login -p no:cacheprovider',
       'aws configure set region us-east-1',
+      'htpasswd -c .htpasswd admin',
+      'htpasswd -b .htpasswd admin',
+      'htpasswd -D .htpasswd admin',
+      'net use Z: \\\\files\\share /user:bob',
+      'ls -b one two three',
     ]) expect(redact(`$ ${text}\n`)).toBe(`$ ${text}\n`);
   });
 });

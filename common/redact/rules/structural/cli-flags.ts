@@ -7,7 +7,7 @@ import * as C from '../../chars';
 import type { Found, Rule } from '../../rule';
 import * as S from './shared';
 // Bound once: under a CommonJS transform (tsx) every use of an imported name is a getter call.
-const { chars, FAIL, lit, MORE, NEED, NO, run, YES } = C;
+const { chars, FAIL, lit, MORE, NEED, NO, peek, run, SPACE, YES } = C;
 const { QUOTED_VALUE, fakePassword, lineBefore } = S;
 /** An unquoted argument: up to whitespace, a quote or what ends a shell command (`,` stays: `user,password`). */
 const ARGUMENT = chars(` \t\r\n'"\`;&|${C.CONTROL}`, true);
@@ -19,6 +19,8 @@ interface CliFlag {
   tool: RegExp;
   /** The secret is the part of the value after the first of this character (`user%password`). */
   after?: string;
+  /** Arguments between the flag and the secret (`htpasswd -b FILE USER PASSWORD`: 2); an attached flag's own value counts as one (`/user:NAME PASSWORD`: 1). */
+  skip?: number;
 }
 
 const LOGIN_TOOLS = /\b(docker|podman|nerdctl|buildah|skopeo|helm|oras|crane|regctl)\b.*\blogin\b|\baz\s+login\b/;
@@ -28,6 +30,10 @@ const GH_SECRET = /\bgh\s+secret\s+set\b/;
 const NPM_CONFIG_SET = /\b(npm|pnpm|yarn)\s+config\s+set\s+\S*$/;
 const RCLONE_CONFIG = /\brclone\s+config\s+(create|update)\b/;
 const OPENSSL_PASS = /\s-(pass|passin|passout|password|srcpass|destpass|kdfpass)\s+$/;
+const HTPASSWD = /\bhtpasswd\s+$/;
+/** htpasswd's batch mode: `-b` takes the password from the command line, after the file and the user (`-n`: no file). */
+const HTPASSWD_FLAGS: CliFlag[] = ['b', 'bc', 'cb', 'bB', 'Bb', 'bBc', 'Bbc', 'cbB', 'bm', 'mb', 'bs', 'bC', 'bD'].map((x) => ({ flag: `-${x} `, tool: HTPASSWD, skip: 2 }));
+const HTPASSWD_STDOUT: CliFlag[] = ['nb', 'bn', 'nbB', 'Bnb', 'nBb', 'bnB'].map((x) => ({ flag: `-${x} `, tool: HTPASSWD, skip: 1 }));
 
 /** Sorted so a longer flag is tried before a shorter one it starts with. */
 const FLAGS: CliFlag[] = [
@@ -71,6 +77,11 @@ const FLAGS: CliFlag[] = [
   { flag: 'password ', tool: RCLONE_CONFIG },
   { flag: 'token ', tool: RCLONE_CONFIG },
   { flag: 'pass ', tool: RCLONE_CONFIG },
+  ...HTPASSWD_FLAGS,
+  ...HTPASSWD_STDOUT,
+  // Windows `net use \\host\share /user:NAME PASSWORD`.
+  { flag: '/user:', tool: /\bnet\s+use\b/i, skip: 1 },
+  { flag: '/USER:', tool: /\bnet\s+use\b/i, skip: 1 },
 ];
 
 /** The flags by their first two characters: a candidate reads only the few that can start there. */
@@ -121,7 +132,7 @@ export const cliFlagRule: Rule = {
     const flags = BY_PAIR.get(pairKey(s, i));
     if (flags === undefined) return NO;
     let before: string | null = null;
-    for (const { flag, tool, after } of flags) {
+    for (const { flag, tool, after, skip } of flags) {
       const v = lit(s, i, flag, final);
       if (v === NEED) {
         f.holdFrom = s.length;
@@ -130,11 +141,37 @@ export const cliFlagRule: Rule = {
       if (v === FAIL) continue;
       before ??= lineBefore(s, i);
       if (!tool.test(before)) continue;
-      return valueAt(s, v, after, final, f);
+      if (skip === undefined) return valueAt(s, v, after, final, f);
+      const w = skipArguments(s, v, skip, final);
+      if (w === NEED) {
+        // The arguments before the secret are not all here yet: nothing read so far is masked.
+        f.holdFrom = s.length;
+        return MORE;
+      }
+      return w === FAIL ? NO : valueAt(s, w, after, final, f);
     }
     return NO;
   },
 };
+
+/** Where the argument after `count` arguments from v starts (FAIL: the command ends first; NEED: not all here yet). */
+function skipArguments(s: string, v: number, count: number, final: boolean): number {
+  let j = v;
+  for (let k = 0; k < count; k++) {
+    const q = peek(s, j, final);
+    if (q === NEED) return NEED;
+    const quoted = q === -1 ? undefined : QUOTED_VALUE.get(q);
+    const e = quoted ? run(s, j + 1, quoted, VALUE_MAX, final) : run(s, j, ARGUMENT, VALUE_MAX, final);
+    if (e === NEED) return NEED;
+    const end = quoted ? e + 1 : e;
+    if (end === j || end > s.length) return FAIL;
+    const w = run(s, end, SPACE, VALUE_MAX, final);
+    if (w === NEED) return NEED;
+    if (w === end) return FAIL;
+    j = w;
+  }
+  return j;
+}
 
 /** The flag's value from v (quoted or a plain argument), masked from `after`'s first occurrence in it. */
 function valueAt(s: string, v: number, after: string | undefined, final: boolean, f: Found): C.Answer {
