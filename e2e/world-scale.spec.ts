@@ -136,19 +136,24 @@ test('[VILLAGE]: only the village\'s frame loop asks the browser for frames; a c
   await expect.poll(() => ready(page), { timeout: 20_000 }).toBe(true);
   // Every animation frame anyone on the page asks for from now on, beside the frames the village drew
   // (pixi's pointer ticker asked for 60 a second, a still village or not).
-  await page.evaluate(() => {
-    const w = window as unknown as { __rafCalls: number; requestAnimationFrame: typeof requestAnimationFrame };
+  // The village's frame count is read in the same task that starts counting, and again in the same
+  // task that stops: a frame drawn between two evaluate calls would count on one side only.
+  const before = await page.evaluate(() => {
+    const w = window as unknown as { __rafCalls: number; requestAnimationFrame: typeof requestAnimationFrame; __village: { frames: number } };
     w.__rafCalls = 0;
     const raf = w.requestAnimationFrame.bind(w);
     w.requestAnimationFrame = (cb) => {
       w.__rafCalls++;
       return raf(cb);
     };
+    return w.__village.frames;
   });
-  const before = await frames();
   await page.waitForTimeout(1_000); // a window to count in, not a wait for something
-  const calls = await page.evaluate(() => (window as unknown as { __rafCalls: number }).__rafCalls);
-  expect(calls).toBeLessThanOrEqual((await frames()) - before + 1);
+  const after = await page.evaluate(() => {
+    const w = window as unknown as { __rafCalls: number; __village: { frames: number } };
+    return { calls: w.__rafCalls, frames: w.__village.frames };
+  });
+  expect(after.calls).toBeLessThanOrEqual(after.frames - before + 1);
   // The village still paints on a change: a pan draws frames at once.
   const still = await frames();
   await page.getByTestId('village').focus();
