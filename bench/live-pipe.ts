@@ -66,6 +66,13 @@ const readRows = <T>(dir: string, match: (name: string) => boolean): T[] =>
     .filter(match)
     .flatMap((f) => readFileSync(join(dir, f), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as T));
 
+/**
+ * The stretches of the pipe, as the time-line's columns: the runner's whole flow-control window,
+ * then its parts in order (unstored is beside the live path: what the control plane has not
+ * stored yet holds the runner's sender, not the viewers).
+ */
+const STRETCHES = ['window', 'spool', 'runner→cp', 'cp-unstored', 'cp-held', 'cp→page', 'pacer', 'xterm', 'ack-due'];
+
 /** Running totals of bytes past each point of the pipe: [t, bytes] steps, in time order. */
 type Steps = Array<[number, number]>;
 
@@ -175,26 +182,26 @@ export function pipeReport(pipeDir: string, flowDir: string, page: PagePipe, t0:
   if (pending === 0) starved.push([Math.max(idleFrom, t0), t1]);
 
   const kb = (n: number) => (n / 1024).toFixed(0).padStart(5);
-  const lines = [
-    `  pipe time-line (BENCH_PIPE), KB in each stretch at the end of each ${BUCKET_MS} ms (t from the page's first byte):`,
-    '      t  PTY-paused  xterm-idle  sender-capped |  window  spool runner→cp  cp-unstored  cp-held cp→page  pacer  xterm  ack-due | KB/s into xterm',
-  ];
+  const lines = [`  pipe time-line (BENCH_PIPE), KB in each stretch at the end of each ${BUCKET_MS} ms (t from the page's first byte):`];
+  /** Bytes in each stretch at time t, in STRETCHES order. */
+  const levels = (t: number): number[] => {
+    const [S, R, C, D, E, F, G, H, I, J] = [spooled, runnerSent, cpIn, stored, cpOut, arrived, written, parsed, pageAcked, runnerAcked].map((x) => sumUntil(x, t));
+    return [S! - J!, S! - R!, R! - C!, C! - D!, C! - E!, E! - F!, F! - G!, G! - H!, H! - I!];
+  };
+  const row = (xs: number[]) => xs.map((n, i) => kb(n).padStart(STRETCHES[i]!.length)).join(' ');
+  lines.push(`      t  PTY-paused  xterm-idle  sender-capped | ${STRETCHES.join(' ')} | KB/s into xterm`);
   for (let a = Math.floor((t0 - from) / BUCKET_MS) * BUCKET_MS + from; a < t1; a += BUCKET_MS) {
     const b = Math.min(a + BUCKET_MS, t1);
-    const S = sumUntil(spooled, b);
-    const R = sumUntil(runnerSent, b);
-    const C = sumUntil(cpIn, b);
-    const D = sumUntil(stored, b);
-    const E = sumUntil(cpOut, b);
-    const F = sumUntil(arrived, b);
-    const G = sumUntil(written, b);
-    const H = sumUntil(parsed, b);
-    const I = sumUntil(pageAcked, b);
-    const J = sumUntil(runnerAcked, b);
     const rate = ((sumUntil(parsed, b) - sumUntil(parsed, a)) / 1024 / ((b - a) / 1000)).toFixed(0);
     lines.push(
-      `  ${String(a - t0).padStart(6)} ${String(Math.round(overlap(paused, a, b))).padStart(6)} ms ${String(Math.round(overlap(starved, a, b))).padStart(7)} ms ${String(Math.round(overlap(capped, a, b))).padStart(8)} ms | ${kb(S - J)}  ${kb(S - R)}  ${kb(R - C)}     ${kb(C - D)}    ${kb(C - E)}   ${kb(E - F)}  ${kb(F - G)}  ${kb(G - H)}    ${kb(H - I)} | ${rate.padStart(6)}`,
+      `  ${String(a - t0).padStart(6)} ${String(Math.round(overlap(paused, a, b))).padStart(6)} ms ${String(Math.round(overlap(starved, a, b))).padStart(7)} ms ${String(Math.round(overlap(capped, a, b))).padStart(8)} ms | ${row(levels(b))} | ${rate.padStart(6)}`,
     );
+  }
+  // Who holds the window when the PTY stops: the stretches at each pause, averaged.
+  const atPauses = paused.filter(([p]) => p >= t0 && p <= t1).map(([p]) => levels(p));
+  if (atPauses.length) {
+    const mean = STRETCHES.map((_, i) => atPauses.reduce((n, l) => n + l[i]!, 0) / atPauses.length);
+    lines.push(`    at the PTY's ${atPauses.length} pauses, on average:  ${' '.repeat(20)}| ${row(mean)} |`);
   }
   const total = t1 - t0;
   lines.push(
