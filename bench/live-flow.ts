@@ -30,7 +30,9 @@ export function pausedBetween(dir: string, prefix: string, t0: number, t1: numbe
     const rows = readFileSync(join(dir, f), 'utf8')
       .split('\n')
       .filter(Boolean)
-      .map((l) => JSON.parse(l) as FlowRow);
+      .map((l) => JSON.parse(l) as FlowRow)
+      // BENCH_PIPE's detail rows (a chunk spooled, an ack) change nothing here.
+      .filter((r) => typeof r.paused === 'boolean');
     let since: number | null = null;
     for (const r of rows) {
       if (r.paused && since === null) {

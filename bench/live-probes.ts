@@ -7,6 +7,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from '../server/integration/harness';
+import { PIPE_DIR } from './live-pipe';
 
 /**
  * BENCH_CPU_PROF=DIR: the control plane and its attached runner write V8 CPU profiles (.cpuprofile,
@@ -47,6 +48,7 @@ const PROBES: Array<{ dir: string | undefined; preload: string; vars: string[] }
   { dir: LOOP_DIR, preload: 'bench/loop-delay.mjs', vars: ['AGENT_VILLAGE_LOOP_DELAY_DIR', 'AGENT_RUNNER_BENCH_LOOP_DELAY_DIR'] },
   { dir: WIRE_DIR, preload: 'bench/live-wire.mjs', vars: ['AGENT_VILLAGE_WIRE_DIR'] },
   { dir: HEAP_DIR, preload: 'bench/live-heap.mjs', vars: ['AGENT_VILLAGE_HEAP_PROF_DIR'] },
+  { dir: PIPE_DIR, preload: 'bench/live-pipe.mjs', vars: ['AGENT_VILLAGE_PIPE_DIR', 'AGENT_RUNNER_BENCH_PIPE_DIR'] },
 ];
 
 export function profileEnv(): Record<string, string> {
@@ -59,6 +61,8 @@ export function profileEnv(): Record<string, string> {
     preload.push(`--import=${join(ROOT, file)}`);
     for (const v of vars) env[v] = dir;
   }
+  // The runner's flow control logs each chunk and ack for the pipe's time-line (runner/pty/flow-control.ts).
+  if (PIPE_DIR) env.AGENT_RUNNER_BENCH_FLOW_DETAIL = '1';
   return preload.length ? { ...env, NODE_OPTIONS: preload.join(' ') } : env;
 }
 

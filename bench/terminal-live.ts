@@ -20,6 +20,7 @@ import { MAX_ATTACHED_PER_SOCKET } from '../server/realtime/ui-limits';
 import { cpuRate, cpuSeconds, settle } from './live-cpu';
 import { avViewer, measuredViewer, oneHopClient, pct, runnerSplitSummary, splitSummary } from './live-echo';
 import { flowLogDir, pausedBetween } from './live-flow';
+import { PIPE_DIR, PIPE_INIT_SCRIPT, pipeReport, type PagePipe } from './live-pipe';
 import { formatPageCost, startPageCost } from './live-page-cost';
 import { measureRest } from './page-rest';
 import { ECHO_TRACE_DIR, HEAP_DIR, loopDelayBetween, PROF_DIR, profileEnv, WIRE_DIR } from './live-probes';
@@ -133,6 +134,8 @@ async function armThroughput(page: Page) {
     // left to parse while the run was on (starved: the bytes were still upstream).
     const term = Object.values(w.__avTerminals)[0]! as { write(d: string | Uint8Array, cb?: () => void): void; onRender(fn: () => void): unknown };
     const write = term.write.bind(term);
+    // BENCH_PIPE: the page's end of the pipe's time-line (bench/live-pipe.ts), in Date.now() ms.
+    const pipe = (w as { __pipe?: { written: Array<[number, number]>; parsed: Array<[number, number]> } }).__pipe;
     const pg = { writes: 0, bytes: 0, pending: 0, idleSince: performance.now(), starvedMs: 0, maxLatencyMs: 0, sent: 0, renders: 0 };
     // Frames xterm drew while the run was on: each costs the page about the same whatever it shows (bench/page-writes.ts).
     term.onRender(() => {
@@ -154,9 +157,11 @@ async function armThroughput(page: Page) {
         if (pg.pending === 0) pg.starvedMs += t - Math.max(pg.idleSince, st.t0);
       }
       pg.pending++;
+      pipe?.written.push([performance.timeOrigin + t, d.length]);
       write(d, () => {
         pg.pending--;
         const now = performance.now();
+        pipe?.parsed.push([performance.timeOrigin + now, d.length]);
         pg.maxLatencyMs = Math.max(pg.maxLatencyMs, now - t);
         if (pg.pending === 0) pg.idleSince = now;
         cb?.();
@@ -242,6 +247,10 @@ async function runThroughput(page: Page, type: (cmd: string) => Promise<void>, p
     const pg = await page.evaluate(() => (window as unknown as { __benchPage: Record<string, number> }).__benchPage);
     console.log(`  page: ${pg.writes} term.write calls, ${(pg.bytes / Math.max(1, pg.writes) / 1024).toFixed(1)} KB each; ${pg.sent} websocket messages sent (acks); xterm starved (nothing left to parse) ${(pg.starvedMs / 1000).toFixed(2)} s of ${((st.t1 - st.t0) / 1000).toFixed(2)} s; longest write → parsed ${pg.maxLatencyMs.toFixed(0)} ms`);
     for (const l of timelineLines) console.log(l);
+  }
+  if (PIPE_DIR && label === 'av') {
+    const pipe = await page.evaluate(() => (window as unknown as { __pipe: PagePipe }).__pipe);
+    for (const l of pipeReport(PIPE_DIR, FLOW_DIR, pipe, st.wall0, st.wall1)) console.log(l);
   }
   // Storing, mirroring and folding may still be catching up when the page has everything: count
   // their CPU too, and let the next measure start on a quiet server.
@@ -380,6 +389,7 @@ async function main() {
         const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
         const [name, value] = api.cookie.split('=');
         await context.addCookies([{ name: name!, value: value!, url: stack.url }]);
+        if (PIPE_DIR) await context.addInitScript(PIPE_INIT_SCRIPT);
         if (unpaced && !PACE_A) await context.addInitScript(() => ((window as unknown as { __avUnpacedWrites: boolean }).__avUnpacedWrites = true));
         const page = await context.newPage();
         await page.goto(stack.url);

@@ -1,6 +1,7 @@
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import type { Socket } from 'socket.io-client';
 
 /** Histogram resolution: 1 ms is the finest perf_hooks samples; coarser hides the short tasks. */
 const RESOLUTION_MS = 1;
@@ -34,5 +35,44 @@ export function startLoopDelayLog(dir = process.env.AGENT_RUNNER_BENCH_LOOP_DELA
   return () => {
     clearInterval(timer);
     h.disable();
+  };
+}
+
+/** A frame's header as the runner emits it (runner/spool/frame.ts): only what the log reads. */
+interface FrameArg {
+  events?: Array<{ type?: string; seq?: number; bytes?: number; data?: string }>;
+}
+
+/**
+ * Bench hook (bench:live BENCH_PIPE, bench/live-pipe.ts): with AGENT_RUNNER_BENCH_PIPE_DIR set,
+ * every event frame the runner hands its socket is logged to `<dir>/pipe-runner-<pid>.jsonl` with
+ * its chunks' seqs and sizes and the bytes still queued on the socket before it, in the rows
+ * bench/live-pipe.mjs writes for the control plane. Off (and free) otherwise. Returns a stop function.
+ */
+export function startFrameLog(socket: Socket, queued: () => number, dir = process.env.AGENT_RUNNER_BENCH_PIPE_DIR): () => void {
+  if (!dir) return () => undefined;
+  const file = join(dir, `pipe-runner-${process.pid}.jsonl`);
+  let rows: string[] = [];
+  const log = (event: string, ...args: unknown[]) => {
+    if (event !== 'runner:frame' && event !== 'runner:events') return;
+    const arg = args[0] as FrameArg | FrameArg['events'];
+    const events = (Array.isArray(arg) ? arg : arg?.events) ?? [];
+    const chunks = events.filter((e) => e.type === 'TERMINAL_CHUNK').map((e) => [e.seq, e.bytes ?? e.data?.length ?? 0]);
+    rows.push(JSON.stringify({ t: Date.now(), side: 'runner', dir: 'out', ev: 'runner:frame', chunks, queued: queued() }));
+  };
+  socket.onAnyOutgoing(log);
+  const timer = setInterval(() => {
+    if (!rows.length) return;
+    try {
+      appendFileSync(file, rows.join('\n') + '\n');
+    } catch {
+      // A bench's folder that went away must not disturb the runner.
+    }
+    rows = [];
+  }, WINDOW_MS);
+  timer.unref();
+  return () => {
+    clearInterval(timer);
+    socket.offAnyOutgoing(log);
   };
 }

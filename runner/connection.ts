@@ -22,7 +22,7 @@ import type { RunManager } from './runs/run-manager';
 import { failureFrom } from './errors';
 import type { Logger } from './log';
 import type { EventSender, EventTransport } from './spool/sender';
-import { startLoopDelayLog } from './connection-probe';
+import { startFrameLog, startLoopDelayLog } from './connection-probe';
 import { encodeRunnerFrame } from './spool/frame';
 import { echoTrace } from './sessions/echo-trace';
 
@@ -123,6 +123,7 @@ export class RunnerConnection {
   /** This process's identity towards the control plane (never in the environment, unlike the token). */
   private readonly instanceId = randomUUID();
   private stopLoopDelayLog: () => void = () => undefined;
+  private stopFrameLog: () => void = () => undefined;
 
   constructor(private readonly deps: ConnectionDeps) {
     this.socket = io(`${deps.server}${RUNNER_NAMESPACE}`, {
@@ -155,6 +156,7 @@ export class RunnerConnection {
   start(): void {
     this.loopDelay.enable();
     this.stopLoopDelayLog = startLoopDelayLog();
+    this.stopFrameLog = startFrameLog(this.socket, () => this.bufferedBytes());
     this.deps.log.info(`connecting to ${this.deps.server}${RUNNER_SOCKET_PATH} (namespace ${RUNNER_NAMESPACE})`);
     this.socket.connect();
   }
@@ -163,6 +165,7 @@ export class RunnerConnection {
     this.closed = true;
     this.loopDelay.disable();
     this.stopLoopDelayLog();
+    this.stopFrameLog();
     this.lost();
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = null;

@@ -28,7 +28,7 @@ function manualClock() {
   };
 }
 
-function setup() {
+function setup(maxHeldBytes = 1_000) {
   const clock = manualClock();
   const xterm: string[] = [];
   const parsed: string[] = [];
@@ -40,6 +40,7 @@ function setup() {
     50,
     10,
     clock,
+    maxHeldBytes,
   );
   const push = (data: string) => pacer.push({ data, parsed: () => parsed.push(data) });
   return { clock, xterm, parsed, pacer, push };
@@ -80,6 +81,22 @@ describe('terminal writes paced during a flood', () => {
     expect(xterm).toEqual(['12345', '67890']);
     clock.advance(40);
     expect(xterm).toEqual(['12345', '67890', 'a']);
+  });
+
+  it('holds no more than its cap of a flood: past it the writes go at once (held output is not acked, and the PTY waits for acks)', () => {
+    const { xterm, parsed, push, clock } = setup(25);
+    push('flood-0001'); // a flood from here
+    push('flood-0002');
+    push('flood-0003');
+    expect(xterm).toEqual(['flood-0001']);
+    push('flood-0004'); // 30 bytes wait: over the cap of 25
+    expect(xterm).toEqual(['flood-0001', 'flood-0002', 'flood-0003', 'flood-0004']);
+    expect(parsed).toEqual(xterm);
+    // Still a flood: what follows waits for the interval again (or the cap).
+    push('x');
+    expect(xterm).toHaveLength(4);
+    clock.advance(50);
+    expect(xterm).toEqual(['flood-0001', 'flood-0002', 'flood-0003', 'flood-0004', 'x']);
   });
 
   it('goes back to writing at once when the flood is over', () => {

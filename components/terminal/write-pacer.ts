@@ -1,3 +1,5 @@
+import { FLOW_CONTROL } from '../../protocol';
+
 /**
  * During a flood, writes reach xterm in batches FLOOD_WRITE_INTERVAL_MS apart. xterm draws once
  * per animation frame whose rows changed, and a frame costs about the same whatever it shows, so
@@ -16,6 +18,17 @@ export const FLOOD_WRITE_INTERVAL_MS = 50;
  * interval. Less (echo, a prompt, a spinner, a TUI repainting) never waits: it paints at once.
  */
 export const FLOOD_WRITE_BYTES = 16 * 1024;
+
+/**
+ * A flood's writes wait for the interval only while less than this is waiting; past it they go at
+ * once. What waits here is not parsed, so not acked, yet counts against the runner's flow-control
+ * window: a fast flood held for 50 ms filled half the window (bench:live BENCH_PIPE, 16 MB: the
+ * pacer held 250–600 KB of the 1 MB while xterm had nothing to parse 78% of the run and the PTY
+ * sat paused 34%). A quarter of the window keeps three quarters of it moving; the pacing still
+ * holds every flood slower than a quarter of the window per interval (5 MB/s), where frames per MB
+ * are what it saves (a frame costs about the same whatever it shows; faster floods draw fewer per MB).
+ */
+export const FLOOD_WRITE_MAX_HELD_BYTES = FLOW_CONTROL.HIGH_WATERMARK_CHARS / 4;
 
 export interface PacedWrite {
   data: string | Uint8Array;
@@ -37,7 +50,12 @@ const realClock: Clock = {
   clearTimeout: (h) => clearTimeout(h as ReturnType<typeof setTimeout>),
 };
 
-/** Hands writes to xterm in order; sparse ones at once, a flood's in batches FLOOD_WRITE_INTERVAL_MS apart. */
+const sizeOf = (data: string | Uint8Array) => (typeof data === 'string' ? data.length : data.byteLength);
+
+/**
+ * Hands writes to xterm in order; sparse ones at once, a flood's in batches FLOOD_WRITE_INTERVAL_MS
+ * apart, or sooner once FLOOD_WRITE_MAX_HELD_BYTES wait.
+ */
 export class WritePacer {
   private readonly queue: PacedWrite[] = [];
   private timer: unknown = null;
@@ -46,16 +64,21 @@ export class WritePacer {
   /** The bytes written since `windowAt`, one interval at most: reaching FLOOD_WRITE_BYTES starts pacing. */
   private windowAt = -Infinity;
   private windowBytes = 0;
+  /** Bytes in `queue`. */
+  private heldBytes = 0;
 
   constructor(
     private readonly write: (data: string | Uint8Array, parsed?: () => void) => void,
     private readonly intervalMs: number = FLOOD_WRITE_INTERVAL_MS,
     private readonly floodBytes: number = FLOOD_WRITE_BYTES,
     private readonly clock: Clock = realClock,
+    private readonly maxHeldBytes: number = FLOOD_WRITE_MAX_HELD_BYTES,
   ) {}
 
   push(w: PacedWrite): void {
     this.queue.push(w);
+    this.heldBytes += sizeOf(w.data);
+    if (this.heldBytes >= this.maxHeldBytes) return this.flush();
     if (this.timer !== null) return;
     const wait = this.pacedUntil - this.clock.now();
     if (wait <= 0) return this.flush();
@@ -69,6 +92,7 @@ export class WritePacer {
   drop(): void {
     this.cancel();
     this.queue.length = 0;
+    this.heldBytes = 0;
   }
 
   dispose(): void {
@@ -77,9 +101,9 @@ export class WritePacer {
 
   private flush(): void {
     this.cancel();
-    let bytes = 0;
+    const bytes = this.heldBytes;
+    this.heldBytes = 0;
     for (const w of this.queue.splice(0)) {
-      bytes += typeof w.data === 'string' ? w.data.length : w.data.byteLength;
       w.written?.();
       this.write(w.data, w.parsed);
     }

@@ -14,19 +14,23 @@ export const DEFAULT_WATERMARKS: Watermarks = { high: FLOW_CONTROL.HIGH_WATERMAR
  * Bench hook (bench/terminal-live.ts reports how long the PTY sat paused during a flood): with
  * AGENT_RUNNER_BENCH_FLOW_DIR set, every pause and resume is appended to `<dir>/flow-<pid>.jsonl`
  * as `{ t, paused, backlog }` (t = Date.now()). A few lines per MB at most. Off (and free) otherwise.
+ * With AGENT_RUNNER_BENCH_FLOW_DETAIL=1 too (bench:live BENCH_PIPE), every chunk spooled and every
+ * ack as well, as `{ t, chunk: chars, backlog }` and `{ t, acked: chars, backlog }` (bench/live-pipe.ts
+ * draws the window over time from them): ~10 lines per MB.
  */
-function flowLogger(dir = process.env.AGENT_RUNNER_BENCH_FLOW_DIR): ((paused: boolean, backlog: number) => void) | null {
+function flowLogger(dir = process.env.AGENT_RUNNER_BENCH_FLOW_DIR): ((row: Record<string, number | boolean>) => void) | null {
   if (!dir) return null;
   const file = join(dir, `flow-${process.pid}.jsonl`);
-  return (paused, backlog) => {
+  return (row) => {
     try {
-      appendFileSync(file, JSON.stringify({ t: Date.now(), paused, backlog }) + '\n');
+      appendFileSync(file, JSON.stringify({ t: Date.now(), ...row }) + '\n');
     } catch {
       // A bench's folder that went away must not disturb the runner.
     }
   };
 }
 const logFlow = flowLogger();
+const logFlowDetail = process.env.AGENT_RUNNER_BENCH_FLOW_DETAIL === '1' ? logFlow : null;
 
 /**
  * Character-based flow control (ARCHITECTURE.md §5): viewers ack terminal chunks by seq after
@@ -68,10 +72,11 @@ export class FlowControl {
   chunkSent(seq: number, chars: number): void {
     this.sentChars += chars;
     this.ends.push({ seq, end: this.sentChars });
+    logFlowDetail?.({ chunk: chars, backlog: this.backlog });
     if (!this.paused && this.backlog > this.watermarks().high) {
       this.paused = true;
       this.pauseCount++;
-      logFlow?.(true, this.backlog);
+      logFlow?.({ paused: true, backlog: this.backlog });
       this.pause();
     }
   }
@@ -83,6 +88,7 @@ export class FlowControl {
     if (i === 0) return;
     this.ackedChars = Math.max(this.ackedChars, this.ends[i - 1].end);
     this.ends.splice(0, i);
+    logFlowDetail?.({ acked: this.ackedChars, backlog: this.backlog });
     if (this.paused && this.backlog < this.watermarks().low) this.forceResume();
   }
 
@@ -103,7 +109,7 @@ export class FlowControl {
     if (!this.paused) return;
     this.paused = false;
     this.resumeCount++;
-    logFlow?.(false, this.backlog);
+    logFlow?.({ paused: false, backlog: this.backlog });
     this.resume();
   }
 }
