@@ -15,6 +15,7 @@
  * control plane's allocations over the measured rounds (bench/live-heap.mjs). Asserts nothing.
  * Usage: node --import tsx bench/control-plane-flood.ts
  */
+import { spawn } from 'node:child_process';
 import { appendFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -33,6 +34,15 @@ const WARMUP_MB = 4;
 const TRACE_GC = process.env.BENCH_TRACE_GC === '1';
 /** BENCH_GC_LOG=FILE: the control plane's output of each measured round (with BENCH_TRACE_GC, every collection's line) is appended to FILE. */
 const GC_LOG = process.env.BENCH_GC_LOG;
+/**
+ * BENCH_PERF=FILE: `perf record -F 999 -g` samples the control plane over the measured rounds into
+ * FILE (read it with `perf report -i FILE --no-children --sort comm,sym`). Add
+ * BENCH_SERVER_NODE_OPTIONS=--perf-basic-prof so JS frames have names (V8 then leaves isolate-*-v8.log
+ * files in the worktree: delete them). The map is append-only: a JS name on a sample taken after V8
+ * moved or dropped code can be wrong (the 27 Nov profile named `lineLengths` and `querystring` in
+ * the writer thread, whose stacks were zod and segmentText): trust the native frames and the callers.
+ */
+const PERF = process.env.BENCH_PERF;
 /** Each numbered line is this long with its newline (`seq -f '%0Ng'`), as in bench:live; the PTY makes it `\r\n`. */
 const LINE = 100;
 
@@ -108,8 +118,10 @@ async function main() {
 
     await flood(WARMUP_MB, false);
     if (HEAP_DIR) process.kill(cp, 'SIGUSR2');
+    const perf = PERF ? spawn('perf', ['record', '-F', '999', '-g', '-p', String(cp), '-o', PERF], { stdio: 'inherit' }) : null;
     for (let r = 0; r < ROUNDS; r++) await flood(MB, true);
     if (HEAP_DIR) process.kill(cp, 'SIGUSR2');
+    if (perf) await new Promise((resolve) => perf.once('exit', resolve).kill('SIGINT'));
   } finally {
     await stack.stop();
   }
