@@ -19,7 +19,6 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { backupsRemoved } from '../runner/dta/atomic-apply';
 import { runDta, setVerifierMemoDir } from '../runner/dta/engine';
 import { DtaPolicySchema } from '../runner/dta/policy';
 import { readMarks, STAGES_ENV, type StageMark } from '../runner/dta/stages';
@@ -114,9 +113,8 @@ async function dtaSide(dir: string, n: number) {
   // As the gate does (runner/dta/run-service.ts): the apply is bound to the patch that was approved.
   const applied = await runDta(inv('apply', dry.patch_sha256 ?? undefined), { policy });
   const applyMs = performance.now() - t;
-  // The verifier writes its memo, and the apply removes its backups, after the run answered: their
-  // CPU counts once they are done.
-  await Promise.all([verifiersExited(), backupsRemoved()]);
+  // The verifier writes its memo after the run answered: its CPU counts once it is done.
+  await verifiersExited();
   return { dryMs, applyMs, cpu: cpuSince(c), dry, applied };
 }
 
