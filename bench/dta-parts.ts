@@ -56,7 +56,7 @@ async function main() {
 
       const journal = (dir: string) => path.join(gitIn(dir, 'rev-parse', '--absolute-git-dir').trim(), 'agent-village-dta');
       const withTemps = async () => {
-        return timed(() => applyAtomic(a, path.join(journal(a), 'journal'), `temps${round}`, changes));
+        return timed(async () => (await applyAtomic(a, path.join(journal(a), 'journal'), `temps${round}`, changes)).releaseOriginals());
       };
       const withStaged = async () => {
         const staging = await timed(async () => {
@@ -64,7 +64,7 @@ async function main() {
           await s?.done;
           return s;
         });
-        const r = await timed(() => applyAtomic(b, path.join(journal(b), 'journal'), `staged${round}`, changes, { staged: staging.value }));
+        const r = await timed(async () => (await applyAtomic(b, path.join(journal(b), 'journal'), `staged${round}`, changes, { staged: staging.value })).releaseOriginals());
         return { staging, staged: r };
       };
       // Alternately first: the disk's state after one apply must not favour the other.

@@ -19,6 +19,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { originalsReleased } from '../runner/dta/atomic-apply-held';
 import { runDta, setVerifierMemoDir } from '../runner/dta/engine';
 import { DtaPolicySchema } from '../runner/dta/policy';
 import { readMarks, STAGES_ENV, type StageMark } from '../runner/dta/stages';
@@ -113,8 +114,9 @@ async function dtaSide(dir: string, n: number) {
   // As the gate does (runner/dta/run-service.ts): the apply is bound to the patch that was approved.
   const applied = await runDta(inv('apply', dry.patch_sha256 ?? undefined), { policy });
   const applyMs = performance.now() - t;
-  // The verifier writes its memo after the run answered: its CPU counts once it is done.
-  await verifiersExited();
+  // The verifier writes its memo, and the apply frees its old files, after the run answered: their
+  // CPU counts once they are done.
+  await Promise.all([verifiersExited(), originalsReleased()]);
   return { dryMs, applyMs, cpu: cpuSince(c), dry, applied };
 }
 

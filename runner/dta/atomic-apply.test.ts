@@ -73,6 +73,31 @@ function folders(journal: string): string[][] {
   return fs.existsSync(journal) ? fs.readdirSync(journal).map((f) => fs.readdirSync(path.join(journal, f)).sort()) : [];
 }
 
+/** This process's descriptors open on files of `dir` that are gone from it (renamed over). */
+function heldGone(dir: string): string[] {
+  return fs
+    .readdirSync('/proc/self/fd')
+    .flatMap((fd) => {
+      try {
+        return [fs.readlinkSync(`/proc/self/fd/${fd}`)];
+      } catch {
+        return [];
+      }
+    })
+    .filter((l) => l.startsWith(`${dir}/`) && l.endsWith(' (deleted)'));
+}
+
+describe('applyAtomic: the old files are freed after the caller is done', () => {
+  it('holds each renamed-over original open until releaseOriginals(), so the renames do not free their blocks', async () => {
+    const dir = makeRepo(FILES);
+    repos.push(dir);
+    const applied = await applyAtomic(dir, path.join(dir, '.git', 'journal-test'), 'run_held', CHANGES);
+    expect(heldGone(dir).sort()).toEqual([`${dir}/a.txt (deleted)`, `${dir}/b.txt (deleted)`]);
+    await applied.releaseOriginals();
+    expect(heldGone(dir)).toEqual([]);
+  });
+});
+
 describe('applyAtomic: the originals come back from git, or from a copy where git holds other bytes', () => {
   it("a failure half-way restores each renamed file from git's blob, its mode kept, and kept no backup file meanwhile", async () => {
     const dir = makeRepo({ 'a.sh': '#!/bin/sh\necho a\n', 'b.txt': 'b\n', 'c.txt': 'c\n' });
@@ -95,6 +120,8 @@ describe('applyAtomic: the originals come back from git, or from a copy where gi
     expect(snapshot(dir)).toEqual(before);
     expect(fs.statSync(path.join(dir, 'a.sh')).mode & 0o7777).toBe(0o755);
     expect(folders(journal)).toEqual([]);
+    // The old files it held are let go with the rollback.
+    await expect.poll(() => heldGone(dir)).toEqual([]);
     expect(gitIn(dir, 'status', '--porcelain')).toBe('');
   });
 

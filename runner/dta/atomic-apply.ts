@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { holdOriginals, type HeldOriginals } from './atomic-apply-held';
 import { catBlobBytesSync, gitBlobId, SYMLINK_MODE, treeAt } from './git-state';
 import { mark } from './stages';
 import { stagedFile, type StagedContents } from './staged-contents';
@@ -181,16 +182,27 @@ export interface ApplyOptions {
 }
 
 /**
+ * A finished apply: every file is in place, its old files held open (atomic-apply-held.ts) until
+ * the caller calls releaseOriginals() — once its verifier has read the tree — so that freeing their
+ * blocks runs neither in the renames nor beside the verifier's reads. A caller that never calls it
+ * frees them when the process ends.
+ */
+export interface AppliedFiles {
+  releaseOriginals(): Promise<void>;
+}
+
+/**
  * Resolves once every file is in place (or rejects, rolled back: the tree as before).
  * `journalDir` is outside the tree (the worktree's git dir): it survives a crash, never gets committed.
  */
-export async function applyAtomic(root: string, journalDir: string, runId: string, changes: ReadonlyMap<string, string>, opts: ApplyOptions = {}): Promise<void> {
+export async function applyAtomic(root: string, journalDir: string, runId: string, changes: ReadonlyMap<string, string>, opts: ApplyOptions = {}): Promise<AppliedFiles> {
   const name = `${runId}${OWNER_MARK}${SELF_OWNER}`;
   const dir = path.join(journalDir, name);
   ownFolders.add(name);
   try {
     fs.mkdirSync(dir, { recursive: true });
-    await applyIn(root, dir, runId, changes, opts);
+    const held = await applyIn(root, dir, runId, changes, opts);
+    return { releaseOriginals: () => held.release() };
   } finally {
     ownFolders.delete(name);
   }
@@ -243,7 +255,7 @@ function keepCopies(root: string, dir: string, copies: JournalEntry[]): void {
 }
 
 /** applyAtomic() inside its folder `dir` (removed when the apply is complete or rolled back). */
-async function applyIn(root: string, dir: string, runId: string, changes: ReadonlyMap<string, string>, opts: ApplyOptions): Promise<void> {
+async function applyIn(root: string, dir: string, runId: string, changes: ReadonlyMap<string, string>, opts: ApplyOptions): Promise<HeldOriginals> {
   // HEAD's blob ids and modes (one git process, on the other core while the entries are made):
   // which originals git holds as they are in the tree.
   const tree = treeAt(root, opts.head ?? 'HEAD');
@@ -251,11 +263,15 @@ async function applyIn(root: string, dir: string, runId: string, changes: Readon
   tree.catch(() => undefined);
   opts.ready?.catch(() => undefined);
   let prepared: ReturnType<typeof entriesOf> & { copies: JournalEntry[] };
+  let held: HeldOriginals | null = null;
   try {
     const made = entriesOf(root, runId, changes, opts.originals, opts.staged);
+    // Opened while git lists HEAD's tree and the caller checks the status.
+    held = holdOriginals(made.entries.map((e) => path.join(root, e.rel)));
     prepared = { ...made, copies: planCopies(dir, made.entries, await tree) };
   } catch (err) {
     // Nothing written yet but the folder.
+    void held?.release();
     fs.rmSync(dir, { recursive: true, force: true });
     throw err;
   }
@@ -295,13 +311,15 @@ async function applyIn(root: string, dir: string, runId: string, changes: Readon
       fault(renamed);
     }
   } catch (err) {
+    void held.release();
     rollback(journal, renamed);
     fs.rmSync(dir, { recursive: true, force: true });
     throw err;
   }
   // Done: without its journal the apply is complete to recover(). Nothing else to remove but the
-  // few copies: every original git holds stays in git, and each rename freed its old file.
+  // few copies: every original git holds stays in git, and its old file goes with `held`.
   fs.rmSync(dir, { recursive: true, force: true });
+  return held;
 }
 
 /** A regular file's bytes (a symlink is not followed); null when there is none. */
