@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { mark } from './stages';
 
 /**
  * The originals an apply renames over, held open until its caller is done with the tree
@@ -75,7 +76,7 @@ function closeAll(fds: number[]): Promise<void> {
       heldNow--;
     }
   };
-  const all = Promise.all(Array.from({ length: CLOSES_AT_ONCE }, worker)).then(() => undefined);
+  const all = Promise.all(Array.from({ length: CLOSES_AT_ONCE }, worker)).then(() => mark(`apply: ${fds.length} old files closed`));
   releasing.add(all);
   void all.then(() => releasing.delete(all));
   return all;
