@@ -56,9 +56,7 @@ async function main() {
 
       const journal = (dir: string) => path.join(gitIn(dir, 'rev-parse', '--absolute-git-dir').trim(), 'agent-village-dta');
       const withTemps = async () => {
-        const r = await timed(async () => applyAtomic(a, path.join(journal(a), 'journal'), `temps${round}`, changes).then((a) => a.removeBackups()));
-        await r.value;
-        return r;
+        return timed(async () => (await applyAtomic(a, path.join(journal(a), 'journal'), `temps${round}`, changes)).releaseOriginals());
       };
       const withStaged = async () => {
         const staging = await timed(async () => {
@@ -66,8 +64,7 @@ async function main() {
           await s?.done;
           return s;
         });
-        const r = await timed(async () => applyAtomic(b, path.join(journal(b), 'journal'), `staged${round}`, changes, undefined, staging.value).then((a) => a.removeBackups()));
-        await r.value;
+        const r = await timed(async () => (await applyAtomic(b, path.join(journal(b), 'journal'), `staged${round}`, changes, { staged: staging.value })).releaseOriginals());
         return { staging, staged: r };
       };
       // Alternately first: the disk's state after one apply must not favour the other.

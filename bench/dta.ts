@@ -10,7 +10,9 @@
  * alternates by round (each side's own renames and removals fall on the other alike). Prints
  * each side's wall time and CPU, user and system (the system part shows the disk's slow mode), then
  * the target's line against the fastest sed of the rounds (what an outside checker sees on a good
- * day) and the median of the rounds' own ratios. Asserts nothing.
+ * day) and the median of the rounds' own ratios. Each round is labelled by the disk's mode (sed's
+ * system CPU per file, SLOW_MODE_SED_SYS_MS_PER_FILE) and each mode's rounds are summed up apart.
+ * Asserts nothing.
  * Usage: npm run bench:dta   (BENCH_FILES, default 5000; BENCH_ROUNDS, default 3; BENCH_SYNC=1 flushes
  * each tree to disk before its part, as a repository's old files are; BENCH_STAGES=1 also prints
  * each round's timeline of stages, runner and verifier process on one clock)
@@ -19,7 +21,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { backupsRemoved } from '../runner/dta/atomic-apply';
+import { originalsReleased } from '../runner/dta/atomic-apply-held';
 import { runDta, setVerifierMemoDir } from '../runner/dta/engine';
 import { DtaPolicySchema } from '../runner/dta/policy';
 import { readMarks, STAGES_ENV, type StageMark } from '../runner/dta/stages';
@@ -85,6 +87,13 @@ interface Round {
 }
 
 const total = (c: Cpu) => c.user + c.sys;
+/**
+ * sed's system CPU per file of the site above which a round counts as the disk's slow mode
+ * (disk-state.ts: files made within a minute of many inode frees): quiet rounds here took
+ * 0.06–0.08 ms per file (0.28–0.41 s for 5,000), slow ones 0.1–0.46 ms (0.51–2.3 s).
+ */
+const SLOW_MODE_SED_SYS_MS_PER_FILE = 0.1;
+const slowMode = (r: Round) => (r.sedCpu.sys * 1000) / FILES >= SLOW_MODE_SED_SYS_MS_PER_FILE;
 const load = () => os.loadavg()[0]!.toFixed(2);
 
 /** A side's tree, made just before its timed part (and flushed with BENCH_SYNC=1); removed when the bench ends. */
@@ -114,9 +123,9 @@ async function dtaSide(dir: string, n: number) {
   // As the gate does (runner/dta/run-service.ts): the apply is bound to the patch that was approved.
   const applied = await runDta(inv('apply', dry.patch_sha256 ?? undefined), { policy });
   const applyMs = performance.now() - t;
-  // The verifier writes its memo, and the apply removes its backups, after the run answered: their
+  // The verifier writes its memo, and the apply frees its old files, after the run answered: their
   // CPU counts once they are done.
-  await Promise.all([verifiersExited(), backupsRemoved()]);
+  await Promise.all([verifiersExited(), originalsReleased()]);
   return { dryMs, applyMs, cpu: cpuSince(c), dry, applied };
 }
 
@@ -176,7 +185,7 @@ async function main() {
     });
     rounds.push(r);
     // Each round on its own line: on a shared machine one round can be an outlier either way.
-    console.log(`round ${i + 1} (${r.sedFirst ? 'sed' : 'av-dta'} first): sed ${r.sedMs.toFixed(0)} ms, CPU ${cpuText(r.sedCpu)} | av-dta dry-run ${r.dryMs.toFixed(0)} ms + apply/verify ${r.applyMs.toFixed(0)} ms, CPU ${cpuText(r.dtaCpu)} | ${((r.dryMs + r.applyMs) / r.sedMs).toFixed(1)}× wall; verified ${r.verified ? 'yes' : 'NO'}, same as sed ${r.same ? 'yes' : 'NO'}; load ${load()}`);
+    console.log(`round ${i + 1} (${r.sedFirst ? 'sed' : 'av-dta'} first): sed ${r.sedMs.toFixed(0)} ms, CPU ${cpuText(r.sedCpu)} | av-dta dry-run ${r.dryMs.toFixed(0)} ms + apply/verify ${r.applyMs.toFixed(0)} ms, CPU ${cpuText(r.dtaCpu)} | ${((r.dryMs + r.applyMs) / r.sedMs).toFixed(1)}× wall; disk ${slowMode(r) ? 'SLOW' : 'normal'} mode; verified ${r.verified ? 'yes' : 'NO'}, same as sed ${r.same ? 'yes' : 'NO'}; load ${load()}`);
   }
   const m = (f: (r: Round) => number) => median(rounds.map(f));
   const last = rounds[rounds.length - 1]!;
@@ -188,6 +197,13 @@ async function main() {
   console.log(`av-dta dry-run:               ${m((r) => r.dryMs).toFixed(0)} ms (verifier: ${rounds.every((r) => r.verified) ? 'passed' : 'FAILED'})`);
   console.log(`av-dta apply + verify:        ${m((r) => r.applyMs).toFixed(0)} ms (${last.updates} link updates in ${last.files} files), DTA CPU ${dtaCpu.toFixed(2)} s`);
   console.log(`same result as sed: ${rounds.every((r) => r.same) ? 'yes' : 'NO'}`);
+  // Which rounds met the disk's slow mode (sed's system CPU says it): each mode's rounds apart, as
+  // a slow sed beside a normal av-dta (or the reverse) says more about the disk than about either.
+  for (const [mode, rs] of [['normal', rounds.filter((r) => !slowMode(r))], ['slow', rounds.filter(slowMode)]] as const) {
+    if (rs.length === 0) continue;
+    const mm = (f: (r: Round) => number) => median(rs.map(f));
+    console.log(`disk ${mode} mode, ${rs.length} round(s) (${rs.map((r) => rounds.indexOf(r) + 1).join(', ')}): sed ${mm((r) => r.sedMs).toFixed(0)} ms (sys ${mm((r) => r.sedCpu.sys).toFixed(2)} s), av-dta ${mm((r) => r.dryMs).toFixed(0)} + ${mm((r) => r.applyMs).toFixed(0)} ms (sys ${mm((r) => r.dtaCpu.sys).toFixed(2)} s), ${mm((r) => (r.dryMs + r.applyMs) / r.sedMs).toFixed(1)}× wall`);
+  }
   console.log(`each round against its own sed (median of ratios): wall ${m((r) => (r.dryMs + r.applyMs) / r.sedMs).toFixed(1)}×, CPU ${m((r) => total(r.dtaCpu) / Math.max(total(r.sedCpu), 0.01)).toFixed(1)}×`);
   // The target's figures: the DTA's median against the fastest sed of the rounds — a slow sed
   // (a busy disk or neighbours) must not make the DTA look close; the load says how far to trust them.

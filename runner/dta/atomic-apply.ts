@@ -1,19 +1,32 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { gitBlobId } from './git-state';
+import { holdOriginals, type HeldOriginals } from './atomic-apply-held';
+import { catBlobBytesSync, gitBlobId, SYMLINK_MODE, treeAt } from './git-state';
 import { mark } from './stages';
 import { stagedFile, type StagedContents } from './staged-contents';
 
 /**
- * All files or none. Every new content is written to a temp file beside its target and the
- * original is copied aside, then a journal is written (fsynced), then the temps are renamed over
- * the targets. A failure half-way rolls every renamed file back from its copy; a crash half-way
- * (kill -9) leaves the journal, and recover() — run before anything else touches the tree —
- * puts every original back. Either way the tree ends byte-identical to before.
+ * All files or none. Every new content is written to a temp file beside its target (or was staged
+ * by the dry-run), a journal is written (fsynced, with its folder), then the temps are renamed over
+ * the targets. A failure half-way rolls every renamed file back; a crash half-way (kill -9) leaves
+ * the journal, and recover() — run before anything else touches the tree — puts every original
+ * back. Either way the tree ends byte-identical to before.
+ *
+ * The backup is git's object store: a run starts on a clean tree, so the original of a tracked
+ * file whose bytes are HEAD's blob (the journal records each original's blob id and mode) is in
+ * git already, and a restore reads it back through one `git cat-file --batch`. No hard link per
+ * file and no removal of 5,000 backups afterwards (the old design: 10,000 more metadata operations
+ * per 5,000-file apply). Only a file git does not hold as it is in the tree gets a copy kept in the
+ * apply's folder: one whose bytes are not HEAD's blob (a clean or smudge filter, autocrlf or
+ * another `.gitattributes` conversion: `git status` calls it clean, but its blob is other bytes)
+ * or one HEAD does not have (untracked or ignored). A symlink is refused: renaming a file over it
+ * would turn the link into a file.
  */
 
 export const JOURNAL_FILE = 'journal.json';
+/** Where the copies of originals git does not hold go, inside the apply's folder. */
+const COPIES_DIR = 'copy';
 /**
  * Failure injection for the crash tests (a documented test hook, off unless set):
  * `throw-after:N` fails after N renames, `kill-after:N` SIGKILLs the process after N renames,
@@ -23,15 +36,33 @@ export const FAULT_ENV = 'AV_DTA_FAULT';
 
 interface JournalEntry {
   rel: string;
-  backup: string;
   tmp: string;
-  /**
-   * The original's git blob id. A backup is a hard link to the original's inode, so anything that
-   * wrote into that inode in place before the rename (not through a rename) changed the backup
-   * too: a restore first checks the backup against this id, and takes the blob from git's objects
-   * (the run began on a clean tree, so the original is there) when it does not match.
-   */
+  /** The original's git blob id: a restore reads these bytes from git's objects, or from `copy` (checked against it). */
+  blob: string;
+  /** The original's permission bits, given back with its bytes. */
+  mode: number;
+  /** A copy of the original in the apply's folder, for one git's objects do not hold as it is in the tree. */
+  copy?: string;
+}
+
+/** An entry of a journal written before git held the backups: a hard link (or copy) of every original, no mode. */
+interface OldJournalEntry {
+  rel: string;
+  tmp: string;
+  backup: string;
   blob?: string;
+}
+
+/** An old journal's entry as a new one: its backup is the copy (checked against the blob id, as then) and gives the mode. */
+function fromOldEntry(e: JournalEntry | OldJournalEntry): JournalEntry {
+  if (!('backup' in e) || 'mode' in e) return e as JournalEntry;
+  let mode = 0o644;
+  try {
+    mode = fs.statSync(e.backup).mode & 0o7777;
+  } catch {
+    // no backup left: git's blob, with the usual mode
+  }
+  return { rel: e.rel, tmp: e.tmp, blob: e.blob ?? '', mode, copy: e.backup };
 }
 /** What the caller knows of a target's original (kept-proposals.ts): its git blob id and mode, so the apply does not read and stat it again. */
 export interface Original {
@@ -55,9 +86,19 @@ function writeDurable(file: string, data: string | Buffer, mode?: number): void 
   }
 }
 
+/** A folder's entries made durable (the journal's name must be on disk before the first rename it guards). */
+function fsyncDir(dir: string): void {
+  const fd = fs.openSync(dir, 'r');
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
 /**
- * Copies and temps are flushed with one syncfs (`sync -f`) instead of an fsync per file: on a
- * 5,000-file apply that is one flush instead of 10,000. Where `sync -f` is missing, per file.
+ * Temps are flushed with one syncfs (`sync -f`) instead of an fsync per file: on a 5,000-file apply
+ * that is one flush instead of 5,000. Where `sync -f` is missing, per file.
  */
 function flushAll(dir: string, files: string[]): void {
   try {
@@ -71,26 +112,6 @@ function flushAll(dir: string, files: string[]): void {
         fs.closeSync(fd);
       }
     }
-  }
-}
-
-/**
- * The original kept aside: a hard link to its inode (one metadata operation; renaming the new
- * content over the target leaves the old inode, and so the link, untouched), or a copy where a
- * link is impossible (another filesystem). A copy is written as `.tmp` and renamed once flushed,
- * so a backup exists under its name only complete; a link is complete the moment it exists.
- * On this machine's loaded filesystem the copies were a third of a 5,000-file apply. The link is
- * also what keeps the renames cheap: without it each rename frees the old inode's blocks itself
- * (11 s for 5,000 renames at load 11 on this ext4 with `discard`, against 2–5 s with the links),
- * and restoring from git's objects instead was tried and reverted for that.
- */
-function keepOriginal(target: string, backup: string): 'linked' | 'copied' {
-  try {
-    fs.linkSync(target, backup);
-    return 'linked';
-  } catch {
-    fs.writeFileSync(`${backup}.tmp`, fs.readFileSync(target));
-    return 'copied';
   }
 }
 
@@ -145,171 +166,246 @@ function ownerAlive(folder: string): boolean {
   return now === null || start === '0' || now === start;
 }
 
+export interface ApplyOptions {
+  /** The commit the run began on (its clean tree): the originals git holds are this commit's blobs. HEAD when not given. */
+  head?: string;
+  /** The targets' blob ids and modes (checked by the caller), for the journal; else each target is read and stat'ed here. */
+  originals?: ReadonlyMap<string, Original>;
+  /** The new contents its dry-run wrote ahead, renamed into place where still as written. */
+  staged?: StagedContents | null;
+  /**
+   * What the caller checks beside the apply's own preparation (the tree unchanged since the run
+   * began: `git status` in a process of its own, on the other core); nothing in the tree is written
+   * or renamed before it resolves, and if it rejects the apply is undone with its reason.
+   */
+  ready?: Promise<unknown>;
+}
+
 /**
- * A finished apply: every file is in place, its originals still linked aside until
- * removeBackups(), which the caller calls once its verifier has read the tree — freeing 5,000 old
- * files' blocks beside the verifier's `git status` and reads slowed them (0.3–0.4 s of wall time
- * for 0.08 s of CPU at load 3). Its promise settles when the backups are gone (backupsRemoved()
- * waits for every removal started). A caller that never calls it leaves a folder without a
- * journal, which recover() deletes once this process is gone.
+ * A finished apply: every file is in place, its old files held open (atomic-apply-held.ts) until
+ * the caller calls releaseOriginals() — once its verifier has read the tree — so that freeing their
+ * blocks runs neither in the renames nor beside the verifier's reads. A caller that never calls it
+ * frees them when the process ends.
  */
 export interface AppliedFiles {
-  removeBackups(): Promise<void>;
+  releaseOriginals(): Promise<void>;
 }
 
 /**
  * Resolves once every file is in place (or rejects, rolled back: the tree as before).
- * `ready`: what the caller checks beside the apply's own preparation (the tree unchanged since the
- * run began: `git status` in a process of its own, on the other core); nothing in the tree is
- * written or renamed before it resolves, and if it rejects the apply is undone with its reason.
- * `originals`, when given, are the targets' blob ids and modes (checked by the caller), for the journal; else each target is read and stat'ed here.
- * `staged`: the new contents its dry-run wrote ahead, renamed into place where still as written.
  * `journalDir` is outside the tree (the worktree's git dir): it survives a crash, never gets committed.
  */
-export async function applyAtomic(root: string, journalDir: string, runId: string, changes: ReadonlyMap<string, string>, originals?: ReadonlyMap<string, Original>, staged?: StagedContents | null, ready?: Promise<unknown>): Promise<AppliedFiles> {
+export async function applyAtomic(root: string, journalDir: string, runId: string, changes: ReadonlyMap<string, string>, opts: ApplyOptions = {}): Promise<AppliedFiles> {
   const name = `${runId}${OWNER_MARK}${SELF_OWNER}`;
   const dir = path.join(journalDir, name);
   ownFolders.add(name);
   try {
-    fs.mkdirSync(path.join(dir, 'backup'), { recursive: true });
-    return await applyIn(root, dir, runId, changes, originals, staged, ready, () => ownFolders.delete(name));
-  } catch (err) {
+    fs.mkdirSync(dir, { recursive: true });
+    const held = await applyIn(root, dir, runId, changes, opts);
+    return { releaseOriginals: () => held.release() };
+  } finally {
     ownFolders.delete(name);
-    throw err;
   }
 }
 
-/** applyAtomic() inside its folder `dir`; `release` once the folder is gone (or left for recover()). */
-async function applyIn(root: string, dir: string, runId: string, changes: ReadonlyMap<string, string>, originals: ReadonlyMap<string, Original> | undefined, staged: StagedContents | null | undefined, ready: Promise<unknown> | undefined, release: () => void): Promise<AppliedFiles> {
-  // The originals' blob ids and modes: those the caller checked, else read and stat'ed here.
-  // A target's new content is its staged file when the dry-run wrote one that is still as written
-  // (staged-contents.ts), else a temp file beside it, written below.
-  const modes: number[] = [];
-  const written = new Set<string>();
-  const entries: JournalEntry[] = [...changes.keys()].map((rel, i) => {
+/** Each target's journal entry (its original's blob id and mode) and where its new content is. */
+function entriesOf(root: string, runId: string, changes: ReadonlyMap<string, string>, originals: ReadonlyMap<string, Original> | undefined, staged: StagedContents | null | undefined): { entries: JournalEntry[]; stagedAhead: Set<string> } {
+  const stagedAhead = new Set<string>();
+  const entries = [...changes.keys()].map((rel) => {
     const target = path.join(root, rel);
     const known = originals?.get(rel);
-    const mode = known?.mode ?? fs.statSync(target).mode & 0o7777;
-    modes.push(mode);
-    const ahead = staged ? stagedFile(staged, rel, mode) : null;
-    if (ahead) written.add(rel);
-    return { rel, backup: path.join(dir, 'backup', String(i)), tmp: ahead ?? `${target}.dta-${runId}.tmp`, blob: known?.blob ?? gitBlobId(fs.readFileSync(target)) };
+    let original = known;
+    if (!original) {
+      const st = fs.lstatSync(target);
+      if (st.isSymbolicLink()) throw new Error(`${rel} is a symlink: an apply would replace the link with a file`);
+      original = { blob: gitBlobId(fs.readFileSync(target)), mode: st.mode & 0o7777 };
+    }
+    const ahead = staged ? stagedFile(staged, rel, original.mode) : null;
+    if (ahead) stagedAhead.add(rel);
+    return { rel, tmp: ahead ?? `${target}.dta-${runId}.tmp`, blob: original.blob, mode: original.mode };
   });
+  return { entries, stagedAhead };
+}
+
+/**
+ * Marks each entry git cannot give back as it is in the tree (see the top of this file) with the
+ * path of the copy to keep; refuses a symlink (the caller's originals were read through it).
+ */
+function planCopies(dir: string, entries: JournalEntry[], tree: { blobs: ReadonlyMap<string, string>; modes: ReadonlyMap<string, string> }): JournalEntry[] {
+  const copies: JournalEntry[] = [];
+  entries.forEach((e, i) => {
+    if (tree.modes.get(e.rel) === SYMLINK_MODE) throw new Error(`${e.rel} is a symlink: an apply would replace the link with a file`);
+    if (tree.blobs.get(e.rel) === e.blob) return;
+    e.copy = path.join(dir, COPIES_DIR, String(i));
+    copies.push(e);
+  });
+  return copies;
+}
+
+/** The originals git does not hold, copied (and flushed) into the apply's folder: each checked against its blob id. */
+function keepCopies(root: string, dir: string, copies: JournalEntry[]): void {
+  if (copies.length === 0) return;
+  fs.mkdirSync(path.join(dir, COPIES_DIR));
+  for (const e of copies) {
+    const bytes = fs.readFileSync(path.join(root, e.rel));
+    if (gitBlobId(bytes) !== e.blob) throw new Error(`${e.rel} changed since the run read it`);
+    writeDurable(e.copy!, bytes, 0o600);
+  }
+  fsyncDir(path.join(dir, COPIES_DIR));
+}
+
+/** applyAtomic() inside its folder `dir` (removed when the apply is complete or rolled back). */
+async function applyIn(root: string, dir: string, runId: string, changes: ReadonlyMap<string, string>, opts: ApplyOptions): Promise<HeldOriginals> {
+  // HEAD's blob ids and modes (one git process, on the other core while the entries are made):
+  // which originals git holds as they are in the tree.
+  const tree = treeAt(root, opts.head ?? 'HEAD');
+  // Both awaited below; settled meanwhile even when the apply fails first.
+  tree.catch(() => undefined);
+  opts.ready?.catch(() => undefined);
+  let prepared: ReturnType<typeof entriesOf> & { copies: JournalEntry[] };
+  let held: HeldOriginals | null = null;
+  try {
+    const made = entriesOf(root, runId, changes, opts.originals, opts.staged);
+    // Opened while git lists HEAD's tree and the caller checks the status.
+    held = holdOriginals(made.entries.map((e) => path.join(root, e.rel)));
+    prepared = { ...made, copies: planCopies(dir, made.entries, await tree) };
+  } catch (err) {
+    // Nothing written yet but the folder.
+    void held?.release();
+    fs.rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+  const { entries, stagedAhead, copies } = prepared;
   const journal: Journal = { run_id: runId, root, entries };
-  // The journal comes first, so a crash at any later point knows every temp and copy to clean up.
+  // The journal comes first, on disk with its name, so a crash at any later point knows every temp
+  // to remove and every original to restore.
   writeDurable(path.join(dir, `${JOURNAL_FILE}.tmp`), JSON.stringify(journal));
   fs.renameSync(path.join(dir, `${JOURNAL_FILE}.tmp`), path.join(dir, JOURNAL_FILE));
-  mark('apply: journal written');
+  fsyncDir(dir);
+  mark(`apply: journal written (${copies.length} originals copied, the rest in git)`);
   let renamed = 0;
   // Read once per apply (it is the process's, and only this call's files are made under it).
   const umask = process.umask();
   try {
-    // The originals kept aside (in the journal's folder, outside the tree) while the caller's check runs.
-    const copied = entries.filter((e) => keepOriginal(path.join(root, e.rel), e.backup) === 'copied');
-    mark('apply: originals kept');
-    if (ready) await ready;
+    keepCopies(root, dir, copies);
+    if (opts.ready) await opts.ready;
     mark('apply: ready');
-    entries.forEach((e, i) => {
-      if (written.has(e.rel)) return;
-      const mode = modes[i]!;
-      fs.writeFileSync(e.tmp, changes.get(e.rel)!, { mode });
+    const written: string[] = [];
+    for (const e of entries) {
+      if (stagedAhead.has(e.rel)) continue;
+      fs.writeFileSync(e.tmp, changes.get(e.rel)!, { mode: e.mode });
       // The create mode passes through the umask: a chmod only where it took bits away.
-      if (mode & umask) fs.chmodSync(e.tmp, mode);
-    });
-    mark(`apply: temps written (${written.size} staged ahead)`);
-    // Staged files were flushed by their dry-run (a syncfs now finds them clean); the flush still
-    // covers them, the backups' links and the temps written here.
-    flushAll(root, [...copied.map((e) => `${e.backup}.tmp`), ...entries.map((e) => e.tmp)]);
-    // A copied backup exists under its name only complete (written, flushed, renamed): rollback
-    // never restores a torn copy.
-    for (const e of copied) fs.renameSync(`${e.backup}.tmp`, e.backup);
-    mark('apply: flushed');
+      if (e.mode & umask) fs.chmodSync(e.tmp, e.mode);
+      written.push(e.tmp);
+    }
+    mark(`apply: temps written (${stagedAhead.size} staged ahead)`);
+    // New contents on disk before they are renamed over the originals. Staged files were flushed by
+    // their dry-run in the background: when that flush is done and nothing was written here, no
+    // flush is left to do before the renames.
+    const stagedFlushed = stagedAhead.size === 0 || (await opts.staged!.flushed);
+    if (written.length > 0 || !stagedFlushed) flushAll(root, stagedFlushed ? written : entries.map((e) => e.tmp));
+    mark(`apply: flushed (${written.length > 0 || !stagedFlushed ? 'syncfs' : 'nothing to flush'})`);
     for (const e of entries) {
       fs.renameSync(e.tmp, path.join(root, e.rel));
       renamed++;
       fault(renamed);
     }
   } catch (err) {
+    void held.release();
     rollback(journal, renamed);
     fs.rmSync(dir, { recursive: true, force: true });
     throw err;
   }
-  // Done: without its journal the apply is complete to recover(), and nothing needs the backups.
-  // Removing them frees the old files' blocks, the slowest calls of an apply on a busy disk (10 s
-  // of 14 s for 5,000 files at load 14; on this machine's ext4 without a journal each freed block
-  // is discarded while the unlink waits), so it runs in the background, when the caller says (after
-  // its verifier); a crash meanwhile leaves a folder without a journal, which the next recover() deletes.
-  fs.rmSync(path.join(dir, JOURNAL_FILE));
-  const done = `${dir}.done`;
-  fs.renameSync(dir, done);
-  let removal: Promise<void> | null = null;
-  return {
-    removeBackups() {
-      // A removal that fails leaves a folder the next recover() deletes: never an error of the run.
-      removal ??= fs.promises
-        .rm(done, { recursive: true, force: true })
-        .catch(() => undefined)
-        .then(() => {
-          release();
-          mark('apply: backups removed');
-        });
-      removing.add(removal);
-      void removal.then(() => removing.delete(removal!));
-      return removal;
-    },
-  };
+  // Done: without its journal the apply is complete to recover(). Nothing else to remove but the
+  // few copies: every original git holds stays in git, and its old file goes with `held`.
+  fs.rmSync(dir, { recursive: true, force: true });
+  return held;
 }
 
-/** Backups still being removed after their applies answered (this process's). */
-const removing = new Set<Promise<void>>();
-
-/** Settles when every apply of this process so far has removed its backups (a bench counts their CPU; a test waits for a tidy git dir). */
-export async function backupsRemoved(): Promise<void> {
-  await Promise.all([...removing]);
-}
-
-/** The original's bytes: the backup if it still is the original, else the blob from git's objects. */
-function originalOf(j: Journal, e: JournalEntry): Buffer | null {
-  const backup = fs.readFileSync(e.backup);
-  if (!e.blob || gitBlobId(backup) === e.blob) return backup;
+/** A regular file's bytes (a symlink is not followed); null when there is none. */
+function regularFile(file: string): { bytes: Buffer; mode: number } | null {
+  let fd: number;
   try {
-    return execFileSync('git', ['cat-file', 'blob', e.blob], { cwd: j.root, maxBuffer: 1024 * 1024 * 1024 });
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
   } catch {
     return null;
   }
+  try {
+    const st = fs.fstatSync(fd);
+    return st.isFile() ? { bytes: fs.readFileSync(fd), mode: st.mode & 0o7777 } : null;
+  } catch {
+    return null;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/**
+ * The originals' bytes for `entries`: a copy where one was kept and still is the original, else
+ * git's blob (all through one `git cat-file --batch`); undefined where neither has it.
+ */
+function originalsOf(j: Journal, entries: JournalEntry[]): Array<Buffer | undefined> {
+  const out: Array<Buffer | undefined> = entries.map((e) => {
+    if (!e.copy) return undefined;
+    try {
+      const bytes = fs.readFileSync(e.copy);
+      return gitBlobId(bytes) === e.blob ? bytes : undefined;
+    } catch {
+      return undefined;
+    }
+  });
+  const fromGit = entries.flatMap((e, i) => (out[i] ? [] : [i]));
+  if (fromGit.length === 0) return out;
+  let blobs: Array<Buffer | undefined> = [];
+  try {
+    blobs = catBlobBytesSync(j.root, fromGit.map((i) => entries[i]!.blob));
+  } catch {
+    // git cannot answer: those originals are lost, said below
+  }
+  fromGit.forEach((i, k) => (out[i] = blobs[k]));
+  return out;
 }
 
 /**
  * Puts the originals back. `renamed`: how many entries (in order) had their new content renamed
  * into place, when this process knows (a failure in applyIn); the others' targets were never
  * touched and are left as they are — restoring them would undo whatever changed them meanwhile.
- * A crash's recover() cannot know, and restores every entry.
+ * A crash's recover() cannot know: it restores every entry whose target does not hold its
+ * original already (bytes and mode), so an untouched file keeps its inode.
  */
-function rollback(j: Journal, renamed = j.entries.length): void {
+function rollback(j: Journal, renamed?: number): void {
+  for (const e of j.entries) fs.rmSync(e.tmp, { force: true });
+  const todo =
+    renamed !== undefined
+      ? j.entries.slice(0, renamed)
+      : j.entries.filter((e) => {
+          const now = regularFile(path.join(j.root, e.rel));
+          return !now || now.mode !== e.mode || gitBlobId(now.bytes) !== e.blob;
+        });
+  if (todo.length === 0) return;
+  const originals = originalsOf(j, todo);
   const lost: string[] = [];
-  for (const [i, e] of j.entries.entries()) {
-    fs.rmSync(e.tmp, { force: true });
-    if (i >= renamed || !fs.existsSync(e.backup)) continue;
-    const original = originalOf(j, e);
-    if (!original) {
-      lost.push(e.rel);
-      continue;
-    }
+  const restored: string[] = [];
+  todo.forEach((e, i) => {
+    const original = originals[i];
+    if (!original) return lost.push(e.rel);
     // Write then rename: a crash during the rollback leaves the journal for the next recover().
     const target = path.join(j.root, e.rel);
     const restoring = `${target}.dta-restore.tmp`;
-    const mode = fs.statSync(e.backup).mode & 0o7777;
-    fs.writeFileSync(restoring, original, { mode });
-    fs.chmodSync(restoring, mode); // the umask must not narrow the original mode
+    fs.writeFileSync(restoring, original, { mode: e.mode });
+    fs.chmodSync(restoring, e.mode); // the umask must not narrow the original mode
     fs.renameSync(restoring, target);
-  }
-  if (lost.length) throw new Error(`cannot restore ${lost.length} files: their backups changed and git has no blob of the original (${lost.slice(0, 5).join(', ')}); the journal is kept`);
+    restored.push(target);
+  });
+  // On disk before the journal that could restore them again goes.
+  if (restored.length > 0) flushAll(j.root, restored);
+  if (lost.length) throw new Error(`cannot restore ${lost.length} files: git has no blob of the original and no copy of it is left (${lost.slice(0, 5).join(', ')}); the journal is kept`);
 }
 
 /**
  * Rolls back every apply a crash left half-done; returns the run ids it restored. Only folders
  * whose owner is gone: another run's apply in flight in this worktree (another process, or this
- * one) is left to finish, its backups to be removed by it.
+ * one) is left to finish.
  */
 export function recover(journalDir: string): string[] {
   if (!fs.existsSync(journalDir)) return [];
@@ -320,10 +416,11 @@ export function recover(journalDir: string): string[] {
     const file = path.join(dir, JOURNAL_FILE);
     if (fs.existsSync(file)) {
       const j = JSON.parse(fs.readFileSync(file, 'utf8')) as Journal;
-      rollback(j);
+      rollback({ ...j, entries: j.entries.map(fromOldEntry) });
       restored.push(j.run_id);
     }
-    // Without a journal the renames never started, or all ended: only copies, temps or backups to remove.
+    // Without a journal the renames never started, or all ended: only copies or temps to remove
+    // (or, from before git held the backups, a finished apply's hard links).
     fs.rmSync(dir, { recursive: true, force: true });
   }
   return restored;

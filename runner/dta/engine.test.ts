@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { DtaInvocationInput } from '../../protocol';
-import { backupsRemoved, FAULT_ENV } from './atomic-apply';
+import { FAULT_ENV } from './atomic-apply';
 import { runDta } from './engine';
 import { DtaPolicySchema } from './policy';
 import { gitIn, makeRepo, SITE_FILES, snapshot } from './testing/fixture-repos';
@@ -85,21 +85,21 @@ describe('DTA runs: tree safety', () => {
     expect(snapshot(dir)).toEqual(before);
   });
 
-  it("a crash's rollback checks each backup (a hard link to the original) and takes git's blob for one that changed in place", async () => {
+  it("a crash's recovery takes every original from git's objects: the apply kept no backup file beside its journal", async () => {
     const dir = repo();
     const before = snapshot(dir);
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'run', '-'], { env: { ...process.env, [FAULT_ENV]: 'kill-after:1' }, stdio: ['pipe', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'run', '-'], { env: { ...process.env, [FAULT_ENV]: 'kill-after:2' }, stdio: ['pipe', 'pipe', 'inherit'] });
     child.stdin.end(JSON.stringify(inv(dir)));
     expect(await new Promise((resolve) => child.on('exit', (_code, sig) => resolve(sig)))).toBe('SIGKILL');
-    // Every backup of the crashed run is written into in place (as a program writing the
-    // original's inode would): the rollback must not put these bytes back.
     const journals = path.join(gitIn(dir, 'rev-parse', '--absolute-git-dir').trim(), 'agent-village-dta', 'journal');
-    const backups = fs.readdirSync(journals).flatMap((run) => fs.readdirSync(path.join(journals, run, 'backup')).map((b) => path.join(journals, run, 'backup', b)));
-    expect(backups.length).toBeGreaterThan(1);
-    for (const b of backups) fs.writeFileSync(b, 'scribbled over in place\n');
+    const [run] = fs.readdirSync(journals);
+    // Nothing but the journal: every original is HEAD's blob (the run began on a clean tree).
+    expect(fs.readdirSync(path.join(journals, run!))).toEqual(['journal.json']);
+    expect(snapshot(dir)).not.toEqual(before);
     const next = await runDta(inv(dir, 'dry-run'));
     expect(next.notes.join('\n')).toMatch(/rolled back the unfinished apply of dta_/);
     expect(snapshot(dir)).toEqual(before);
+    expect(fs.readdirSync(journals)).toEqual([]);
   });
 
   it("a run's recovery leaves another run's apply in flight in the same worktree alone (its owner is alive): that apply finishes and verifies", async () => {
@@ -132,15 +132,14 @@ describe('DTA runs: tree safety', () => {
     expect(snapshot(dir)).not.toEqual(before);
   });
 
-  it('an apply answers before its backups are gone; they go in the background, and what a crash left of them goes with the next run, which rolls nothing back', async () => {
+  it('an apply leaves nothing behind in its journal folder; what an older runner left of a finished apply (its backups, no journal) goes with the next run, which rolls nothing back', async () => {
     const dir = repo();
     const out = await runDta(inv(dir));
     expect(out.ok && out.verifier.passed).toBe(true);
-    await backupsRemoved();
     const journals = path.join(gitIn(dir, 'rev-parse', '--absolute-git-dir').trim(), 'agent-village-dta', 'journal');
     expect(fs.readdirSync(journals)).toEqual([]);
     gitIn(dir, 'commit', '-qam', 'applied');
-    // A runner that died while removing a finished apply's backups: its folder, without a journal.
+    // A runner (from before git held the backups) that died while removing a finished apply's hard links: its folder, without a journal.
     fs.mkdirSync(path.join(journals, 'dta_finished.done', 'backup'), { recursive: true });
     fs.writeFileSync(path.join(journals, 'dta_finished.done', 'backup', '0'), SITE_FILES['site/index.html']!);
     const applied = snapshot(dir);

@@ -267,10 +267,10 @@ async function execute(
   unchanged.catch(() => undefined);
   onPhase?.('proposed', out, { patch });
   try {
-    // Its backups are removed in the background once the verifier has answered (atomic-apply.ts):
-    // once its journal is gone the apply is complete, and nothing needs them.
-    const applied = await applyAtomic(root, path.join(stateDir, 'journal'), runId, proposed.changes, originals, kept?.staged, unchanged);
-    cleanups.push(() => void applied.removeBackups());
+    // The originals' backup is git's objects (HEAD's blobs: the run began on a clean tree). Their
+    // old files are freed in the background once the verifier has answered (atomic-apply-held.ts).
+    const applied = await applyAtomic(root, path.join(stateDir, 'journal'), runId, proposed.changes, { head: fp0.head, originals, staged: kept?.staged, ready: unchanged });
+    cleanups.push(() => void applied.releaseOriginals());
   } catch (err) {
     if (err instanceof RunFailure) throw err;
     throw new RunFailure('APPLY_FAILED', `apply failed and was rolled back, the tree is as before: ${err instanceof Error ? err.message : String(err)}`);

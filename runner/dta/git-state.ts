@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -93,31 +93,38 @@ export async function trackedFiles(root: string, rev = 'HEAD'): Promise<string[]
   return out.split('\0').filter(Boolean).sort(byteCompare);
 }
 
-/** The tree at a commit: every tracked path (byte order) and each blob's id by path. */
+/** The tree at a commit: every tracked path (byte order), each blob's id and each entry's mode by path. */
 export interface TreeAt {
   paths: string[];
   blobs: Map<string, string>;
+  /** git's mode of each entry ("100644", "100755", "120000" for a symlink, "160000" for a submodule). */
+  modes: Map<string, string>;
 }
 
+/** git's mode of a symlink: its blob is the link's target, not a file's bytes. */
+export const SYMLINK_MODE = '120000';
+
 /**
- * The tree at `rev` from one `git ls-tree -r`: its paths (what trackedFiles lists) and each blob's
- * id (what readBlobs asks git for). Entries that are not blobs (a submodule's commit) are paths
- * without an id, as `rev:path` could not read them either.
+ * The tree at `rev` from one `git ls-tree -r`: its paths (what trackedFiles lists), each blob's
+ * id (what readBlobs asks git for) and each entry's mode. Entries that are not blobs (a
+ * submodule's commit) are paths without an id, as `rev:path` could not read them either.
  */
 export async function treeAt(root: string, rev: string): Promise<TreeAt> {
   const out = await git(['ls-tree', '-r', '-z', '--full-tree', rev], { cwd: root, what: 'ls-tree' });
   const paths: string[] = [];
   const blobs = new Map<string, string>();
+  const modes = new Map<string, string>();
   for (const entry of out.split('\0')) {
     // "<mode> <type> <oid>\t<path>", the path unquoted under -z
     const tab = entry.indexOf('\t');
     if (tab < 0) continue;
     const rel = entry.slice(tab + 1);
     paths.push(rel);
-    const [, type, oid] = entry.slice(0, tab).split(' ');
+    const [mode, type, oid] = entry.slice(0, tab).split(' ');
+    if (mode) modes.set(rel, mode);
     if (type === 'blob' && oid) blobs.set(rel, oid);
   }
-  return { paths: paths.sort(byteCompare), blobs };
+  return { paths: paths.sort(byteCompare), blobs, modes };
 }
 
 /**
@@ -183,25 +190,45 @@ export function catBlobs(root: string, ids: string[]): Promise<Array<string | un
     child.on('error', reject);
     child.on('close', (code) => {
       if (code !== 0) return reject(new Error(`git cat-file failed: ${stderr.trim()}`));
-      const buf = Buffer.concat(chunks);
-      const out: Array<string | undefined> = [];
-      let at = 0;
-      for (let i = 0; i < ids.length; i++) {
-        const nl = buf.indexOf(0x0a, at);
-        const header = buf.subarray(at, nl).toString();
-        at = nl + 1;
-        if (header.endsWith(' missing')) {
-          out.push(undefined);
-          continue;
-        }
-        const size = Number(header.split(' ')[2]);
-        out.push(buf.subarray(at, at + size).toString('utf8'));
-        at += size + 1;
-      }
-      resolve(out);
+      resolve(parseCatFileBatch(Buffer.concat(chunks), ids.length).map((b) => b?.toString('utf8')));
     });
-    child.stdin.end(ids.map((id) => `${id}\n`).join(''));
+    child.stdin.end(batchInput(ids));
   });
+}
+
+/**
+ * catBlobs() as bytes, synchronously: a rollback (atomic-apply.ts) restores originals from git's
+ * objects exactly as stored (any bytes, not text), from code that cannot wait for the event loop.
+ */
+export function catBlobBytesSync(root: string, ids: string[]): Array<Buffer | undefined> {
+  const out = execFileSync('git', ['cat-file', '--batch'], { cwd: root, input: batchInput(ids), maxBuffer: CAT_FILE_MAX_BUFFER, stdio: ['pipe', 'pipe', 'pipe'] });
+  return parseCatFileBatch(out, ids.length);
+}
+
+/** What a rollback may read back from git at once (a 5,000-file site is ~10 MB; node caps one Buffer near this). */
+const CAT_FILE_MAX_BUFFER = 1024 * 1024 * 1024;
+
+function batchInput(ids: string[]): string {
+  return ids.map((id) => `${id}\n`).join('');
+}
+
+/** `git cat-file --batch` answers: "<id> <type> <size>\n<bytes>\n" or "<id> missing\n", for `n` ids in order. */
+function parseCatFileBatch(buf: Buffer, n: number): Array<Buffer | undefined> {
+  const out: Array<Buffer | undefined> = [];
+  let at = 0;
+  for (let i = 0; i < n; i++) {
+    const nl = buf.indexOf(0x0a, at);
+    const header = buf.subarray(at, nl).toString();
+    at = nl + 1;
+    if (header.endsWith(' missing')) {
+      out.push(undefined);
+      continue;
+    }
+    const size = Number(header.split(' ')[2]);
+    out.push(buf.subarray(at, at + size));
+    at += size + 1;
+  }
+  return out;
 }
 
 /** git's id of a blob: sha1 over "blob <size>\0" and the bytes. */

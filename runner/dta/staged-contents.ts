@@ -35,6 +35,8 @@ export interface StagedContents {
   files: Map<string, { file: string; stat: FileStat; mode: number; sha256: string }>;
   /** Settles when the writing has ended (all written, stopped, or failed). */
   done: Promise<void>;
+  /** True once every file is written and flushed to disk (the apply then has nothing to flush before its renames); false if the writing or the flush did not end so. */
+  flushed: Promise<boolean>;
   /** Ends the writing at the next file (the apply takes what is written by then). */
   stop(): void;
 }
@@ -58,11 +60,14 @@ export function stageContents(root: string, stateDir: string, id: string, change
   }
   let stopped = false;
   const files: StagedContents['files'] = new Map();
-  const write = async () => {
+  let settleFlushed: (ok: boolean) => void = () => undefined;
+  const flushed = new Promise<boolean>((resolve) => (settleFlushed = resolve));
+  /** True when every content is written. */
+  const write = async (): Promise<boolean> => {
     const umask = process.umask();
     let n = 0;
     for (const [rel, text] of changes) {
-      if (stopped) return;
+      if (stopped) return false;
       const mode = fs.statSync(path.join(root, rel)).mode & 0o7777;
       const file = path.join(dir, String(n));
       fs.writeFileSync(file, text, { mode });
@@ -72,12 +77,17 @@ export function stageContents(root: string, stateDir: string, id: string, change
       if (++n % FILES_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
     }
     mark('dry-run: contents staged');
-    // On disk by the time an approval comes: the apply's own syncfs (before its renames, which it
-    // still runs for the backups' links) then finds them clean. A failure here costs only that time.
-    execFile('sync', ['-f', dir], () => undefined);
+    // On disk by the time an approval comes: the apply then renames them without a flush of its
+    // own. A failure here costs only that: the apply flushes them itself.
+    execFile('sync', ['-f', dir], (err) => settleFlushed(!err));
+    return true;
   };
-  const done = write().catch(() => undefined);
-  return { dir, files, done, stop: () => (stopped = true) };
+  const done = write()
+    .catch(() => false)
+    .then((all) => {
+      if (!all) settleFlushed(false);
+    });
+  return { dir, files, done, flushed, stop: () => (stopped = true) };
 }
 
 /**
