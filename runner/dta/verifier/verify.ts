@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { DtaCountsSchema, DtaToolSchema, type DtaCounts, type DtaVerifier } from '../../../protocol/dta';
 import { loadMeasure } from '../adapters/measures';
 import { byteCompare, globMatcher, headSha, readBlobs, RUNS_DIR, sha256, statusText, treeAt, type TreeAt } from '../git-state';
-import { applyPatchInMemory } from '../patch';
+import { applyPatchInMemory, type KnownPart } from '../patch';
 import { mark } from '../stages';
 import { hostBytesMatcher } from './host-bytes';
 import type { MeasureContext } from '../types';
@@ -152,7 +152,21 @@ export async function prepare(req: PrepareRequest): Promise<void> {
     const could = hostBytesMatcher((req.params.from_hosts as string[] | undefined) ?? []);
     const allFiles = new Set(tracked);
     await m.measure(blobs, req.params, { allFiles, read: (rel) => blobs.get(rel), parse: (_rel, text) => could(text) });
+    mark('verifier: prepare: HEAD measured');
+    const { expectedParts } = await import('./expected-parts');
+    expected = { key: expectationKey(req.root, req.head, req.params), parts: expectedParts([...blobs].filter(([, text]) => could(text)), req.params) };
   });
+}
+
+/** The verifier's own expectation of the proposal (expected-parts.ts), made by the last prepare, for its HEAD and hosts. */
+let expected: { key: string; parts: Map<string, KnownPart> } | null = null;
+function expectationKey(root: string, head: string, params: Record<string, unknown>): string {
+  return JSON.stringify([root, head, params.from_hosts, params.to_host]);
+}
+
+/** The patch parts the last prepare expects for this tree, HEAD and hosts (none: it made none for them). */
+export function expectedPartsFor(root: string, head: string, params: Record<string, unknown>): ReadonlyMap<string, KnownPart> | undefined {
+  return expected?.key === expectationKey(root, head, params) ? expected.parts : undefined;
 }
 
 export async function verify(req: VerifyRequest): Promise<DtaVerifier> {
@@ -202,7 +216,7 @@ async function measureAndCheck(req: VerifyRequest, m: Awaited<ReturnType<typeof 
   };
   if (req.mode === 'proposed') {
     checks.push('patch_applies');
-    const applied = applyPatchInMemory(patch, readHead);
+    const applied = applyPatchInMemory(patch, readHead, req.tool === 'link_updater' ? expectedPartsFor(root, claim.head, req.params) : undefined);
     if (applied.ok) patched = applied.files;
     else failures.push(applied.reason);
     changed = [...patched.keys()].sort(byteCompare);
