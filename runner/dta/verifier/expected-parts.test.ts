@@ -4,12 +4,12 @@ import { applyPatch, parsePatch } from 'diff';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { useReaders } from '../adapters/link-updater/parsers';
 import { sha256 } from '../git-state';
-import { applyPatchInMemory, buildPatch, fileParts } from '../patch';
+import { applyPatchInMemory, buildPatch, fileParts, type KnownPart } from '../patch';
 import { DEFAULT_POLICY } from '../policy';
 import { benchSite } from '../testing/bench-site';
 import { gitIn, makeRepo, SITE_FILES } from '../testing/fixture-repos';
-import { expectedParts } from './expected-parts';
-import { expectedPartsFor, prepare, verify, type VerifyRequest } from './verify';
+import { EXPECT_BATCH_FILES, expectParts } from './expected-parts';
+import { expectationSettled, expectedPartsFor, prepare, verify, type VerifyRequest } from './verify';
 
 const LINKS = { from_hosts: ['http://old.example.com', 'https://old.example.com'], to_host: 'https://new.example.com' };
 /** The fixtures, a slice of the bench's site, and a page with CR LF line ends. */
@@ -31,13 +31,19 @@ async function proposal(files: Record<string, string>): Promise<{ before: Map<st
   return { before, changes, patch: buildPatch(before, changes) };
 }
 
+async function expectedParts(files: Iterable<readonly [string, string]>, params: Record<string, unknown>): Promise<Map<string, KnownPart>> {
+  const parts = new Map<string, KnownPart>();
+  await expectParts(files, params, parts, () => false);
+  return parts;
+}
+
 // The verifier reads with its own parsers (verifier/main.ts); so does this file.
 beforeAll(() => useReaders('verifier'));
 afterAll(() => useReaders('adapter'));
 
 describe("the verifier's expected patch parts", () => {
-  it('each make, applied by jsdiff to HEAD, exactly the text they stand for', () => {
-    const parts = expectedParts(Object.entries(FILES), LINKS);
+  it('each make, applied by jsdiff to HEAD, exactly the text they stand for', async () => {
+    const parts = await expectedParts(Object.entries(FILES), LINKS);
     expect(parts.size).toBeGreaterThan(40);
     for (const [part, { rel, after }] of parts) {
       const [p, ...more] = parsePatch(part);
@@ -49,7 +55,7 @@ describe("the verifier's expected patch parts", () => {
 
   it("read an honest proposal's patch as jsdiff does, taking the parts they know without it", async () => {
     const { before, changes, patch } = await proposal(FILES);
-    const parts = expectedParts(before, LINKS);
+    const parts = await expectedParts(before, LINKS);
     const read = (rel: string) => before.get(rel);
     const known = fileParts(patch).filter((p) => parts.has(p));
     // Markdown's links have no places in the verifier's reading: those parts are jsdiff's.
@@ -63,7 +69,7 @@ describe("the verifier's expected patch parts", () => {
 
   it('leave a part changed by a single byte to jsdiff, and fail a file changed twice', async () => {
     const { before, patch } = await proposal(FILES);
-    const parts = expectedParts(before, LINKS);
+    const parts = await expectedParts(before, LINKS);
     const read = (rel: string) => before.get(rel);
     const part = fileParts(patch).find((p) => parts.has(p) && p.includes('+<a href="https://new.example.com/p'))!;
     const { rel } = parts.get(part)!;
@@ -73,6 +79,21 @@ describe("the verifier's expected patch parts", () => {
     expect(fast.ok && fast.files.get(rel)).toMatch(/evil\.example\.com/);
     expect(applyPatchInMemory(patch + part, read, parts)).toEqual({ ok: false, reason: `${rel}: changed twice by the patch` });
     expect(applyPatchInMemory(patch + part, read)).toEqual({ ok: false, reason: `${rel}: changed twice by the patch` });
+  });
+
+
+  it('stop when the proposal comes, and leave the parts not reached to jsdiff', async () => {
+    const site = benchSite(3 * EXPECT_BATCH_FILES, 4);
+    const { before, patch } = await proposal(site);
+    const parts = new Map<string, KnownPart>();
+    let looks = 0;
+    await expectParts(before, LINKS, parts, () => ++looks > 1);
+    expect(looks).toBe(2);
+    // The first batch and the one under way when the proposal was seen (HTML and CSS pages only).
+    expect(parts.size).toBeGreaterThan(0);
+    expect(parts.size).toBeLessThan(fileParts(patch).length / 2);
+    const read = (rel: string) => before.get(rel);
+    expect(applyPatchInMemory(patch, read, parts)).toEqual(applyPatchInMemory(patch, read));
   });
 });
 
@@ -88,6 +109,7 @@ describe("the verifier's check of a dry-run, with its expectation made by the pr
     const head = gitIn(dir, 'rev-parse', 'HEAD').trim();
     const params = { ...LINKS };
     await prepare({ mode: 'prepare', tool: 'link_updater', root: dir, head, params, globs: ['site/**'], allowed_paths: DEFAULT_POLICY.allowed_paths });
+    await expectationSettled();
     const before = await verify({ mode: 'proposed', tool: 'link_updater', root: dir, params, globs: ['site/**'], allowed_paths: DEFAULT_POLICY.allowed_paths, seed: 42, claim: { head, baseline: {}, units: 0, files: [], patch_path: path.join(dir, '.git', 'proposed.patch'), patch_sha256: sha256(patch), hashes: {} } });
     const baseline = before.measured!.before;
     const units = baseline.links_to_update!;

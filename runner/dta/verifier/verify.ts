@@ -153,13 +153,33 @@ export async function prepare(req: PrepareRequest): Promise<void> {
     const allFiles = new Set(tracked);
     await m.measure(blobs, req.params, { allFiles, read: (rel) => blobs.get(rel), parse: (_rel, text) => could(text) });
     mark('verifier: prepare: HEAD measured');
-    const { expectedParts } = await import('./expected-parts');
-    expected = { key: expectationKey(req.root, req.head, req.params), parts: expectedParts([...blobs].filter(([, text]) => could(text)), req.params) };
+    // The expectation goes on after the prepare answers, while the verifier waits for the proposal.
+    const { expectParts } = await import('./expected-parts');
+    const job: Expectation = { key: expectationKey(req.root, req.head, req.params), parts: new Map(), stopped: false, done: Promise.resolve() };
+    expected = job;
+    job.done = expectParts(
+      [...blobs].filter(([, text]) => could(text)),
+      req.params,
+      job.parts,
+      () => job.stopped,
+    ).then(
+      () => mark(job.stopped ? `verifier: expectation stopped (${job.parts.size} parts)` : `verifier: expectation made (${job.parts.size} parts)`),
+      () => job.parts.clear(),
+    );
   });
 }
 
-/** The verifier's own expectation of the proposal (expected-parts.ts), made by the last prepare, for its HEAD and hosts. */
-let expected: { key: string; parts: Map<string, KnownPart> } | null = null;
+/**
+ * The verifier's own expectation of the proposal (expected-parts.ts) since the last prepare, for
+ * its tree, HEAD and hosts: made in the background until the next request stops it.
+ */
+interface Expectation {
+  key: string;
+  parts: Map<string, KnownPart>;
+  stopped: boolean;
+  done: Promise<void>;
+}
+let expected: Expectation | null = null;
 function expectationKey(root: string, head: string, params: Record<string, unknown>): string {
   return JSON.stringify([root, head, params.from_hosts, params.to_host]);
 }
@@ -169,7 +189,14 @@ export function expectedPartsFor(root: string, head: string, params: Record<stri
   return expected?.key === expectationKey(root, head, params) ? expected.parts : undefined;
 }
 
+/** Settles when the last prepare's expectation is made or stopped (tests wait for it). */
+export function expectationSettled(): Promise<void> {
+  return expected?.done ?? Promise.resolve();
+}
+
 export async function verify(req: VerifyRequest): Promise<DtaVerifier> {
+  // The proposal came: the expectation stops where it got to (its next batch sees this).
+  if (expected) expected.stopped = true;
   const m = await loadMeasure(req.tool);
   return withMemo(req, () => measureAndCheck(req, m));
 }
