@@ -123,6 +123,14 @@ describe("the verifier's check of a dry-run, with its expectation made by the pr
     expect(await verify(request)).toMatchObject({ passed: true, failures: [] });
   });
 
+  it("fails a forged baseline, counted from the prepare's measure of HEAD", async () => {
+    const forged = { ...request.claim.baseline, links_to_update: request.claim.baseline.links_to_update! + 1 };
+    const r = await verify({ ...request, claim: { ...request.claim, baseline: forged } });
+    expect(r.passed).toBe(false);
+    expect(r.failures.join('\n')).toMatch(/baseline does not match the files at HEAD: links_to_update claimed \d+, measured \d+/);
+    expect(r.measured?.before).toEqual(request.claim.baseline);
+  });
+
   it('fails a part the verifier knew, changed to move a link elsewhere (with the patch hash claimed for it)', async () => {
     const part = fileParts(patch).find((p) => p.includes('+<a href="https://new.example.com/p'))!;
     const tampered = patch.replace(part, part.replace('+<a href="https://new.example.com/p', '+<a href="https://evil.example.com/p'));

@@ -150,15 +150,17 @@ export async function prepare(req: PrepareRequest): Promise<void> {
     const blobs = await headBlobsOf(req.root, req.head, matched);
     mark('verifier: prepare: HEAD blobs read');
     const could = hostBytesMatcher((req.params.from_hosts as string[] | undefined) ?? []);
-    const allFiles = new Set(tracked);
-    await m.measure(blobs, req.params, { allFiles, read: (rel) => blobs.get(rel), parse: (_rel, text) => could(text) });
+    const selected = [...blobs].filter(([, text]) => could(text));
+    const parsed = new Set(selected.map(([rel]) => rel));
+    const counts = await m.measure(blobs, req.params, { allFiles: new Set(tracked), read: (rel) => blobs.get(rel), parse: (rel) => parsed.has(rel) });
+    headMeasured = { key: headMeasureKey(req, req.head), parsed, counts };
     mark('verifier: prepare: HEAD measured');
     // The expectation goes on after the prepare answers, while the verifier waits for the proposal.
     const { expectParts } = await import('./expected-parts');
     const job: Expectation = { key: expectationKey(req.root, req.head, req.params), parts: new Map(), stopped: false, done: Promise.resolve() };
     expected = job;
     job.done = expectParts(
-      [...blobs].filter(([, text]) => could(text)),
+      selected,
       req.params,
       job.parts,
       () => job.stopped,
@@ -167,6 +169,17 @@ export async function prepare(req: PrepareRequest): Promise<void> {
       () => job.parts.clear(),
     );
   });
+}
+
+/**
+ * link_updater's HEAD as the last prepare measured it: the files its bytes select (host-bytes.ts)
+ * and their counts. A request on the same tree, HEAD, scope and hosts whose changed files are all
+ * among them selects the same files, so its "before" is these counts (the same bytes, measured by
+ * this process) instead of every file's links looked up and counted again.
+ */
+let headMeasured: { key: string; parsed: Set<string>; counts: DtaCounts } | null = null;
+function headMeasureKey(req: Pick<VerifyRequest, 'root' | 'globs' | 'allowed_paths' | 'params'>, head: string): string {
+  return JSON.stringify([req.root, head, req.globs, req.allowed_paths, req.params.from_hosts, req.params.to_host]);
 }
 
 /**
@@ -284,15 +297,22 @@ async function measureAndCheck(req: VerifyRequest, m: Awaited<ReturnType<typeof 
   // the old hosts (host-bytes.ts, the verifier's own test) and every file that changed. Any other
   // file is unchanged and has none of those links, by its bytes.
   let parse: ((rel: string) => boolean) | undefined;
+  let reused: DtaCounts | null = null;
   if (req.tool === 'link_updater') {
     checks.push('unparsed_files_hold_no_old_host');
-    const could = hostBytesMatcher((req.params.from_hosts as string[] | undefined) ?? []);
-    const selected = new Set(changed);
-    for (const [rel, text] of headBlobs) if (could(text)) selected.add(rel);
+    const prepared = headMeasured?.key === headMeasureKey(req, claim.head) ? headMeasured : null;
+    let selected: Set<string>;
+    if (prepared) selected = new Set(prepared.parsed);
+    else {
+      const could = hostBytesMatcher((req.params.from_hosts as string[] | undefined) ?? []);
+      selected = new Set([...headBlobs].filter(([, text]) => could(text)).map(([rel]) => rel));
+    }
+    reused = prepared !== null && changed.every((rel) => selected.has(rel)) ? prepared.counts : null;
+    for (const rel of changed) selected.add(rel);
     parse = (rel) => selected.has(rel);
   }
   const beforeCtx: MeasureContext = { allFiles, read: readHead, parse };
-  const before = await m.measure(headBlobs, req.params, beforeCtx);
+  const before = reused ? { ...reused } : await m.measure(headBlobs, req.params, beforeCtx);
   const forged = sameCounts(before, claim.baseline);
   if (forged) failures.push(`baseline does not match the files at HEAD: ${forged}`);
   mark('verifier: before measured');
