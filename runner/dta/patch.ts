@@ -14,7 +14,8 @@ export function buildPatch(before: ReadonlyMap<string, string>, changes: Readonl
     .join('');
 }
 
-function filePatch(rel: string, before: string, after: string): string {
+/** One file's part of a patch (buildPatch's, the patch is these in byte order of path). */
+export function filePatch(rel: string, before: string, after: string): string {
   const hunks = lineForLineHunks(linesOf(before), linesOf(after), PATCH_CONTEXT_LINES);
   if (hunks) return formatPatch({ oldFileName: `a/${rel}`, newFileName: `b/${rel}`, oldHeader: undefined, newHeader: undefined, hunks });
   return createTwoFilesPatch(`a/${rel}`, `b/${rel}`, before, after, undefined, undefined, { context: PATCH_CONTEXT_LINES });
@@ -88,14 +89,54 @@ function withoutNewlines(lines: readonly string[]): string[] {
   return out;
 }
 
+/** The line each file's part of a patch starts with (jsdiff's formatPatch); no hunk line starts with `=`. */
+const FILE_HEADER = '===================================================================\n';
+
+/** A patch cut into its files' parts (each from its header line to the next), as written. */
+export function fileParts(patch: string): string[] {
+  const parts: string[] = [];
+  let from = 0;
+  for (let at = patch.indexOf(`\n${FILE_HEADER}`); at >= 0; at = patch.indexOf(`\n${FILE_HEADER}`, at + 1)) {
+    parts.push(patch.slice(from, at + 1));
+    from = at + 1;
+  }
+  if (from < patch.length) parts.push(patch.slice(from));
+  return parts;
+}
+
+/** A file's part of a patch known beforehand, by its exact text: the file and what the part makes of it. */
+export interface KnownPart {
+  rel: string;
+  after: string;
+}
+
 /**
  * Applies a patch to contents in memory (the verifier's reading of a dry-run): the new contents
- * by path, or the first file it does not apply to.
+ * by path, or the first file it does not apply to (or that it changes twice). `known`: file parts
+ * the caller wrote itself (filePatch of a base it read and a text it made), by their exact text —
+ * such a part makes that text, without jsdiff parsing and applying it again; the other parts, in
+ * their order, are jsdiff's to parse and apply as one patch, as before. A known part is a whole
+ * file's part (its header, then hunks whose line counts are exact), so taking it out changes how
+ * jsdiff reads no other part.
  */
-export function applyPatchInMemory(patch: string, read: (rel: string) => string | undefined): { ok: true; files: Map<string, string> } | { ok: false; reason: string } {
+export function applyPatchInMemory(patch: string, read: (rel: string) => string | undefined, known?: ReadonlyMap<string, KnownPart>): { ok: true; files: Map<string, string> } | { ok: false; reason: string } {
   const out = new Map<string, string>();
-  for (const p of parsePatch(patch)) {
+  const twice = (rel: string) => ({ ok: false as const, reason: `${rel}: changed twice by the patch` });
+  let rest = patch;
+  if (known && known.size > 0 && patch !== '') {
+    const unknown: string[] = [];
+    for (const part of fileParts(patch)) {
+      const k = known.get(part);
+      if (!k) unknown.push(part);
+      else if (out.has(k.rel)) return twice(k.rel);
+      else out.set(k.rel, k.after);
+    }
+    rest = unknown.join('');
+    if (rest === '') return { ok: true, files: out };
+  }
+  for (const p of parsePatch(rest)) {
     const rel = (p.newFileName ?? '').replace(/^b\//, '');
+    if (out.has(rel)) return twice(rel);
     const base = read(rel);
     if (base === undefined) return { ok: false, reason: `${rel}: not in the tree` };
     const next = applyPatch(base, p);

@@ -1,5 +1,5 @@
 import { extractLinks, linksKnown, rememberDerived } from '../adapters/link-updater/links';
-import { targetedHost } from '../adapters/link-updater/measure';
+import { hostMatcher } from '../adapters/link-updater/measure';
 import type { FoundLink } from '../adapters/link-updater/parsers';
 
 /**
@@ -23,19 +23,30 @@ import type { FoundLink } from '../adapters/link-updater/parsers';
 /** What may be swapped: scheme://host[:port] and nothing else (see above). */
 const INERT_HOST = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[A-Za-z0-9.:-]*$/;
 
-export function linksAfterHostSwap(before: string, links: readonly FoundLink[], fromHosts: readonly string[], toHost: string, after: string): FoundLink[] | null {
+/** A text with the targeted hosts swapped, and its links after the swap (host-swap shortcut above). */
+export interface HostSwap {
+  text: string;
+  links: FoundLink[];
+}
+
+/**
+ * The text with the host prefix of each targeted, rewritable link swapped for the new host, and
+ * its links after (the same links, shifted, the swapped URLs with the new host); null where a
+ * parse could say otherwise (see above).
+ */
+export function hostSwap(before: string, links: readonly FoundLink[], fromHosts: readonly string[], toHost: string): HostSwap | null {
   const to = toHost.replace(/\/+$/, '');
   if (!INERT_HOST.test(to)) return null;
-  const hosts = [...fromHosts];
+  const targeted = hostMatcher(fromHosts);
   const out: FoundLink[] = [];
   const parts: string[] = [];
-  let copied = 0; // before's offset up to which parts hold the expected text
-  let shift = 0; // how far after's offsets are from before's at this point
+  let copied = 0; // before's offset up to which parts hold the new text
+  let shift = 0; // how far the new text's offsets are from before's at this point
   let lastEnd = -1;
   for (const link of links) {
     if (link.start < 0 || link.start < lastEnd) return null; // a link without a place, or overlapping ones: leave it to the parser
     lastEnd = link.end;
-    const host = link.rewritable ? targetedHost(link.url, hosts) : null;
+    const host = link.rewritable ? targeted(link.url) : null;
     if (host === null) {
       out.push({ ...link, start: link.start + shift, end: link.end + shift });
       continue;
@@ -48,8 +59,15 @@ export function linksAfterHostSwap(before: string, links: readonly FoundLink[], 
     shift += to.length - host.length;
     out.push({ start, end: link.end + shift, url: to + link.url.slice(host.length), rewritable: link.rewritable });
   }
+  if (parts.length === 0) return { text: before, links: out };
   parts.push(before.slice(copied));
-  return parts.join('') === after ? out : null;
+  return { text: parts.join(''), links: out };
+}
+
+/** The links of `after` when it is exactly `before` with the host swaps; null otherwise (the file is parsed). */
+export function linksAfterHostSwap(before: string, links: readonly FoundLink[], fromHosts: readonly string[], toHost: string, after: string): FoundLink[] | null {
+  const swapped = hostSwap(before, links, fromHosts, toHost);
+  return swapped !== null && swapped.text === after ? swapped.links : null;
 }
 
 /**

@@ -60,7 +60,14 @@ export function verifierMemoVersion(): string {
  * where a session with write access could forge what a later verifier would take as parsed.
  */
 export class VerifierMemo implements LinkStore {
+  /** What earlier processes parsed (read at open) and what this one took from it, by key; most recently used last. */
   private readonly entries = new Map<string, FoundLink[]>();
+  /**
+   * What this process's parsers found, keyed only when saved: a key is a sha256 of the whole text,
+   * and a first run (an empty memo, nothing to look up) hashed every text it parsed while its
+   * dry-run waited for it.
+   */
+  private fresh: Array<[kind: string, text: string, links: FoundLink[]]> = [];
   private dirty = false;
 
   private constructor(private readonly file: string) {}
@@ -76,11 +83,14 @@ export class VerifierMemo implements LinkStore {
     return memo;
   }
 
-  key(kind: string, text: string): string {
+  private key(kind: string, text: string): string {
     return crypto.createHash('sha256').update(`${verifierMemoVersion()}\0${kind}\0`).update(text).digest('base64url');
   }
 
-  get(key: string): FoundLink[] | undefined {
+  get(kind: string, text: string): FoundLink[] | undefined {
+    // Nothing read at open: nothing to find (what this process parsed, its own cache answers).
+    if (this.entries.size === 0) return undefined;
+    const key = this.key(kind, text);
     const hit = this.entries.get(key);
     if (hit) {
       // Most recently used last: the oldest are dropped first when the memo is full.
@@ -91,14 +101,20 @@ export class VerifierMemo implements LinkStore {
     return hit;
   }
 
-  set(key: string, links: FoundLink[]): void {
-    this.entries.set(key, links);
+  set(kind: string, text: string, links: FoundLink[]): void {
+    this.fresh.push([kind, text, links]);
     this.dirty = true;
   }
 
   /** Temp + rename, so a verifier killed mid-write leaves the old memo. */
   save(): void {
     if (!this.dirty) return;
+    for (const [kind, text, links] of this.fresh) {
+      const key = this.key(kind, text);
+      this.entries.delete(key);
+      this.entries.set(key, links);
+    }
+    this.fresh = [];
     const all = [...this.entries];
     const kept = all.slice(Math.max(0, all.length - VERIFIER_MEMO_MAX_ENTRIES));
     fs.mkdirSync(path.dirname(this.file), { recursive: true, mode: 0o700 });

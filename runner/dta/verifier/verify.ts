@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { DtaCountsSchema, DtaToolSchema, type DtaCounts, type DtaVerifier } from '../../../protocol/dta';
 import { loadMeasure } from '../adapters/measures';
 import { byteCompare, globMatcher, headSha, readBlobs, RUNS_DIR, sha256, statusText, treeAt, type TreeAt } from '../git-state';
-import { applyPatchInMemory } from '../patch';
+import { applyPatchInMemory, type KnownPart } from '../patch';
 import { mark } from '../stages';
 import { hostBytesMatcher } from './host-bytes';
 import type { MeasureContext } from '../types';
@@ -150,12 +150,66 @@ export async function prepare(req: PrepareRequest): Promise<void> {
     const blobs = await headBlobsOf(req.root, req.head, matched);
     mark('verifier: prepare: HEAD blobs read');
     const could = hostBytesMatcher((req.params.from_hosts as string[] | undefined) ?? []);
-    const allFiles = new Set(tracked);
-    await m.measure(blobs, req.params, { allFiles, read: (rel) => blobs.get(rel), parse: (_rel, text) => could(text) });
+    const selected = [...blobs].filter(([, text]) => could(text));
+    const parsed = new Set(selected.map(([rel]) => rel));
+    const counts = await m.measure(blobs, req.params, { allFiles: new Set(tracked), read: (rel) => blobs.get(rel), parse: (rel) => parsed.has(rel) });
+    headMeasured = { key: headMeasureKey(req, req.head), parsed, counts };
+    mark('verifier: prepare: HEAD measured');
+    // The expectation goes on after the prepare answers, while the verifier waits for the proposal.
+    const { expectParts } = await import('./expected-parts');
+    const job: Expectation = { key: expectationKey(req.root, req.head, req.params), parts: new Map(), stopped: false, done: Promise.resolve() };
+    expected = job;
+    job.done = expectParts(
+      selected,
+      req.params,
+      job.parts,
+      () => job.stopped,
+    ).then(
+      () => mark(job.stopped ? `verifier: expectation stopped (${job.parts.size} parts)` : `verifier: expectation made (${job.parts.size} parts)`),
+      () => job.parts.clear(),
+    );
   });
 }
 
+/**
+ * link_updater's HEAD as the last prepare measured it: the files its bytes select (host-bytes.ts)
+ * and their counts. A request on the same tree, HEAD, scope and hosts whose changed files are all
+ * among them selects the same files, so its "before" is these counts (the same bytes, measured by
+ * this process) instead of every file's links looked up and counted again.
+ */
+let headMeasured: { key: string; parsed: Set<string>; counts: DtaCounts } | null = null;
+function headMeasureKey(req: Pick<VerifyRequest, 'root' | 'globs' | 'allowed_paths' | 'params'>, head: string): string {
+  return JSON.stringify([req.root, head, req.globs, req.allowed_paths, req.params.from_hosts, req.params.to_host]);
+}
+
+/**
+ * The verifier's own expectation of the proposal (expected-parts.ts) since the last prepare, for
+ * its tree, HEAD and hosts: made in the background until the next request stops it.
+ */
+interface Expectation {
+  key: string;
+  parts: Map<string, KnownPart>;
+  stopped: boolean;
+  done: Promise<void>;
+}
+let expected: Expectation | null = null;
+function expectationKey(root: string, head: string, params: Record<string, unknown>): string {
+  return JSON.stringify([root, head, params.from_hosts, params.to_host]);
+}
+
+/** The patch parts the last prepare expects for this tree, HEAD and hosts (none: it made none for them). */
+export function expectedPartsFor(root: string, head: string, params: Record<string, unknown>): ReadonlyMap<string, KnownPart> | undefined {
+  return expected?.key === expectationKey(root, head, params) ? expected.parts : undefined;
+}
+
+/** Settles when the last prepare's expectation is made or stopped (tests wait for it). */
+export function expectationSettled(): Promise<void> {
+  return expected?.done ?? Promise.resolve();
+}
+
 export async function verify(req: VerifyRequest): Promise<DtaVerifier> {
+  // The proposal came: the expectation stops where it got to (its next batch sees this).
+  if (expected) expected.stopped = true;
   const m = await loadMeasure(req.tool);
   return withMemo(req, () => measureAndCheck(req, m));
 }
@@ -202,7 +256,7 @@ async function measureAndCheck(req: VerifyRequest, m: Awaited<ReturnType<typeof 
   };
   if (req.mode === 'proposed') {
     checks.push('patch_applies');
-    const applied = applyPatchInMemory(patch, readHead);
+    const applied = applyPatchInMemory(patch, readHead, req.tool === 'link_updater' ? expectedPartsFor(root, claim.head, req.params) : undefined);
     if (applied.ok) patched = applied.files;
     else failures.push(applied.reason);
     changed = [...patched.keys()].sort(byteCompare);
@@ -243,15 +297,22 @@ async function measureAndCheck(req: VerifyRequest, m: Awaited<ReturnType<typeof 
   // the old hosts (host-bytes.ts, the verifier's own test) and every file that changed. Any other
   // file is unchanged and has none of those links, by its bytes.
   let parse: ((rel: string) => boolean) | undefined;
+  let reused: DtaCounts | null = null;
   if (req.tool === 'link_updater') {
     checks.push('unparsed_files_hold_no_old_host');
-    const could = hostBytesMatcher((req.params.from_hosts as string[] | undefined) ?? []);
-    const selected = new Set(changed);
-    for (const [rel, text] of headBlobs) if (could(text)) selected.add(rel);
+    const prepared = headMeasured?.key === headMeasureKey(req, claim.head) ? headMeasured : null;
+    let selected: Set<string>;
+    if (prepared) selected = new Set(prepared.parsed);
+    else {
+      const could = hostBytesMatcher((req.params.from_hosts as string[] | undefined) ?? []);
+      selected = new Set([...headBlobs].filter(([, text]) => could(text)).map(([rel]) => rel));
+    }
+    reused = prepared !== null && changed.every((rel) => selected.has(rel)) ? prepared.counts : null;
+    for (const rel of changed) selected.add(rel);
     parse = (rel) => selected.has(rel);
   }
   const beforeCtx: MeasureContext = { allFiles, read: readHead, parse };
-  const before = await m.measure(headBlobs, req.params, beforeCtx);
+  const before = reused ? { ...reused } : await m.measure(headBlobs, req.params, beforeCtx);
   const forged = sameCounts(before, claim.baseline);
   if (forged) failures.push(`baseline does not match the files at HEAD: ${forged}`);
   mark('verifier: before measured');

@@ -15,11 +15,13 @@ const CACHE_MAX = 20_000;
 const cache = new Map<string | null, Map<string, FoundLink[]>>();
 let cached = 0;
 
-/** A second level behind the in-process cache, by content (the verifier's memo across its runs). */
+/**
+ * A second level behind the in-process cache, by content (the verifier's memo across its runs):
+ * asked for a text's links on a miss here, and given what a parser found.
+ */
 export interface LinkStore {
-  key(kind: string, text: string): string;
-  get(key: string): FoundLink[] | undefined;
-  set(key: string, links: FoundLink[]): void;
+  get(kind: string, text: string): FoundLink[] | undefined;
+  set(kind: string, text: string, links: FoundLink[]): void;
 }
 let store: LinkStore | null = null;
 
@@ -28,15 +30,18 @@ export function useLinkStore(s: LinkStore | null): void {
   store = s;
 }
 
-function remembered(kind: string | null, text: string): { links?: FoundLink[]; storeKey: string | null } {
+/** The text's links if this process or the store knows them (a store's answer is cached here too). */
+function remembered(kind: string | null, text: string): FoundLink[] | undefined {
   const hit = cache.get(kind)?.get(text);
-  if (hit) return { links: hit, storeKey: null };
-  const storeKey = store && kind ? store.key(kind, text) : null;
-  return { links: (storeKey && store!.get(storeKey)) || undefined, storeKey };
+  if (hit || !store || !kind) return hit;
+  const kept = store.get(kind, text);
+  if (kept) remember(kind, text, kept, false);
+  return kept;
 }
 
-function remember(kind: string | null, text: string, links: FoundLink[], storeKey: string | null): void {
-  if (storeKey) store!.set(storeKey, links);
+/** Keeps a text's links in this process's cache and, when a parser found them (`parsed`), in the store. */
+function remember(kind: string | null, text: string, links: FoundLink[], parsed: boolean): void {
+  if (parsed && store && kind) store.set(kind, text, links);
   if (cached >= CACHE_MAX) {
     cache.clear();
     cached = 0;
@@ -52,7 +57,7 @@ function remember(kind: string | null, text: string, links: FoundLink[], storeKe
  * in this process's cache only, never in the store, which holds only what a parser said.
  */
 export function rememberDerived(rel: string, text: string, links: FoundLink[]): void {
-  remember(kindOf(rel), text, links, null);
+  remember(kindOf(rel), text, links, false);
 }
 
 /** Whether this process knows the text's links already (parsed or derived here; the store is not asked). */
@@ -63,12 +68,9 @@ export function linksKnown(rel: string, text: string): boolean {
 export function extractLinks(rel: string, text: string): FoundLink[] {
   const kind = kindOf(rel);
   const known = remembered(kind, text);
-  if (known.links) {
-    if (known.storeKey) remember(kind, text, known.links, null);
-    return known.links;
-  }
+  if (known) return known;
   const links = parseLinks(rel, text);
-  remember(kind, text, links, known.storeKey);
+  remember(kind, text, links, true);
   return links;
 }
 
@@ -80,14 +82,10 @@ export function extractLinks(rel: string, text: string): FoundLink[] {
 export async function extractLinksMany(files: Iterable<readonly [string, string]>): Promise<Map<string, FoundLink[]>> {
   const out = new Map<string, FoundLink[]>();
   const missing: Array<[string, string]> = [];
-  const keys: Array<string | null> = [];
   for (const [rel, text] of files) {
     const known = remembered(kindOf(rel), text);
-    if (known.links) out.set(rel, known.links);
-    else {
-      missing.push([rel, text]);
-      keys.push(known.storeKey);
-    }
+    if (known) out.set(rel, known);
+    else missing.push([rel, text]);
   }
   let parsed: FoundLink[][] | null = null;
   if (missing.length >= POOL_MIN_FILES && poolSize() > 0) {
@@ -99,7 +97,7 @@ export async function extractLinksMany(files: Iterable<readonly [string, string]
   }
   parsed ??= missing.map(([rel, text]) => parseLinks(rel, text));
   missing.forEach(([rel, text], i) => {
-    remember(kindOf(rel), text, parsed[i], keys[i]);
+    remember(kindOf(rel), text, parsed[i], true);
     out.set(rel, parsed[i]);
   });
   return out;

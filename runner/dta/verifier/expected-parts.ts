@@ -1,0 +1,38 @@
+import { extractLinks, rememberDerived } from '../adapters/link-updater/links';
+import { filePatch, type KnownPart } from '../patch';
+import { hostSwap } from './host-rewrite';
+
+/**
+ * The verifier's own expectation of link_updater's proposal, made from its own parse of HEAD while
+ * the adapter is still proposing: for each file it parsed, HEAD's text with the targeted hosts
+ * swapped at the places its parsers found (host-rewrite.ts), and that file's part of a patch as
+ * patch.ts writes it. When the proposal comes, a part of its patch that is byte for byte one of
+ * these makes exactly that text (the verifier's own), so the part is not parsed and applied again,
+ * and the new text's links are already known; any other part is applied and parsed as before.
+ * Nothing here is the adapter's: an adapter that rewrites otherwise only finds its parts checked
+ * the slower way, and the counts decide as they always did.
+ */
+
+/** Files between two looks at whether the proposal came: a few ms of work on bench:dta's pages. */
+export const EXPECT_BATCH_FILES = 200;
+
+/**
+ * Adds each file's expected part to `parts`, a batch at a time, and stops when `stopped()` says the
+ * proposal came: the expectation only ever uses time the verifier would spend waiting, and what it
+ * did not reach is checked as before.
+ */
+export async function expectParts(files: Iterable<readonly [string, string]>, params: Record<string, unknown>, parts: Map<string, KnownPart>, stopped: () => boolean): Promise<void> {
+  const fromHosts = Array.isArray(params.from_hosts) ? params.from_hosts.map(String) : [];
+  const toHost = String(params.to_host ?? '');
+  let n = 0;
+  for (const [rel, before] of files) {
+    if (++n % EXPECT_BATCH_FILES === 0) {
+      await new Promise((resolve) => setImmediate(resolve));
+      if (stopped()) return;
+    }
+    const swapped = hostSwap(before, extractLinks(rel, before), fromHosts, toHost);
+    if (swapped === null || swapped.text === before) continue;
+    rememberDerived(rel, swapped.text, swapped.links);
+    parts.set(filePatch(rel, before, swapped.text), { rel, after: swapped.text });
+  }
+}
