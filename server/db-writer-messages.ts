@@ -49,7 +49,8 @@ export const ScreenRowSchema = z.object({
 /** Request ids: each answer names the request it answers. */
 const ReqSchema = z.number().int().positive();
 
-export const WriterRequestSchema = z.discriminatedUnion('kind', [
+// Compiled (z.compile, as handler.ts says why): one of each per batch stored, on both sides.
+export const WriterRequestSchema = z.compile(z.discriminatedUnion('kind', [
   /** Store a runner batch in one transaction (repo/ingest-batch.ts). */
   z.object({ kind: z.literal('store'), req: ReqSchema, batch: IngestBatchSchema }),
   /** Store a serialised screen once (repo/terminal-screens.ts). */
@@ -60,7 +61,7 @@ export const WriterRequestSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('close') }),
   /** End the thread now, as a crash would, from its event loop (tests: never mid-statement, see db-writer-thread.ts). */
   z.object({ kind: z.literal('crash') }),
-]);
+]));
 export type WriterRequest = z.infer<typeof WriterRequestSchema>;
 
 export const IngestOutcomeSchema = z.object({
@@ -75,10 +76,10 @@ export const IngestOutcomeSchema = z.object({
 export const WriterErrorSchema = z.object({ message: z.string(), code: z.string().optional() });
 export type WriterError = z.infer<typeof WriterErrorSchema>;
 
-export const WriterReplySchema = z.union([
+export const WriterReplySchema = z.compile(z.union([
   z.object({ req: ReqSchema, ok: z.literal(true), outcome: IngestOutcomeSchema.optional() }),
   z.object({ req: ReqSchema, ok: z.literal(false), error: WriterErrorSchema }),
   /** A message the thread could not read (no request to answer): logged by the main thread. */
   z.object({ req: z.null(), ok: z.literal(false), error: WriterErrorSchema }),
-]);
+]));
 export type WriterReply = z.infer<typeof WriterReplySchema>;

@@ -75,10 +75,30 @@ const STOPS = (() => {
   return t;
 })();
 
-/** `runEnd` of UTF-8: BREAKS_RUN byte by byte. */
+/**
+ * Four bytes at a time: `plainWord(x)` is 0 exactly when all four bytes of x are in 0x20–0x7E
+ * (none a stop; a flood's text is mostly such words). The lowest byte below 0x20 sets its high bit
+ * in x - 0x20202020, the lowest 0x7F sets it in x + 0x01010101, and a byte from 0x80 sets it in x;
+ * borrows and carries only start at such bytes, so a word of plain bytes sets none.
+ */
+const plainWord = (x: number): number => ((x - 0x20202020) | (x + 0x01010101) | x) & 0x80808080;
+
+/**
+ * `runEnd` of UTF-8: BREAKS_RUN byte by byte, skipping words of plain printable ASCII (the mirror
+ * scans every byte a flood queues: one byte at a time, ~2 ns each, was a third of its thread's CPU).
+ */
 function runEndBytes(b: Uint8Array, from: number): number {
   const n = b.length;
+  // Words start where the buffer is 4-aligned (a Uint32Array view needs it): b[a], b[a + 4], …
+  const a = (4 - (b.byteOffset & 3)) & 3;
+  const words = n - a >= 4 ? new Uint32Array(b.buffer, b.byteOffset + a, (n - a) >> 2) : null;
   for (let i = from; i < n; i++) {
+    if (words !== null && i >= a && ((i - a) & 3) === 0) {
+      let k = (i - a) >> 2;
+      while (k < words.length && plainWord(words[k]!) === 0) k++;
+      i = a + (k << 2);
+      if (i >= n) break;
+    }
     const c = b[i]!;
     if (STOPS[c] === 0) continue;
     if (c === 0xc2) {

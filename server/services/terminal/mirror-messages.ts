@@ -12,7 +12,8 @@ const Id = z.number().int().positive();
 const Cells = z.number().int().positive();
 const Lines = z.number().int().nonnegative();
 
-export const MirrorRequestSchema = z.discriminatedUnion('kind', [
+// Compiled (z.compile, server/realtime/handler.ts says why): every output write crosses here.
+export const MirrorRequestSchema = z.compile(z.discriminatedUnion('kind', [
   /** A new terminal, optionally painted from a stored screen (`data`, serialised). */
   z.object({ kind: z.literal('open'), id: Id, cols: Cells, rows: Cells, scrollback: Lines, data: z.string().optional() }),
   /** Output as text, or as the UTF-8 bytes of whole characters (what the runner sent, when the control plane has them). */
@@ -26,7 +27,7 @@ export const MirrorRequestSchema = z.discriminatedUnion('kind', [
    */
   z.object({ kind: z.literal('read'), id: Id, req: Id, scrollback: Lines, lazy: z.boolean().optional(), scrollbackIfScrolledOut: Lines.optional() }),
   z.object({ kind: z.literal('close'), id: Id }),
-]);
+]));
 export type MirrorRequest = z.infer<typeof MirrorRequestSchema>;
 
 /**
@@ -34,10 +35,10 @@ export type MirrorRequest = z.infer<typeof MirrorRequestSchema>;
  * never parsed because they scrolled out first (scroll-out.ts); `scrolledOut`: the read took only
  * `scrollbackIfScrolledOut` lines (a restore point the output after it scrolls out).
  */
-export const MirrorReplySchema = z.union([
+export const MirrorReplySchema = z.compile(z.union([
   z.object({ req: Id, cols: Cells, rows: Cells, data: z.string(), parsed: Lines, skipped: Lines, scrolledOut: z.boolean().optional() }),
   z.object({ req: Id, error: z.string() }),
-]);
+]));
 export type MirrorReply = z.infer<typeof MirrorReplySchema>;
 
 /** The read a malformed message was (its `req`, when it has a usable one), so its waiter can be answered. */
