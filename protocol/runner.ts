@@ -39,6 +39,14 @@ export const FLOW_CONTROL = {
    * backlog could reach the high watermark, and a shorter timer acks every frame of a flood.
    */
   ACK_DELAY_MS: 100,
+  /**
+   * A viewer whose xterm has parsed all it was handed acks at once when at least this much is
+   * unacked, instead of waiting for ACK_CHARS or the delay: nothing more is coming from it until
+   * more arrives, and the PTY may sit paused for exactly these characters (bench:live BENCH_PIPE:
+   * 124–155 KB parsed but unacked at the PTY's pauses, 10% of the window). A flood's write batches
+   * are this big; a trickle's outputs (a line, a prompt) still wait for the delay, one ack for many.
+   */
+  ACK_DRAINED_CHARS: 50_000,
 } as const;
 
 /**

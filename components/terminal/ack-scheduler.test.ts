@@ -24,6 +24,21 @@ describe('flow-control acks from a viewer', () => {
     expect(sent).toEqual([2]); // nothing new parsed: no second ack
   });
 
+  it('acks a flood batch at once when xterm has drained, a trickle only after the delay', () => {
+    const sent: number[] = [];
+    const acks = new AckScheduler((seq) => sent.push(seq), 100, 60_000, 40);
+    acks.parsed(1, 10);
+    acks.drained(); // a line: under 40 unacked, it waits for the timer with whatever follows
+    expect(sent).toEqual([]);
+    acks.parsed(2, 50);
+    expect(sent).toEqual([]); // 60 unacked: under ACK_CHARS, xterm still busy
+    acks.drained();
+    expect(sent).toEqual([2]);
+    acks.drained(); // nothing new
+    expect(sent).toEqual([2]);
+    acks.dispose();
+  });
+
   it('never acks output that was not parsed (a stalled viewer holds the PTY back)', () => {
     const sent: number[] = [];
     const acks = new AckScheduler((seq) => sent.push(seq));

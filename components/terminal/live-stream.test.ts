@@ -1,5 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { Terminal as XTerm } from '@xterm/xterm';
+import { FLOW_CONTROL } from '../../protocol';
 import type { UiSocket } from '../realtime/socket';
 import { streamLive } from './live-stream';
 import { FLOOD_WRITE_BYTES } from './write-pacer';
@@ -72,6 +73,33 @@ describe('a live terminal under a flood', () => {
     expect(phases).toEqual([true, false]);
     expect(errors).toEqual([null]);
     stream.dispose();
+  });
+
+  it("acks a flood's batch as soon as xterm has parsed all it was handed; a line waits for the delay", async () => {
+    (globalThis as { window?: unknown }).window ??= {};
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const { socket, sent, serve } = fakeSocket();
+      const { term } = fakeTerm();
+      const stream = streamLive(term, socket, SESSION, { onPhase: () => undefined, onError: () => undefined });
+      const acks = () => sent.filter((s) => s.event === 'terminal:ack').map((s) => s.body.seq);
+      const frame = (seq: number, text: string) => ({ session_id: SESSION, from_seq: seq, sizes: [text.length], ts: 0, data: new Uint8Array(Buffer.from(text, 'latin1')) });
+      const parsedNow = () => new Promise<void>((r) => queueMicrotask(() => queueMicrotask(r)));
+      serve('session:snapshot', { session_id: SESSION, screen: { seq: 0, ts: 0, cols: 80, rows: 24, data: '' }, scrollback: 1000 });
+      serve('session:replayed', { session_id: SESSION });
+      serve('terminal:output', frame(1, 'a line\r\n'));
+      await parsedNow();
+      expect(acks()).toEqual([]); // one ack for many lines: after ACK_DELAY_MS
+      vi.advanceTimersByTime(FLOW_CONTROL.ACK_DELAY_MS);
+      expect(acks()).toEqual([1]);
+      // Between ACK_DRAINED_CHARS and ACK_CHARS: no timer needed once xterm has drained.
+      serve('terminal:output', frame(2, 'x'.repeat(FLOW_CONTROL.ACK_DRAINED_CHARS)));
+      await parsedNow();
+      expect(acks()).toEqual([1, 2]);
+      stream.dispose();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('reattaching in the middle of a flood paints the new screen and then every byte after it once', async () => {

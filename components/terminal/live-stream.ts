@@ -34,11 +34,26 @@ export function streamLive(term: XTerm, socket: UiSocket, sessionId: string, hoo
   let replaying = true;
   const acks = new AckScheduler((seq) => socket.emit('terminal:ack', { session_id: sessionId, seq }));
   const writes = new WritePacer((data, parsed) => term.write(data, parsed), window.__avUnpacedWrites ? 0 : undefined);
-  const tap = (data: string | Uint8Array) => () => window.__avOnChunk?.(sessionId, data);
+  /** Live output handed to xterm and not parsed yet: at 0 xterm has drained, and a flood's batch is acked at once. */
+  let inXterm = 0;
+  /** A live output's write: tapped as it goes to xterm, acked once parsed. */
+  const liveWrite = (data: string | Uint8Array, seq: number, chars: number) => ({
+    data,
+    written() {
+      inXterm++;
+      window.__avOnChunk?.(sessionId, data);
+    },
+    parsed() {
+      acks.parsed(seq, chars);
+      inXterm = Math.max(0, inXterm - 1);
+      if (inXterm === 0) acks.drained();
+    },
+  });
 
   const onSnapshot = (body: { session_id: string; screen: TerminalScreen; scrollback: number }) => {
     if (body.session_id !== sessionId) return;
     writes.drop(); // what waited is on the screen below, or comes again after it
+    inXterm = 0;
     term.reset();
     term.options.scrollback = body.scrollback;
     term.write(body.screen.data);
@@ -50,11 +65,9 @@ export function streamLive(term: XTerm, socket: UiSocket, sessionId: string, hoo
       if (e.seq <= lastSeq) continue; // a duplicate after a reconnect
       lastSeq = e.seq;
       if (e.type === 'TERMINAL_CHUNK' && e.data !== undefined) {
-        const seq = e.seq;
-        const chars = e.data.length;
+        const data = e.data;
         // Replayed output was acked by whoever watched it live (or by storing it): only live output is acked here.
-        const parsed = body.replay ? undefined : () => acks.parsed(seq, chars);
-        writes.push({ data: e.data, written: tap(e.data), parsed });
+        writes.push(body.replay ? { data, written: () => window.__avOnChunk?.(sessionId, data) } : liveWrite(data, e.seq, data.length));
       } else {
         const note = terminalNote(e);
         if (note) writes.push({ data: note });
@@ -78,7 +91,7 @@ export function streamLive(term: XTerm, socket: UiSocket, sessionId: string, hoo
       data = data.subarray(skip);
     }
     lastSeq = last;
-    writes.push({ data, written: tap(data), parsed: () => acks.parsed(last, data.byteLength) });
+    writes.push(liveWrite(data, last, data.byteLength));
   };
   const onReplayed = (body: { session_id: string }) => {
     if (body.session_id !== sessionId) return;

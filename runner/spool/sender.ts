@@ -13,8 +13,15 @@ export const MAX_BATCH_EVENTS = 256;
  * flight put up to 3.6 MB on the socket ahead of an echo (issue 17, liveecho).
  */
 export const MAX_BATCH_CHARS = 256_000;
-/** Pipelining a few batches hides the ack round-trip on a busy session. */
-export const MAX_IN_FLIGHT_BATCHES = 4;
+/**
+ * Pipelining batches hides the ack round-trip on a busy session. The server acks a batch once it
+ * is stored, but shows it to viewers on arrival, so this cap must not bind before a flood's
+ * flow-control window does: at 4 (about 4 × 120 KB chunks) the live path waited for the database,
+ * the sender sat at its cap with output spooled 2.1 s of a 9.6 s 64 MB run, holding ~300 KB of
+ * the 1 MB window in the spool at the PTY's pauses (bench:live BENCH_PIPE, issue 17). The window
+ * still bounds what one session has in flight; this bounds what all of them queue on the server.
+ */
+export const MAX_IN_FLIGHT_BATCHES = 16;
 /**
  * A batch this small (a keystroke's echo, a state change) is sent even when MAX_IN_FLIGHT_BATCHES
  * are waiting for their acks: the server shows a batch to viewers on arrival and acks it only once
