@@ -142,33 +142,49 @@ function windows(
   const n = s.length;
   const a = ar.anchors[k];
   const suffixes = ar.suffixesByLast[k];
+  // The anchor's fields read once, and its `over` run walked on the table itself: this walk was the
+  // redactor's largest cost on numbered lines (issue 17), where every line break is the table
+  // rule's anchor and its run goes on over the next line's digits.
+  const { self, back, gap, next } = a;
+  const textLength = a.text.length;
+  const gapMax = a.gapMax ?? 0;
+  const over = a.over!.table;
+  const overHigh = a.over!.high;
   const hitAt = list.at;
   let hw = from;
   for (let x = 0; x < list.length; x++) {
     const h = hitAt[x];
     let lo: number;
     let hi: number;
-    if (a.next !== undefined && h + a.text.length < n && !a.next.has(s.charCodeAt(h + a.text.length))) continue;
-    if (a.self) {
+    if (next !== undefined && h + textLength < n && !next.has(s.charCodeAt(h + textLength))) continue;
+    if (self) {
       lo = h;
       hi = h + 1;
       if (suffixes !== null) {
         // The run from the anchor must end with a suffix (unknown when it reaches the end).
         let e = h;
-        const stop = Math.min(n, h + a.back! + 1);
-        while (e < stop && a.over!.has(s.charCodeAt(e))) e++;
-        if (e < n && (e - h > a.back! || !endsWithAny(s, h, e, suffixes))) continue;
+        const stop = Math.min(n, h + back! + 1);
+        while (e < stop) {
+          const c = s.charCodeAt(e);
+          if (c < 128 ? over[c] === 0 : !overHigh) break;
+          e++;
+        }
+        if (e < n && (e - h > back! || !endsWithAny(s, h, e, suffixes))) continue;
       }
     } else {
       hi = h;
-      if (a.gap) {
-        const stop = Math.max(from, h - a.gapMax!);
-        while (hi > stop && a.gap.has(s.charCodeAt(hi - 1))) hi--;
+      if (gap) {
+        const stop = Math.max(from, h - gapMax);
+        while (hi > stop && gap.has(s.charCodeAt(hi - 1))) hi--;
       }
-      if (suffixes !== null && !endsWithAny(s, Math.max(from, hi - a.back!), hi, suffixes)) continue;
+      if (suffixes !== null && !endsWithAny(s, Math.max(from, hi - back!), hi, suffixes)) continue;
       lo = hi;
-      const stop = Math.max(from, hi - a.back!);
-      while (lo > stop && a.over!.has(s.charCodeAt(lo - 1))) lo--;
+      const stop = Math.max(from, hi - back!);
+      while (lo > stop) {
+        const c = s.charCodeAt(lo - 1);
+        if (c < 128 ? over[c] === 0 : !overHigh) break;
+        lo--;
+      }
     }
     if (lo < hw) lo = hw;
     if (hi > tail) hi = tail;

@@ -333,15 +333,68 @@ function cover(inCover: Uint8Array, a: number, b: number): void {
 const coverRegexes = new Map<string, RegExp>();
 
 /**
- * The cover's characters and every non-ASCII one (a place before one is not filtered by pairs) as
- * a global regex over that class; shared (the scan sets lastIndex before every search).
+ * The most ranges the cover's character class may have. V8's regex compiler tests a class of more
+ * than 16 ranges by a call out of the generated code for every character it reads
+ * (kMaxRangesForInlineBranchGeneration in V8's regexp-compiler.cc); the default rules' cover had
+ * 19, and the search over numbered lines, which finds nothing, cost ~8 ms per MB instead of ~1
+ * (issue 17: a fifth of the runner's CPU in a flood, and the control plane runs it again). Below
+ * 16, fewer ranges are still a shallower tree of branches per character.
+ */
+export const COVER_MAX_RANGES = 12;
+/** The character class's last range: every non-ASCII character (a place before one is not filtered by pairs). */
+const HIGH: CoverRange = [0x80, 0xffff];
+type CoverRange = [from: number, to: number];
+
+/**
+ * The cover's characters and every non-ASCII one as a global regex over a class of at most
+ * COVER_MAX_RANGES ranges; shared (the scan sets lastIndex before every search).
  */
 function coverRegex(inCover: Uint8Array): RegExp {
-  let cls = '';
-  for (let code = 0; code < 128; code++) if (inCover[code] === 1) cls += `\\x${code.toString(16).padStart(2, '0')}`;
+  const hex = (code: number) => `\\u${code.toString(16).padStart(4, '0')}`;
+  const cls = coverRanges(inCover, COVER_MAX_RANGES)
+    .map(([a, b]) => (a === b ? hex(a) : `${hex(a)}-${hex(b)}`))
+    .join('');
   let re = coverRegexes.get(cls);
-  if (re === undefined) coverRegexes.set(cls, (re = new RegExp(`[${cls}\\u0080-\\uffff]`, 'g')));
+  if (re === undefined) coverRegexes.set(cls, (re = new RegExp(`[${cls}]`, 'g')));
   return re;
+}
+
+/**
+ * The cover's ASCII characters and the non-ASCII range as at most `max` ranges [from, to]: where
+ * there are more, the gaps between them holding the least common characters are filled in. The
+ * class then also matches a few characters outside the cover (`D`, `Q`, `[`): the scan reads the
+ * places around those too, which costs a step or two each and changes no answer (the loop is
+ * exact wherever it is asked); digits, spaces and line ends are filled in last.
+ */
+export function coverRanges(inCover: Uint8Array, max: number): CoverRange[] {
+  const ranges: CoverRange[] = [];
+  for (let code = 0; code < 128; code++) {
+    if (inCover[code] === 0) continue;
+    const last = ranges.at(-1);
+    if (last !== undefined && last[1] === code - 1) last[1] = code;
+    else ranges.push([code, code]);
+  }
+  const lastAscii = ranges.at(-1);
+  if (lastAscii !== undefined && lastAscii[1] === HIGH[0] - 1) lastAscii[1] = HIGH[1];
+  else ranges.push([...HIGH]);
+  if (ranges.length <= max) return ranges;
+  // Gap k lies between ranges k and k + 1; the cheapest ones are filled (each fill joins two ranges).
+  const gaps = ranges.slice(1).map((r, k) => ({ k, cost: gapCost(ranges[k]![1] + 1, r[0]) }));
+  gaps.sort((x, y) => x.cost - y.cost || x.k - y.k);
+  const fill = new Set(gaps.slice(0, ranges.length - max).map((g) => g.k));
+  const out: CoverRange[] = [];
+  for (let k = 0; k < ranges.length; k++) {
+    if (fill.has(k - 1)) out.at(-1)![1] = ranges[k]![1];
+    else out.push(ranges[k]!);
+  }
+  return out;
+}
+
+/** What matching the characters [from, to) costs, roughly: each commonness step is ~8 times as frequent. */
+function gapCost(from: number, to: number): number {
+  let cost = 0;
+  for (let code = from; code < to; code++) cost += 8 ** commonness(code);
+  return cost;
 }
 
 /**
