@@ -12,7 +12,7 @@ import { discoverAndPropose, type Proposed } from './propose';
 import { RunFailure } from './run-failure';
 import { discardStaged, stageContents, sweepStaged } from './staged-contents';
 import { mark } from './stages';
-import { VerifierProcess } from './verifier/spawn';
+import { setSpareMemoDir, VerifierProcess } from './verifier/spawn';
 
 /**
  * One DTA run: discover → propose → (apply) → verify, deterministic and all-or-nothing.
@@ -31,6 +31,8 @@ const MIN_VERIFIER_MS = 5_000;
 let verifierMemoDir: string | null = null;
 export function setVerifierMemoDir(dir: string | null): void {
   verifierMemoDir = dir;
+  // Verifiers started from now on read it while they wait for their first request.
+  setSpareMemoDir(dir);
 }
 
 export interface RunOptions {

@@ -1,7 +1,8 @@
 import { createInterface } from 'node:readline';
 import { useReaders } from '../adapters/link-updater/parsers';
 import { mark } from '../stages';
-import { PrepareRequestSchema, prepare, saveMemos, verify, VerifyRequestSchema } from './verify';
+import { VERIFIER_MEMO_DIR_ENV } from './memo-dir';
+import { PrepareRequestSchema, preloadMemo, prepare, saveMemos, verify, VerifyRequestSchema } from './verify';
 
 mark('verifier: process started', true);
 mark('verifier: modules loaded');
@@ -9,6 +10,10 @@ mark('verifier: modules loaded');
 // The verifier reads with parsers of its own (htmlparser2, markdown-it; the adapter's are parse5,
 // micromark): its count is a second reading of the bytes, not the adapter's parsers run again.
 useReaders('verifier');
+
+// The runner's memo, read now, while this process waits for its first request (spawn.ts).
+const memoDir = process.env[VERIFIER_MEMO_DIR_ENV];
+if (memoDir) preloadMemo(memoDir);
 
 /**
  * The verifier as its own process: one JSON request a line on stdin, one DtaVerifier a line on

@@ -7,7 +7,9 @@ import { runDta, setVerifierMemoDir } from '../engine';
 import { dropKeptProposals } from '../kept-proposals';
 import { gitIn, makeRepo, SITE_FILES } from '../testing/fixture-repos';
 import { VERIFIER_MEMO_FILE, VerifierMemo, verifierMemoVersion } from './memo';
+import { DEFAULT_POLICY } from '../policy';
 import { verifiersExited } from './spawn';
+import { memoIn, preloadMemo, prepare } from './verify';
 
 // The run below starts two verifier processes (tsx); a loaded 2-core machine needs minutes.
 vi.setConfig({ testTimeout: 180_000 });
@@ -40,6 +42,42 @@ describe("the verifier's memo of parsed links", () => {
     fs.writeFileSync(file, '{not json');
     expect(VerifierMemo.open(file).get('markdown', text)).toBeUndefined();
     fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('is read before the first request, and read again at it when another verifier saved it since', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'memo-'));
+    const repo = makeRepo(SITE_FILES);
+    const file = path.join(dir, VERIFIER_MEMO_FILE);
+    // What a verifier process leaves: the links it parsed, saved as it ends.
+    const saved = (text: string) => {
+      const memo = VerifierMemo.open(file);
+      useLinkStore(memo);
+      const links = extractLinks('docs/a.md', text);
+      useLinkStore(null);
+      memo.save();
+      return links;
+    };
+    try {
+      saved('[a](http://old.example.com/memo-early)\n');
+      preloadMemo(dir);
+      const early = await memoIn(dir);
+      expect(early.outdated()).toBe(false);
+      // The run that just ended saves after this process read the memo.
+      const late = '[b](http://old.example.com/memo-late)\n';
+      const links = saved(late);
+      expect(early.outdated()).toBe(true);
+      const head = gitIn(repo, 'rev-parse', 'HEAD').trim();
+      await prepare({ mode: 'prepare', tool: 'link_updater', root: repo, head, params: LINKS, globs: ['site/**'], allowed_paths: DEFAULT_POLICY.allowed_paths, memo_dir: dir });
+      const used = await memoIn(dir);
+      expect(used).not.toBe(early);
+      expect(used.get('markdown', late)).toEqual(links);
+      // Used now: a later save by another process no longer replaces it under this one.
+      saved('[c](http://old.example.com/memo-later)\n');
+      expect(used.outdated()).toBe(false);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+      fs.rmSync(repo, { recursive: true, force: true });
+    }
   });
 
   it("lives in the runner's folder (0600), never in the repository's git dir where a session could forge it", async () => {

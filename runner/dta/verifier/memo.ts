@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { FoundLink, LinkStore } from '../adapters/link-updater/links';
+import { sameStat, statOf, type FileStat } from '../file-stat';
 
 /** Bump by hand for a change the parser versions and parsers.ts cannot show (the memo's own format). */
 export const VERIFIER_MEMO_FORMAT = 2;
@@ -50,6 +51,14 @@ export function verifierMemoVersion(): string {
   return version;
 }
 
+function statOrNull(file: string): FileStat | null {
+  try {
+    return statOf(file);
+  } catch {
+    return null;
+  }
+}
+
 /**
  * The verifier's own memo of parsed links by content: sha256 of (verifier version, kind, text) → the links.
  * Only the verifier writes it, and only with what it parsed itself; identical bytes parse to the
@@ -69,18 +78,54 @@ export class VerifierMemo implements LinkStore {
    */
   private fresh: Array<[kind: string, text: string, links: FoundLink[]]> = [];
   private dirty = false;
+  /** Asked or told anything yet (an outdated memo is read again only before that). */
+  private used = false;
 
-  private constructor(private readonly file: string) {}
+  private constructor(
+    private readonly file: string,
+    /** The file's stat before it was read (null: there was none). */
+    private readonly seen: FileStat | null,
+  ) {}
 
   static open(file: string): VerifierMemo {
-    const memo = new VerifierMemo(file);
+    const seen = statOrNull(file);
+    let text: string | null = null;
     try {
-      const saved = JSON.parse(fs.readFileSync(file, 'utf8')) as { version?: string; entries?: Array<[string, FoundLink[]]> };
+      text = fs.readFileSync(file, 'utf8');
+    } catch {
+      // No memo yet: start empty.
+    }
+    return VerifierMemo.from(file, seen, text);
+  }
+
+  /** open(), its file read without blocking (a verifier preloading its memo still takes requests meanwhile). */
+  static async read(file: string): Promise<VerifierMemo> {
+    const seen = statOrNull(file);
+    const text = await fs.promises.readFile(file, 'utf8').catch(() => null);
+    return VerifierMemo.from(file, seen, text);
+  }
+
+  private static from(file: string, seen: FileStat | null, text: string | null): VerifierMemo {
+    const memo = new VerifierMemo(file, seen);
+    if (text === null) return memo;
+    try {
+      const saved = JSON.parse(text) as { version?: string; entries?: Array<[string, FoundLink[]]> };
       if (saved.version === verifierMemoVersion() && Array.isArray(saved.entries)) for (const [k, v] of saved.entries) memo.entries.set(k, v);
     } catch {
-      // No memo yet, or an unreadable one: start empty (it only ever saves work).
+      // An unreadable memo: start empty (it only ever saves work).
     }
     return memo;
+  }
+
+  /**
+   * Whether another process saved the memo since this one read it (each save is a new file: a new
+   * inode), and this one has not used it yet: read early (a spare verifier), it may miss the runs
+   * that ended since.
+   */
+  outdated(): boolean {
+    if (this.used) return false;
+    const now = statOrNull(this.file);
+    return now === null || this.seen === null ? now !== this.seen : !sameStat(now, this.seen);
   }
 
   private key(kind: string, text: string): string {
@@ -88,6 +133,7 @@ export class VerifierMemo implements LinkStore {
   }
 
   get(kind: string, text: string): FoundLink[] | undefined {
+    this.used = true;
     // Nothing read at open: nothing to find (what this process parsed, its own cache answers).
     if (this.entries.size === 0) return undefined;
     const key = this.key(kind, text);
@@ -102,6 +148,7 @@ export class VerifierMemo implements LinkStore {
   }
 
   set(kind: string, text: string, links: FoundLink[]): void {
+    this.used = true;
     this.fresh.push([kind, text, links]);
     this.dirty = true;
   }

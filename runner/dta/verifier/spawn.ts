@@ -4,6 +4,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { DtaVerifierSchema, type DtaVerifier } from '../../../protocol';
 import { ensureVerifierBundle, freshBundle } from './bundle';
+import { VERIFIER_MEMO_DIR_ENV } from './memo-dir';
 import type { PrepareRequest, VerifyRequest } from './verify';
 
 const MAIN = fileURLToPath(new URL('./main.ts', import.meta.url));
@@ -29,11 +30,24 @@ export async function verifiersExited(): Promise<void> {
   await Promise.all([...running.values()]);
 }
 
+/**
+ * The runner's folder for the verifier's memo (engine.ts), given to each verifier process as it
+ * starts: it reads its memo while it waits for its first request (a spare, long before), not at
+ * that request, on the dry-run's path (JSON of up to VERIFIER_MEMO_MAX_ENTRIES entries, ~0.15–0.25 s).
+ */
+let spareMemoDir: string | null = null;
+export function setSpareMemoDir(dir: string | null): void {
+  spareMemoDir = dir;
+}
+
 /** The verifier's command line: the prebuilt bundle, else its TypeScript entry through tsx. */
 function startVerifier(bundle: string | null, cwd: string): ChildProcessWithoutNullStreams {
   const profDir = process.env[VERIFIER_CPU_PROF_ENV];
   const prof = profDir ? ['--cpu-prof', '--cpu-prof-dir', profDir] : [];
-  return spawn(process.execPath, [...prof, ...(bundle ? [bundle] : ['--import', TSX, MAIN])], { cwd, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, NODE_OPTIONS: '' } });
+  const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: '' };
+  if (spareMemoDir) env[VERIFIER_MEMO_DIR_ENV] = spareMemoDir;
+  else delete env[VERIFIER_MEMO_DIR_ENV];
+  return spawn(process.execPath, [...prof, ...(bundle ? [bundle] : ['--import', TSX, MAIN])], { cwd, stdio: ['pipe', 'pipe', 'pipe'], env });
 }
 
 /**
@@ -185,8 +199,9 @@ export class VerifierProcess {
     if (this.ended) return;
     this.child.stdin.end();
     this.idle();
-    // This run is done with its verifier: the next run's is started now, off that run's critical path.
-    warmVerifier();
+    // This run is done with its verifier: the next run's is started off that run's critical path,
+    // once this one has exited (its memo written: the spare reads the memo as it starts).
+    void running.get(this.child)?.then(() => warmVerifier());
   }
 
   /** Ends it now (a run that failed before asking anything). */

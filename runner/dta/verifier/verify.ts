@@ -77,15 +77,35 @@ export type PrepareRequest = z.infer<typeof PrepareRequestSchema>;
 const LINK_TOOLS = new Set(['link_updater', 'intra_repo_link_fixer']);
 
 /** Memos by folder, opened once per process (a kept verifier serves a dry-run and its apply). */
-const memos = new Map<string, import('./memo').VerifierMemo>();
+const memos = new Map<string, Promise<import('./memo').VerifierMemo>>();
+
+/**
+ * The memo in this folder, opened at the first ask (or by preloadMemo, before any request). A
+ * memo is read once: a request that comes while it is being read waits for that read.
+ */
+export function memoIn(dir: string): Promise<import('./memo').VerifierMemo> {
+  let memo = memos.get(dir);
+  if (!memo) {
+    memo = import('./memo').then(({ VerifierMemo, VERIFIER_MEMO_FILE }) => VerifierMemo.read(path.join(dir, VERIFIER_MEMO_FILE)));
+    memos.set(dir, memo);
+  }
+  return memo;
+}
+
+/** Reads the runner's memo ahead of any request (the process was told its folder when started: spawn.ts). */
+export function preloadMemo(dir: string): void {
+  void memoIn(dir);
+}
 
 async function withMemo<T>(req: Pick<VerifyRequest, 'tool' | 'memo_dir'>, work: () => Promise<T>): Promise<T> {
   if (!LINK_TOOLS.has(req.tool) || !req.memo_dir) return work();
-  const { VerifierMemo, VERIFIER_MEMO_FILE } = await import('./memo');
+  let memo = await memoIn(req.memo_dir);
+  // Read ahead and saved since by another verifier (the run that just ended): read as it is now.
+  if (memo.outdated()) {
+    memos.delete(req.memo_dir);
+    memo = await memoIn(req.memo_dir);
+  }
   const { useLinkStore } = await import('../adapters/link-updater/links');
-  const file = path.join(req.memo_dir, VERIFIER_MEMO_FILE);
-  let memo = memos.get(file);
-  if (!memo) memos.set(file, (memo = VerifierMemo.open(file)));
   useLinkStore(memo);
   try {
     return await work();
@@ -95,10 +115,10 @@ async function withMemo<T>(req: Pick<VerifyRequest, 'tool' | 'memo_dir'>, work: 
 }
 
 /** Writes what this process parsed to its memos; the memo only saves work, so a full disk is no failure. */
-export function saveMemos(): void {
+export async function saveMemos(): Promise<void> {
   for (const memo of memos.values()) {
     try {
-      memo.save();
+      (await memo).save();
     } catch {
       // nothing lost but time
     }
