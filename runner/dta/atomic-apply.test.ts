@@ -206,3 +206,27 @@ describe('applyAtomic: the originals come back from git, or from a copy where gi
     expect(folders(journal)).toEqual([]);
   });
 });
+
+describe('recover(): journals written before git held the backups', () => {
+  it('an older runner\'s crashed apply (a hard link per original, no modes in its journal) is rolled back from its links', () => {
+    const dir = makeRepo({ 'a.txt': 'a\n', 'b.sh': 'b\n' });
+    repos.push(dir);
+    fs.chmodSync(path.join(dir, 'b.sh'), 0o755);
+    gitIn(dir, 'commit', '-qam', 'executable');
+    const before = snapshot(dir);
+    const journal = path.join(dir, '.git', 'journal-test');
+    // As that runner left it: originals linked aside, one renamed over, then killed (its pid is gone).
+    const run = path.join(journal, 'run_old@999999999.1');
+    fs.mkdirSync(path.join(run, 'backup'), { recursive: true });
+    const entries = ['a.txt', 'b.sh'].map((rel, i) => ({ rel, backup: path.join(run, 'backup', String(i)), tmp: path.join(dir, `${rel}.dta-run_old.tmp`), blob: gitBlobId(fs.readFileSync(path.join(dir, rel))) }));
+    for (const e of entries) fs.linkSync(path.join(dir, e.rel), e.backup);
+    fs.writeFileSync(path.join(run, 'journal.json'), JSON.stringify({ run_id: 'run_old', root: dir, entries }));
+    fs.writeFileSync(entries[1]!.tmp, 'B\n', { mode: 0o755 });
+    fs.renameSync(entries[1]!.tmp, path.join(dir, 'b.sh'));
+    fs.writeFileSync(entries[0]!.tmp, 'A\n');
+    expect(recover(journal)).toEqual(['run_old']);
+    expect(snapshot(dir)).toEqual(before);
+    expect(fs.statSync(path.join(dir, 'b.sh')).mode & 0o7777).toBe(0o755);
+    expect(fs.readdirSync(journal)).toEqual([]);
+  });
+});
