@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { holdOriginals, type HeldOriginals } from './atomic-apply-held';
-import { catBlobBytesSync, gitBlobId, SYMLINK_MODE, treeAt } from './git-state';
+import { catBlobBytesSync, gitBlobId, regularFile, SYMLINK_MODE, treeAt } from './git-state';
 import { mark } from './stages';
 import { stagedFile, type StagedContents } from './staged-contents';
 
@@ -320,24 +320,6 @@ async function applyIn(root: string, dir: string, runId: string, changes: Readon
   // few copies: every original git holds stays in git, and its old file goes with `held`.
   fs.rmSync(dir, { recursive: true, force: true });
   return held;
-}
-
-/** A regular file's bytes (a symlink is not followed); null when there is none. */
-function regularFile(file: string): { bytes: Buffer; mode: number } | null {
-  let fd: number;
-  try {
-    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
-  } catch {
-    return null;
-  }
-  try {
-    const st = fs.fstatSync(fd);
-    return st.isFile() ? { bytes: fs.readFileSync(fd), mode: st.mode & 0o7777 } : null;
-  } catch {
-    return null;
-  } finally {
-    fs.closeSync(fd);
-  }
 }
 
 /**

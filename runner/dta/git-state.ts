@@ -144,7 +144,7 @@ export async function readBlobs(root: string, rev: string, files: string[], tree
   for (const f of files) {
     const id = ids.get(f);
     if (id === undefined) continue;
-    const bytes = regularFileBytes(path.join(root, f));
+    const bytes = regularFile(path.join(root, f))?.bytes ?? null;
     const same = bytes !== null && gitBlobId(bytes) === id;
     out.set(f, same ? bytes.toString('utf8') : undefined);
     if (!same) fromGit.push(f);
@@ -157,8 +157,8 @@ export async function readBlobs(root: string, rev: string, files: string[], tree
   return out as Map<string, string>;
 }
 
-/** A regular file's bytes; null for anything else (a symlink is not followed, a FIFO not waited on). */
-function regularFileBytes(file: string): Buffer | null {
+/** A regular file's bytes and mode; null for anything else (a symlink is not followed, a FIFO not waited on). */
+export function regularFile(file: string): { bytes: Buffer; mode: number } | null {
   let fd: number;
   try {
     fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
@@ -166,7 +166,8 @@ function regularFileBytes(file: string): Buffer | null {
     return null;
   }
   try {
-    return fs.fstatSync(fd).isFile() ? fs.readFileSync(fd) : null;
+    const st = fs.fstatSync(fd);
+    return st.isFile() ? { bytes: fs.readFileSync(fd), mode: st.mode & 0o7777 } : null;
   } catch {
     return null;
   } finally {
