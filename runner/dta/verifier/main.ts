@@ -2,7 +2,8 @@ import { createInterface } from 'node:readline';
 import { useReaders } from '../adapters/link-updater/parsers';
 import { mark } from '../stages';
 import { VERIFIER_MEMO_DIR_ENV } from './memo-dir';
-import { PrepareRequestSchema, preloadMemo, prepare, saveMemos, verify, VerifyRequestSchema } from './verify';
+import { EndRunRequestSchema } from './end-run';
+import { forgetRun, PrepareRequestSchema, preloadMemo, prepare, saveMemos, verify, VerifyRequestSchema } from './verify';
 
 mark('verifier: process started', true);
 mark('verifier: modules loaded');
@@ -18,7 +19,9 @@ if (memoDir) preloadMemo(memoDir);
 /**
  * The verifier as its own process: one JSON request a line on stdin, one DtaVerifier a line on
  * stdout for each verify request (a prepare request has no answer). Requests run one after
- * another; the process ends with its stdin. Nothing of the adapter's memory reaches it.
+ * another; the process ends with its stdin. Nothing of the adapter's memory reaches it. An end-run
+ * request closes a run: the memo is saved, the run forgotten, and the answer says whether this
+ * process may serve the next run (spawn.ts keeps it warm) — not after a crash in this run.
  */
 function answer(result: unknown): void {
   process.stdout.write(`${JSON.stringify(result)}\n`);
@@ -26,6 +29,16 @@ function answer(result: unknown): void {
 
 function failed(why: string): unknown {
   return { passed: false, checks: [], failures: [why], sample_size: 0 };
+}
+
+/** A request of this run crashed: the process ends with the run instead of serving the next. */
+let crashed = false;
+
+async function endRun(): Promise<void> {
+  await saveMemos();
+  await forgetRun();
+  mark('verifier: run ended');
+  answer({ ready: !crashed });
 }
 
 async function handle(line: string): Promise<void> {
@@ -42,6 +55,7 @@ async function handle(line: string): Promise<void> {
     mark('verifier: prepared');
     return;
   }
+  if (EndRunRequestSchema.safeParse(raw).success) return endRun();
   const parsed = VerifyRequestSchema.safeParse(raw);
   if (!parsed.success) return answer(failed(`bad verify request: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`));
   mark(`verifier: ${parsed.data.mode} request`);
@@ -49,6 +63,7 @@ async function handle(line: string): Promise<void> {
     answer(await verify(parsed.data));
     mark('verifier: answered');
   } catch (err) {
+    crashed = true;
     answer(failed(`verifier crashed: ${err instanceof Error ? err.message : String(err)}`));
   }
 }

@@ -7,7 +7,7 @@ import { sha256 } from '../git-state';
 import { DEFAULT_POLICY } from '../policy';
 import { gitIn, makeRepo, SITE_FILES } from '../testing/fixture-repos';
 import { ensureVerifierBundle } from './bundle';
-import { runVerifier, VerifierProcess, warmVerifier } from './spawn';
+import { endSpareVerifier, runVerifier, VerifierProcess, verifiersExited, warmVerifier } from './spawn';
 import type { VerifyRequest } from './verify';
 
 // Each run starts a verifier process (tsx); a loaded 2-core machine needs minutes, not seconds.
@@ -82,7 +82,7 @@ describe('the independent verifier', () => {
     }
   });
 
-  it('a spare verifier, started ahead, is taken by the next run only, serves it like a new one, and is replaced after', async () => {
+  it('a spare verifier, started ahead, is taken by the next run only, serves it like a new one, and stays warm for the next after', async () => {
     const spare = warmVerifier();
     expect(spare).toEqual(expect.any(Number));
     expect(warmVerifier()).toBe(spare); // one spare at a time
@@ -98,15 +98,70 @@ describe('the independent verifier', () => {
       first.close();
       second.close();
     }
-    // Closing a verifier started the next run's spare (one), which the next verifier takes.
+    // A closed run's verifier is the next run's spare (one: the last to close its run), which the next verifier takes.
+    await verifiersExited();
     const next = warmVerifier();
-    expect([first.pid, second.pid]).not.toContain(next);
+    expect([first.pid, second.pid]).toContain(next);
+    expect(first.alive).toBe(false);
+    expect(await first.run(request, VERIFY_MS)).toMatchObject({ passed: false, failures: ['the verifier was closed'] });
     const third = new VerifierProcess(dir);
     try {
       expect(third.pid).toBe(next);
       expect(await third.run(request, VERIFY_MS)).toMatchObject({ passed: true });
     } finally {
       third.close();
+    }
+  });
+
+  it('a warm verifier carries nothing of a run into the next: another tree gives what a fresh process gives, and a forgery after a good run fails', async () => {
+    // Another repository whose HEAD has other contents: the first run's tree, scope and HEAD measure must not answer for it.
+    const other = makeRepo({ ...SITE_FILES, 'site/extra.md': '[x](http://old.example.com/x) [y](https://old.example.com/y)\n' });
+    try {
+      const otherApplied = await runDta({ tool: 'link_updater', version: '1.0', mode: 'apply', target: { repo_path: other, glob: 'site/**' }, params: LINKS });
+      expect(otherApplied.verifier.passed).toBe(true);
+      const otherJson = JSON.parse(fs.readFileSync(path.join(other, otherApplied.artifacts.find((a) => a.endsWith('applied.json'))!), 'utf8')) as { sha256: Record<string, string> };
+      const otherRequest: VerifyRequest = {
+        ...request,
+        root: other,
+        claim: { head: gitIn(other, 'rev-parse', 'HEAD').trim(), baseline: otherApplied.baseline, units: otherApplied.applied_changes.link_updates, files: otherApplied.files, patch_path: path.join(other, otherApplied.artifacts.find((a) => a.endsWith('.patch'))!), patch_sha256: otherApplied.patch_sha256!, hashes: otherJson.sha256 },
+      };
+      // Through fresh processes (no spare waiting: each starts its own, ended after) …
+      const runFresh = async (req: VerifyRequest) => {
+        endSpareVerifier();
+        const r = await runVerifier(req, VERIFY_MS);
+        await verifiersExited();
+        endSpareVerifier();
+        return r;
+      };
+      const fresh = [await runFresh(request), await runFresh(otherRequest)];
+      const warm = warmVerifier();
+      // … and through one warm process, run after run.
+      const runs: Array<[VerifyRequest, number | undefined]> = [];
+      const through = async (req: VerifyRequest) => {
+        const v = new VerifierProcess(req.root);
+        try {
+          v.prepare({ mode: 'prepare', tool: 'link_updater', root: req.root, head: req.claim.head, params: LINKS, globs: req.globs, allowed_paths: req.allowed_paths });
+          runs.push([req, v.pid]);
+          return await v.run(req, VERIFY_MS);
+        } finally {
+          v.close();
+          await verifiersExited();
+        }
+      };
+      const good1 = await through(request);
+      const good2 = await through(otherRequest);
+      const forged = await through({ ...otherRequest, claim: { ...otherRequest.claim, units: otherRequest.claim.units - 2 } });
+      const good3 = await through(request);
+      // One process served every run.
+      expect(new Set(runs.map(([, pid]) => pid))).toEqual(new Set([warm]));
+      expect(good1).toEqual(fresh[0]);
+      expect(good2).toEqual(fresh[1]);
+      expect(good2).toMatchObject({ passed: true, failures: [] });
+      expect(forged.passed).toBe(false);
+      expect(forged.failures.join('\n')).toMatch(/claims 15 link updates, the files show 17/);
+      expect(good3).toEqual(fresh[0]);
+    } finally {
+      fs.rmSync(other, { recursive: true, force: true });
     }
   });
 

@@ -227,6 +227,24 @@ export function expectationSettled(): Promise<void> {
   return expected?.done ?? Promise.resolve();
 }
 
+/**
+ * Forgets everything this process learnt from the run it served: HEAD's tree, blobs, scope and
+ * measure, and the expectation (stopped, then dropped). What it keeps for the next run is what the
+ * memo keeps — links by the whole text they were found in — and nothing keyed by a tree or a claim.
+ */
+export async function forgetRun(): Promise<void> {
+  const job = expected;
+  if (job) {
+    job.stopped = true;
+    await job.done;
+  }
+  expected = null;
+  headMeasured = null;
+  lastScope = null;
+  lastBlobs = null;
+  lastTree = null;
+}
+
 export async function verify(req: VerifyRequest): Promise<DtaVerifier> {
   // The proposal came: the expectation stops where it got to (its next batch sees this).
   if (expected) expected.stopped = true;
