@@ -28,7 +28,7 @@ import { readMarks, STAGES_ENV, type StageMark } from '../runner/dta/stages';
 import { benchSite } from '../runner/dta/testing/bench-site';
 import { makeRepo } from '../runner/dta/testing/fixture-repos';
 import { ensureVerifierBundle } from '../runner/dta/verifier/bundle';
-import { verifiersExited, warmVerifier } from '../runner/dta/verifier/spawn';
+import { spareVerifierPid, verifiersExited, warmVerifier } from '../runner/dta/verifier/spawn';
 import { cpuNow, cpuSince, diskFacts, type Cpu } from './disk-state';
 
 const FILES = Number(process.env.BENCH_FILES ?? 5000);
@@ -111,9 +111,67 @@ function sedSide(dir: string): { ms: number; cpu: Cpu } {
   return { ms: performance.now() - t, cpu: cpuSince(c) };
 }
 
+/**
+ * The warm verifier's CPU (verifier/spawn.ts): it outlives the round that used it, so the reaped
+ * children's CPU never holds it; read from /proc/<pid>/stat (utime, stime) instead. Per process, the
+ * CPU already counted: a spare the bench started counts from 0 (its start, as a cold one's did at
+ * its exit); between rounds (idle, off any timed part) is not counted.
+ */
+const verifierCounted = new Map<number, Cpu>();
+/** Clock ticks a second of /proc's CPU times (USER_HZ, 100 on Linux). */
+const TICKS_PER_S = 100;
+function procCpu(pid: number): Cpu | null {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // After the ")" closing the command name, fields 12 and 13 (from 0) are utime and stime.
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { user: Number(f[11]) / TICKS_PER_S, sys: Number(f[12]) / TICKS_PER_S };
+  } catch {
+    return null;
+  }
+}
+
+/** A spare the bench started before the rounds: its start counts in the first round, not before it. */
+const countFromStart = new Set<number>();
+
+/** At a round's start: each kept verifier's CPU so far is not this round's (one gone meanwhile was reaped outside any round). */
+function verifierCpuAtStart(): void {
+  for (const pid of verifierCounted.keys()) {
+    if (countFromStart.has(pid)) continue;
+    const now = procCpu(pid);
+    if (now) verifierCounted.set(pid, now);
+    else verifierCounted.delete(pid);
+  }
+}
+
+/**
+ * At a round's end: the spare's CPU since the round's start (all of it when new), less what was
+ * counted already of a verifier that exited within the round (the reaped children's CPU holds its whole life).
+ */
+function verifierCpuAtEnd(): Cpu {
+  const extra: Cpu = { user: 0, sys: 0 };
+  const spare = spareVerifierPid();
+  for (const [pid, counted] of verifierCounted) {
+    if (pid === spare || procCpu(pid)) continue;
+    extra.user -= counted.user;
+    extra.sys -= counted.sys;
+    verifierCounted.delete(pid);
+  }
+  const now = spare === null ? null : procCpu(spare);
+  if (spare !== null && now) {
+    const before = verifierCounted.get(spare) ?? { user: 0, sys: 0 };
+    extra.user += now.user - before.user;
+    extra.sys += now.sys - before.sys;
+    verifierCounted.set(spare, now);
+  }
+  countFromStart.clear();
+  return extra;
+}
+
 async function dtaSide(dir: string, n: number) {
   const policy = DtaPolicySchema.parse({ max_files: n + 10, rate_limit: { max_runs: 100, window_ms: 60_000 } });
   const inv = (mode: 'dry-run' | 'apply', approved?: string) => ({ tool: 'link_updater', version: '1.0', mode, target: { repo_path: dir, glob: 'site/**' }, params: LINKS, constraints: { max_files: n + 10 }, ...(approved ? { expected_patch_sha256: approved } : {}) });
+  verifierCpuAtStart();
   const c = cpuNow();
   let t = performance.now();
   // As the gate does: the dry-run stages its new contents for the apply that follows in this process.
@@ -123,10 +181,12 @@ async function dtaSide(dir: string, n: number) {
   // As the gate does (runner/dta/run-service.ts): the apply is bound to the patch that was approved.
   const applied = await runDta(inv('apply', dry.patch_sha256 ?? undefined), { policy });
   const applyMs = performance.now() - t;
-  // The verifier writes its memo, and the apply frees its old files, after the run answered: their
-  // CPU counts once they are done.
+  // The verifier writes its memo (and waits, warm, for the next run), and the apply frees its old
+  // files, after the run answered: their CPU counts once they are done.
   await Promise.all([verifiersExited(), originalsReleased()]);
-  return { dryMs, applyMs, cpu: cpuSince(c), dry, applied };
+  const own = cpuSince(c);
+  const verifier = verifierCpuAtEnd();
+  return { dryMs, applyMs, cpu: { user: own.user + verifier.user, sys: own.sys + verifier.sys }, dry, applied };
 }
 
 /** One round on two identical trees, each made just before its side; main() removes them when all rounds are done. */
@@ -169,9 +229,14 @@ async function main() {
   const bundle = await ensureVerifierBundle();
   console.log(`verifier: ${bundle ? `prebuilt (${path.relative(process.cwd(), bundle)})` : 'through tsx (no prebuilt entry)'}`);
   if (STAGES) process.env[STAGES_ENV] = STAGES_FILE;
-  // As a runner has it after its first run: a spare verifier started (verifier/spawn.ts). Each run
-  // ends by starting the next one's, whose CPU counts in the round that uses it (reaped at its exit).
-  warmVerifier();
+  // As a runner has it before its first run: a spare verifier started (verifier/spawn.ts). It serves
+  // the first round cold, then stays warm for the next (as on a runner after its first run); its CPU
+  // is read from /proc, its start counted in the first round (verifierCpuAtEnd).
+  const first = warmVerifier();
+  if (first !== null) {
+    verifierCounted.set(first, { user: 0, sys: 0 });
+    countFromStart.add(first);
+  }
   const loadAtStart = load();
   console.log(`${FILES} files, ${ROUNDS} round(s) (${os.cpus().length} CPUs, ${os.cpus()[0]?.model ?? 'unknown CPU'}, load ${loadAtStart})`);
   console.log(`disk: ${diskFacts(os.tmpdir())}; each tree made just before its side, ${SYNC ? 'then flushed to disk (BENCH_SYNC=1)' : 'not flushed'}; trees removed at the end`);
