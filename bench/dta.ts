@@ -14,7 +14,8 @@
  * system CPU per file, SLOW_MODE_SED_SYS_MS_PER_FILE) and each mode's rounds are summed up apart.
  * Asserts nothing.
  * Usage: npm run bench:dta   (BENCH_FILES, default 5000; BENCH_ROUNDS, default 3; BENCH_SYNC=1 flushes
- * each tree to disk before its part, as a repository's old files are; BENCH_STAGES=1 also prints
+ * each tree to disk before its part, as a repository's old files are; BENCH_VERIFIER=cold starts a
+ * fresh spare verifier for each round instead of keeping the last one warm; BENCH_STAGES=1 also prints
  * each round's timeline of stages, runner and verifier process on one clock)
  */
 import { execFileSync } from 'node:child_process';
@@ -28,7 +29,7 @@ import { readMarks, STAGES_ENV, type StageMark } from '../runner/dta/stages';
 import { benchSite } from '../runner/dta/testing/bench-site';
 import { makeRepo } from '../runner/dta/testing/fixture-repos';
 import { ensureVerifierBundle } from '../runner/dta/verifier/bundle';
-import { spareVerifierPid, verifiersExited, warmVerifier } from '../runner/dta/verifier/spawn';
+import { endSpareVerifier, spareVerifierPid, verifiersExited, warmVerifier } from '../runner/dta/verifier/spawn';
 import { cpuNow, cpuSince, diskFacts, type Cpu } from './disk-state';
 
 const FILES = Number(process.env.BENCH_FILES ?? 5000);
@@ -38,6 +39,8 @@ const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
 const SYNC = process.env.BENCH_SYNC === '1';
 /** Issue 15's target: link_updater within this factor of grep | sed, in wall time and in CPU. */
 const TARGET_RATIO = 3;
+/** BENCH_VERIFIER=cold: a fresh spare verifier for each round (the baseline), not the last round's, warm. */
+const COLD = process.env.BENCH_VERIFIER === 'cold';
 /** BENCH_STAGES=1: each round's stages (runner/dta/stages.ts), printed after its line. */
 const STAGES = process.env.BENCH_STAGES === '1';
 /** One file for every round: a verifier's environment is set when it starts, before the round that takes it. */
@@ -134,6 +137,14 @@ function procCpu(pid: number): Cpu | null {
 /** A spare the bench started before the rounds: its start counts in the first round, not before it. */
 const countFromStart = new Set<number>();
 
+/** Starts a spare verifier, its CPU counted from its start in the round that takes it. */
+function freshSpare(): void {
+  const pid = warmVerifier();
+  if (pid === null) return;
+  verifierCounted.set(pid, { user: 0, sys: 0 });
+  countFromStart.add(pid);
+}
+
 /** At a round's start: each kept verifier's CPU so far is not this round's (one gone meanwhile was reaped outside any round). */
 function verifierCpuAtStart(): void {
   for (const pid of verifierCounted.keys()) {
@@ -227,16 +238,12 @@ function median(xs: number[]): number {
 async function main() {
   // As a runner has it by its first run (npm run build, npm start, or its first verifier): built once, not timed.
   const bundle = await ensureVerifierBundle();
-  console.log(`verifier: ${bundle ? `prebuilt (${path.relative(process.cwd(), bundle)})` : 'through tsx (no prebuilt entry)'}`);
+  console.log(`verifier: ${bundle ? `prebuilt (${path.relative(process.cwd(), bundle)})` : 'through tsx (no prebuilt entry)'}, ${COLD ? 'a fresh spare each round (BENCH_VERIFIER=cold)' : 'warm after the first round'}`);
   if (STAGES) process.env[STAGES_ENV] = STAGES_FILE;
   // As a runner has it before its first run: a spare verifier started (verifier/spawn.ts). It serves
   // the first round cold, then stays warm for the next (as on a runner after its first run); its CPU
   // is read from /proc, its start counted in the first round (verifierCpuAtEnd).
-  const first = warmVerifier();
-  if (first !== null) {
-    verifierCounted.set(first, { user: 0, sys: 0 });
-    countFromStart.add(first);
-  }
+  freshSpare();
   const loadAtStart = load();
   console.log(`${FILES} files, ${ROUNDS} round(s) (${os.cpus().length} CPUs, ${os.cpus()[0]?.model ?? 'unknown CPU'}, load ${loadAtStart})`);
   console.log(`disk: ${diskFacts(os.tmpdir())}; each tree made just before its side, ${SYNC ? 'then flushed to disk (BENCH_SYNC=1)' : 'not flushed'}; trees removed at the end`);
@@ -249,6 +256,11 @@ async function main() {
       throw err;
     });
     rounds.push(r);
+    // The baseline: each round's verifier a fresh spare, as before verifiers were kept warm.
+    if (COLD) {
+      endSpareVerifier();
+      freshSpare();
+    }
     // Each round on its own line: on a shared machine one round can be an outlier either way.
     console.log(`round ${i + 1} (${r.sedFirst ? 'sed' : 'av-dta'} first): sed ${r.sedMs.toFixed(0)} ms, CPU ${cpuText(r.sedCpu)} | av-dta dry-run ${r.dryMs.toFixed(0)} ms + apply/verify ${r.applyMs.toFixed(0)} ms, CPU ${cpuText(r.dtaCpu)} | ${((r.dryMs + r.applyMs) / r.sedMs).toFixed(1)}× wall; disk ${slowMode(r) ? 'SLOW' : 'normal'} mode; verified ${r.verified ? 'yes' : 'NO'}, same as sed ${r.same ? 'yes' : 'NO'}; load ${load()}`);
   }
