@@ -165,6 +165,24 @@ describe('the independent verifier', () => {
     }
   });
 
+  it('a verifier that timed out is not kept: the next run gets a fresh one', async () => {
+    const v = new VerifierProcess(dir);
+    const pid = v.pid;
+    try {
+      expect(await v.run(request, 1)).toMatchObject({ passed: false, failures: [expect.stringMatching(/did not finish within 1 ms/)] });
+    } finally {
+      v.close();
+    }
+    await verifiersExited();
+    const next = new VerifierProcess(dir);
+    try {
+      expect(next.pid).not.toBe(pid);
+      expect(await next.run(request, VERIFY_MS)).toMatchObject({ passed: true });
+    } finally {
+      next.close();
+    }
+  });
+
   it('fails when a file changed between apply and verify', async () => {
     const file = path.join(dir, 'site/css/site.css');
     const good = fs.readFileSync(file, 'utf8');
