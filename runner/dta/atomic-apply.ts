@@ -357,18 +357,18 @@ function originalsOf(j: Journal, entries: JournalEntry[]): Array<Buffer | undefi
  */
 function rollback(j: Journal, renamed?: number): void {
   for (const e of j.entries) fs.rmSync(e.tmp, { force: true });
-  const todo =
+  const toRestore =
     renamed !== undefined
       ? j.entries.slice(0, renamed)
       : j.entries.filter((e) => {
           const now = regularFile(path.join(j.root, e.rel));
           return !now || now.mode !== e.mode || gitBlobId(now.bytes) !== e.blob;
         });
-  if (todo.length === 0) return;
-  const originals = originalsOf(j, todo);
+  if (toRestore.length === 0) return;
+  const originals = originalsOf(j, toRestore);
   const lost: string[] = [];
   const restored: string[] = [];
-  todo.forEach((e, i) => {
+  toRestore.forEach((e, i) => {
     const original = originals[i];
     if (!original) return lost.push(e.rel);
     // Write then rename: a crash during the rollback leaves the journal for the next recover().
