@@ -12,6 +12,13 @@ let passed = 0;
 let failed = 0;
 let broken = false;
 
+/** A failure message's first line, without colour codes, cut to a readable length. */
+function firstLine(message) {
+  // eslint-disable-next-line no-control-regex
+  const line = String(message ?? '').replace(/\x1b\[[0-9;]*m/g, '').split('\n').find((l) => l.trim()) ?? '';
+  return line.trim().slice(0, 300);
+}
+
 function run(cmd, args, { capture } = {}) {
   return new Promise((res) => {
     console.log(`\n$ ${cmd} ${args.join(' ')}`);
@@ -37,6 +44,8 @@ const POSTGRES_SUITES = ['delivery-ingest', 'ingest-rows', 'usage-billing', 'pat
  */
 const SUITE_RETRIES = 1;
 const flaky = [];
+/** Each failed test by name, printed last, beside the summary: CI's log may keep only its tail. */
+const failures = [];
 
 async function vitest(project, files = []) {
   rmSync(vitestJson, { force: true });
@@ -48,7 +57,17 @@ async function vitest(project, files = []) {
     failed += r.numFailedTests;
     // A passed test that carries failure messages passed on a retry.
     for (const file of r.testResults ?? []) {
-      for (const t of file.assertionResults ?? []) if (t.status === 'passed' && t.failureMessages?.length) flaky.push(`${project}: ${t.fullName}`);
+      const where = file.name ? file.name.replace(`${root}/`, '') : '?';
+      for (const t of file.assertionResults ?? []) {
+        if (t.status === 'passed' && t.failureMessages?.length) flaky.push(`${project}: ${t.fullName}`);
+        if (t.status === 'failed') failures.push(`${project}: ${where} › ${t.fullName}\n      ${firstLine(t.failureMessages?.[0])}`);
+      }
+      // A file that failed outside its tests (it did not load, or a hook threw).
+      // It counts as one failed test: its tests did not run.
+      if (file.status === 'failed' && !(file.assertionResults ?? []).some((t) => t.status === 'failed')) {
+        failures.push(`${project}: ${where}\n      ${firstLine(file.message)}`);
+        failed += 1;
+      }
     }
   }
   if (code !== 0) broken = true;
@@ -64,7 +83,12 @@ async function playwright() {
     passed += r.stats.expected + (r.stats.flaky ?? 0);
     failed += r.stats.unexpected;
     const walk = (suite) => {
-      for (const spec of suite.specs ?? []) for (const t of spec.tests ?? []) if (t.status === 'flaky') flaky.push(`e2e: ${spec.title}`);
+      for (const spec of suite.specs ?? []) {
+        for (const t of spec.tests ?? []) {
+          if (t.status === 'flaky') flaky.push(`e2e: ${spec.title}`);
+          if (t.status === 'unexpected') failures.push(`e2e: ${spec.file}:${spec.line} › ${spec.title}\n      ${firstLine(t.results?.at(-1)?.error?.message)}`);
+        }
+      }
       for (const child of suite.suites ?? []) walk(child);
     };
     for (const suite of r.suites ?? []) walk(suite);
@@ -117,6 +141,7 @@ for (const [name, step] of Object.entries(steps)) {
   if (only && only !== name && !(only !== 'lint' && only !== 'unit' && name === 'build') && !(only === 'integration' && name === 'postgres')) continue;
   await step();
 }
+if (failures.length) console.log(`\n${failures.length} failed:\n${failures.map((f) => `  FAILED ${f}`).join('\n')}`);
 if (flaky.length) console.log(`\n${flaky.length} flaky (failed once, passed on the retry; look at them):\n${flaky.map((f) => `  FLAKY ${f}`).join('\n')}`);
 console.log(`\n${passed} passed, ${failed} failed`);
 process.exit(broken || failed ? 1 : 0);
