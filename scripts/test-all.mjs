@@ -14,7 +14,6 @@ let broken = false;
 
 /** A failure message's first line, without colour codes, cut to a readable length. */
 function firstLine(message) {
-  // eslint-disable-next-line no-control-regex
   const line = String(message ?? '').replace(/\x1b\[[0-9;]*m/g, '').split('\n').find((l) => l.trim()) ?? '';
   return line.trim().slice(0, 300);
 }
