@@ -50,6 +50,8 @@ describe('DTA runs: tree safety', () => {
     // git ignores these bits (only 644/755 are tracked), so the tree stays clean for the run.
     fs.chmodSync(path.join(dir, 'site/index.html'), 0o664);
     fs.chmodSync(path.join(dir, 'site/css/site.css'), 0o600);
+    // The fixture wrote this one under the process's umask: its mode is set here, not assumed.
+    fs.chmodSync(path.join(dir, 'site/docs/guide.md'), 0o644);
     const out = await runDta(inv(dir));
     expect(out.ok).toBe(true);
     expect(out.files).toEqual(expect.arrayContaining(['site/index.html', 'site/css/site.css']));
