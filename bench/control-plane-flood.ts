@@ -13,7 +13,7 @@
  * with other people's load than bench:live's; run it twice and compare runs of the same
  * invocation (BENCH_ROUNDS, default 3, after a 4 MB warm-up). BENCH_HEAP_PROF=DIR samples the
  * control plane's allocations over the measured rounds (bench/live-heap.mjs); BENCH_SURVIVORS=DIR
- * samples only what of them outlived a scavenge (bench/heap-survivors.mjs). Asserts nothing.
+ * only those a scavenge did not collect (read with bench/heap-survivors.mjs). Asserts nothing.
  * Usage: node --import tsx bench/control-plane-flood.ts
  */
 import { spawn } from 'node:child_process';
@@ -33,7 +33,7 @@ const MB = Number(process.env.BENCH_MB ?? 32);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const WARMUP_MB = 4;
 const TRACE_GC = process.env.BENCH_TRACE_GC === '1';
-/** BENCH_SURVIVORS=DIR: the control plane's allocations that outlived a scavenge over the measured rounds, by allocating function (bench/heap-survivors.mjs). */
+/** BENCH_SURVIVORS=DIR: the control plane's allocations a scavenge did not collect over the measured rounds (bench/live-heap.mjs; read with bench/heap-survivors.mjs). */
 const SURVIVORS = process.env.BENCH_SURVIVORS;
 /** BENCH_GC_LOG=FILE: the control plane's output of each measured round (with BENCH_TRACE_GC, every collection's line) is appended to FILE. */
 const GC_LOG = process.env.BENCH_GC_LOG;
@@ -58,8 +58,9 @@ async function main() {
   if (TRACE_GC) preload('bench/trace-gc.mjs');
   if (SURVIVORS) {
     mkdirSync(SURVIVORS, { recursive: true });
-    env.AGENT_VILLAGE_SURVIVORS_DIR = SURVIVORS;
-    preload('bench/heap-survivors.mjs');
+    env.AGENT_VILLAGE_HEAP_PROF_DIR = SURVIVORS;
+    env.AGENT_VILLAGE_HEAP_PROF_SURVIVORS = '1';
+    preload('bench/live-heap.mjs');
   }
   const stack = await startStack({ env });
   try {
