@@ -12,11 +12,12 @@
  * With no Chromium beside it (its page costs ~3× the control plane per MB) the figures move less
  * with other people's load than bench:live's; run it twice and compare runs of the same
  * invocation (BENCH_ROUNDS, default 3, after a 4 MB warm-up). BENCH_HEAP_PROF=DIR samples the
- * control plane's allocations over the measured rounds (bench/live-heap.mjs). Asserts nothing.
+ * control plane's allocations over the measured rounds (bench/live-heap.mjs); BENCH_SURVIVORS=DIR
+ * only those a scavenge did not collect (read with bench/heap-survivors.mjs). Asserts nothing.
  * Usage: node --import tsx bench/control-plane-flood.ts
  */
 import { spawn } from 'node:child_process';
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import type { SessionSummary } from '../protocol';
@@ -32,6 +33,8 @@ const MB = Number(process.env.BENCH_MB ?? 32);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const WARMUP_MB = 4;
 const TRACE_GC = process.env.BENCH_TRACE_GC === '1';
+/** BENCH_SURVIVORS=DIR: the control plane's allocations a scavenge did not collect over the measured rounds (bench/live-heap.mjs; read with bench/heap-survivors.mjs). */
+const SURVIVORS = process.env.BENCH_SURVIVORS;
 /** BENCH_GC_LOG=FILE: the control plane's output of each measured round (with BENCH_TRACE_GC, every collection's line) is appended to FILE. */
 const GC_LOG = process.env.BENCH_GC_LOG;
 /**
@@ -51,7 +54,14 @@ const load = () => loadavg().map((l) => l.toFixed(1)).join(' ');
 async function main() {
   console.log(`control-plane flood: ${MB} MB × ${ROUNDS} rounds (after ${WARMUP_MB} MB warm-up); load at start ${load()}`);
   const env = profileEnv();
-  if (TRACE_GC) env.NODE_OPTIONS = [env.NODE_OPTIONS, `--import=${join(ROOT, 'bench/trace-gc.mjs')}`].filter(Boolean).join(' ');
+  const preload = (file: string) => (env.NODE_OPTIONS = [env.NODE_OPTIONS, `--import=${join(ROOT, file)}`].filter(Boolean).join(' '));
+  if (TRACE_GC) preload('bench/trace-gc.mjs');
+  if (SURVIVORS) {
+    mkdirSync(SURVIVORS, { recursive: true });
+    env.AGENT_VILLAGE_HEAP_PROF_DIR = SURVIVORS;
+    env.AGENT_VILLAGE_HEAP_PROF_SURVIVORS = '1';
+    preload('bench/live-heap.mjs');
+  }
   const stack = await startStack({ env });
   try {
     const api = new Api(stack.url);
@@ -117,10 +127,12 @@ async function main() {
     };
 
     await flood(WARMUP_MB, false);
-    if (HEAP_DIR) process.kill(cp, 'SIGUSR2');
+    if (HEAP_DIR || SURVIVORS) process.kill(cp, 'SIGUSR2');
     const perf = PERF ? spawn('perf', ['record', '-F', '999', '-g', '-p', String(cp), '-o', PERF], { stdio: 'inherit' }) : null;
     for (let r = 0; r < ROUNDS; r++) await flood(MB, true);
-    if (HEAP_DIR) process.kill(cp, 'SIGUSR2');
+    if (HEAP_DIR || SURVIVORS) process.kill(cp, 'SIGUSR2');
+    // The profile is written once the sampler has stopped: wait for it before stopping the server.
+    if (SURVIVORS) while (!readdirSync(SURVIVORS).some((f) => f.endsWith('.heapprofile'))) await new Promise((r) => setTimeout(r, 200));
     if (perf) await new Promise((resolve) => perf.once('exit', resolve).kill('SIGINT'));
   } finally {
     await stack.stop();

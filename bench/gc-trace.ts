@@ -11,16 +11,20 @@ export interface GcLine {
   allocated: number;
   survived: number;
   promoted: number;
+  /** The isolate's heap (every space, bytes) when the collection began. */
+  heapBefore: number;
 }
 
 const GC_LINE = /^\[(\d+):(0x[0-9a-f]+)\]\s+[\d.]+ ms: pause=([\d.]+) .* gc=(\w+) .* allocated=(\d+) promoted=(\d+) new_space_survived=(\d+) /;
+const HEAP_BEFORE = / total_size_before=(\d+) /;
 
 export function gcLines(logs: string[], pid: number, from: number): GcLine[] {
   const out: GcLine[] = [];
   for (const line of logs.slice(from).join('').split('\n')) {
     const m = GC_LINE.exec(line.trim());
     if (!m || Number(m[1]) !== pid) continue;
-    out.push({ isolate: m[2]!, major: m[4] !== 's', pause: Number(m[3]), allocated: Number(m[5]), promoted: Number(m[6]), survived: Number(m[7]) });
+    const heapBefore = Number(HEAP_BEFORE.exec(line)?.[1] ?? 0);
+    out.push({ isolate: m[2]!, major: m[4] !== 's', pause: Number(m[3]), allocated: Number(m[5]), promoted: Number(m[6]), survived: Number(m[7]), heapBefore });
   }
   return out;
 }
@@ -28,7 +32,8 @@ export function gcLines(logs: string[], pid: number, from: number): GcLine[] {
 /**
  * Per isolate (in order of first appearance: the main thread's comes first), per MB of output:
  * heap allocated, what scavenges copied (survived in the young generation, or promoted to the old
- * one: the garbage collector's work grows with it), collections and their pauses.
+ * one: the garbage collector's work grows with it), collections and their pauses, and the largest
+ * heap a collection began with (what fewer mark-compacts cost in memory).
  */
 export function gcSummary(lines: GcLine[], isolates: string[], mb: number): string {
   const parts: string[] = [];
@@ -42,7 +47,8 @@ export function gcSummary(lines: GcLine[], isolates: string[], mb: number): stri
     const major = mine.filter((l) => l.major);
     parts.push(
       `isolate ${n + 1}${n === 0 ? ' (main)' : ''}: allocated ${per(sum(mine, (l) => l.allocated))} MB/MB, scavenges copied ${per(sum(minor, (l) => l.survived + l.promoted))} MB/MB ` +
-        `(promoted ${per(sum(minor, (l) => l.promoted))}); ${minor.length} minor ${(sum(minor, (l) => l.pause) / mb).toFixed(1)} ms/MB, ${major.length} major ${(sum(major, (l) => l.pause) / mb).toFixed(1)} ms/MB`,
+        `(promoted ${per(sum(minor, (l) => l.promoted))}); ${minor.length} minor ${(sum(minor, (l) => l.pause) / mb).toFixed(1)} ms/MB, ${major.length} major ${(sum(major, (l) => l.pause) / mb).toFixed(1)} ms/MB; ` +
+        `heap up to ${(Math.max(...mine.map((l) => l.heapBefore)) / (1024 * 1024)).toFixed(0)} MB`,
     );
   }
   return parts.length ? `  GC (--trace-gc-nvp): ${parts.join('; ')}` : '';

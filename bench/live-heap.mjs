@@ -4,6 +4,7 @@
  * product's throughput run and one after it), collected objects included, and writes a V8
  * .heapprofile (open in Chrome DevTools, Memory tab) into AGENT_VILLAGE_HEAP_PROF_DIR: what the
  * garbage collector had to clean up per MB of output, by allocating function.
+ * AGENT_VILLAGE_HEAP_PROF_SURVIVORS=1 leaves out what scavenges collected (bench/heap-survivors.mjs).
  */
 import { Session } from 'node:inspector';
 import { writeFileSync } from 'node:fs';
@@ -25,7 +26,7 @@ if (dir && isMainThread && !isRunner) {
       session.post('HeapProfiler.startSampling', {
         samplingInterval: SAMPLING_INTERVAL,
         includeObjectsCollectedByMajorGC: true,
-        includeObjectsCollectedByMinorGC: true,
+        includeObjectsCollectedByMinorGC: process.env.AGENT_VILLAGE_HEAP_PROF_SURVIVORS !== '1',
       });
       return;
     }

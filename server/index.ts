@@ -12,9 +12,12 @@ import { createListeningServer } from './tls';
 import { logRedaction } from '../common/log-redaction';
 import { errorText } from '../common/error-text';
 import { keepStringPrototypeFast } from './fast-string-prototype';
+import { giveOldGenerationRoom } from './heap-growth';
 
 /** The control plane: Next.js pages and API, Socket.IO (/ui, /runner) and Prisma, on one port. */
 async function main() {
+  // Before the heap holds Next and Prisma: a flood's mark-compacts are what this saves (issue 17).
+  giveOldGenerationRoom();
   // Every module is loaded (ioredis' String subclass included) and nothing hot is optimised yet.
   keepStringPrototypeFast();
   // The first-run link is meant to be read in the log: it is printed past the redactor.
