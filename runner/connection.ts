@@ -23,6 +23,7 @@ import { failureFrom } from './errors';
 import type { Logger } from './log';
 import type { EventSender, EventTransport } from './spool/sender';
 import { startFrameLog, startLoopDelayLog } from './connection-probe';
+import { runnerTransports } from './connection-transport';
 import { encodeRunnerFrame } from './spool/frame';
 import { echoTrace } from './sessions/echo-trace';
 
@@ -134,7 +135,8 @@ export class RunnerConnection {
       // PEM text (engine.io-client's options are typed as strings; Node's TLS takes either).
       ...(deps.tls?.ca ? { ca: deps.tls.ca.toString('utf8') } : {}),
       ...(deps.tls?.cert && deps.tls.key ? { cert: deps.tls.cert.toString('utf8'), key: deps.tls.key.toString('utf8') } : {}),
-      transports: ['websocket'],
+      // The websocket only; its frames unmasked over TLS and loopback (connection-transport.ts).
+      transports: runnerTransports(deps.server),
       reconnection: true,
       reconnectionDelay: RECONNECTION_DELAY_MS,
       reconnectionDelayMax: RECONNECTION_DELAY_MAX_MS,

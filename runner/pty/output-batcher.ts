@@ -1,3 +1,5 @@
+import { PTY_READ_BUFFER_BYTES } from './pty-reader';
+
 /** Long enough to merge the many small writes of a busy program, short enough to feel instant. */
 export const OUTPUT_BATCH_DELAY_MS = 5;
 /**
@@ -13,15 +15,26 @@ export const OUTPUT_BATCH_MAX_DELAY_MS = 40;
  */
 export const OUTPUT_BATCH_GROW_CHARS = 4 * 1024;
 /**
- * Flush early past this size. Every chunk costs both hops the same handful of steps whatever its
- * size (a spool record, a frame and its ack, a stored row, a message per viewer), and on the
- * runner that per-chunk code runs too rarely to be optimised: with 64 KB chunks it was about a
- * third of the runner's main thread in a flood (issue 17, perf). Just under V8's large-object size
- * (128 KiB): the joined text, the redactor's copy and the frame's bytes of a bigger chunk were each
- * a fresh mmap, page faults and an munmap (at 192 KB, 5% of the main thread). Below the sender's
- * MAX_BATCH_CHARS, so a chunk and the read that crossed the limit fit one batch.
+ * The size of the strings a batch is handed on as (TERMINAL_CHUNKs; give or take a push).
+ * Every chunk costs both hops the same handful of steps whatever its size (a spool record, a
+ * redactor push, a stored row, a message per viewer), and on the runner that per-chunk code runs
+ * too rarely to be optimised: with 64 KB chunks it was about a third of the runner's main thread
+ * in a flood (issue 17, perf). Just under V8's large-object size (128 KiB): the joined text, the
+ * redactor's copy and the frame's bytes of a bigger chunk were each a fresh mmap, page faults and
+ * an munmap (at 192 KB, 5% of the main thread).
  */
 export const OUTPUT_BATCH_MAX_CHARS = 120 * 1024;
+/**
+ * Flush early past this size: what is buffered then goes as chunks of at most
+ * OUTPUT_BATCH_MAX_CHARS, handed on in one go, so the sender carries them in one frame (it sends
+ * what was spooled in one tick as one batch: runner/spool/sender.ts). A frame and its ack cost the
+ * runner's socket.io link ~0.2 ms whatever the frame's size, a quarter of the runner's CPU per MB
+ * with one 120 KB chunk a frame (issue 17, perf); two chunks a frame halve that, and the control
+ * plane's per-frame work with it. Only a flood fills this within a window; sparse output (echo, a
+ * prompt) never waits for it. Two chunks and the read that crossed the limit stay below the
+ * sender's MAX_BATCH_CHARS.
+ */
+export const OUTPUT_BATCH_FLUSH_CHARS = 2 * OUTPUT_BATCH_MAX_CHARS;
 
 /**
  * The flush-early size: fixed, or one that changes while the session runs (smaller while another
@@ -33,7 +46,8 @@ export type BatchLimit = number | { max: () => number; min: number };
 /**
  * Hands PTY output on the way VS Code and ttyd do: the first write after a quiet spell goes at
  * once (a keystroke's echo never waits), and writes that follow within `delayMs` are merged into
- * one string per window, so a flood costs one event per window instead of one per read.
+ * one string per window (at most OUTPUT_BATCH_MAX_CHARS each), so a flood costs one event per
+ * window instead of one per read.
  */
 export class OutputBatcher {
   private buffer: string[] = [];
@@ -55,7 +69,7 @@ export class OutputBatcher {
   constructor(
     private readonly emit: (data: string) => void,
     private readonly delayMs = OUTPUT_BATCH_DELAY_MS,
-    maxChars: BatchLimit = OUTPUT_BATCH_MAX_CHARS,
+    maxChars: BatchLimit = OUTPUT_BATCH_FLUSH_CHARS,
     private readonly maxDelayMs = Math.max(delayMs, OUTPUT_BATCH_MAX_DELAY_MS),
     private readonly growChars = OUTPUT_BATCH_GROW_CHARS,
   ) {
@@ -148,9 +162,30 @@ export class OutputBatcher {
 
   private emitBuffered(): void {
     if (this.size === 0) return;
-    const data = this.buffer.join('');
+    const parts = this.buffer;
+    const size = this.size;
     this.buffer = [];
     this.size = 0;
-    this.emit(data);
+    // Whole pushes joined into chunks of about equal size, each at most a PTY read above
+    // OUTPUT_BATCH_MAX_CHARS (below V8's large-object size): the read that crossed the flush limit
+    // joins the last chunk rather than going as a tiny one of its own.
+    const pieces = Math.ceil((size - PTY_READ_BUFFER_BYTES) / OUTPUT_BATCH_MAX_CHARS);
+    if (pieces <= 1) return this.emit(parts.join(''));
+    let from = 0;
+    let chars = 0;
+    let piece = 1;
+    for (let i = 0; i < parts.length && piece < pieces; i++) {
+      chars += parts[i]!.length;
+      if (chars >= (size * piece) / pieces) {
+        this.emit(joinRange(parts, from, i + 1));
+        from = i + 1;
+        piece++;
+      }
+    }
+    if (from < parts.length) this.emit(joinRange(parts, from, parts.length));
   }
+}
+
+function joinRange(parts: string[], from: number, to: number): string {
+  return from === 0 && to === parts.length ? parts.join('') : parts.slice(from, to).join('');
 }

@@ -1,18 +1,19 @@
-import { OUTPUT_BATCH_MAX_CHARS, OutputBatcher, type BatchLimit } from '../pty/output-batcher';
+import { OUTPUT_BATCH_FLUSH_CHARS, OutputBatcher, type BatchLimit } from '../pty/output-batcher';
 import type { Watermarks } from '../pty/flow-control';
 import type { StreamRedactor } from '../../common/redact';
 import { BESIDE_TYPING_WATERMARKS } from './typing-watch';
 
 /**
- * The largest chunk a session with this flow-control window sends (plus the read that crossed
- * it): never more than the window, so while another session is typed into
- * (BESIDE_TYPING_WATERMARKS) a flood's chunks shrink with its window and a key's echo does not
- * queue behind a big one. Not less either: a quarter of it (16 KB) made four times the chunks,
- * and on a busy machine the CPU they cost both hops slowed the echo more than their size did
- * (bench:live echo beside 2 floods, 50 sessions: p50 30–53 against main's 5 ms).
+ * The most a session with this flow-control window hands on at once (plus the read that crossed
+ * it; in chunks of at most OUTPUT_BATCH_MAX_CHARS, one frame): never more than the window, so
+ * while another session is typed into (BESIDE_TYPING_WATERMARKS) a flood's frames shrink with its
+ * window and a key's echo does not queue behind a big one. Not less either: a quarter of it
+ * (16 KB) made four times the chunks, and on a busy machine the CPU they cost both hops slowed the
+ * echo more than their size did (bench:live echo beside 2 floods, 50 sessions: p50 30–53 against
+ * main's 5 ms).
  */
 export function outputChunkMax(window: Watermarks): number {
-  return Math.min(OUTPUT_BATCH_MAX_CHARS, window.high);
+  return Math.min(OUTPUT_BATCH_FLUSH_CHARS, window.high);
 }
 
 /** The batcher's limit for a session whose window is `window()`; asked only past the smallest it can be. */
@@ -45,7 +46,7 @@ export class TerminalOutput {
   constructor(
     private readonly redactor: StreamRedactor,
     private readonly sink: TerminalOutputSink,
-    limit: BatchLimit = OUTPUT_BATCH_MAX_CHARS,
+    limit: BatchLimit = OUTPUT_BATCH_FLUSH_CHARS,
   ) {
     this.batcher = new OutputBatcher((data) => this.redacted(data), undefined, limit);
   }
