@@ -13,7 +13,8 @@
  * Then (d): terminal output alone through the batch store (batch-store.ts, the batch's
  * transaction), CPU per MB of every thread and of the main thread alone, by output per session per batch
  * (a flood sends tens of KB per session per batch, a quiet session an echo), beside the zod floor;
- * on SQLite through the writer thread and, as the baseline, with the same writes on this thread.
+ * on SQLite through the writer thread and, as the baseline, with the same writes on this thread
+ * (and there once more binding each segment's text as a string, as before 28 Nov).
  * Asserts nothing. Usage: npm run bench:ingest   (BENCH_SECONDS, BENCH_BATCH, BENCH_SESSIONS, BENCH_RUNNERS;
  * BENCH_PART=output runs (d) alone, BENCH_OUTPUT_MB per size, BENCH_OUTPUT_KB sizes, BENCH_DB=sqlite skips PostgreSQL)
  */
@@ -178,7 +179,7 @@ const mainThreadMs = () => Number(readFileSync(`/proc/self/task/${process.pid}/s
  * the ingest writer thread); `main` is the baseline, the same batch writer on the same kind of
  * kept connection in this thread (where it ran before the writer thread); PostgreSQL has one path.
  */
-type OutputPath = 'thread' | 'main' | 'postgres';
+type OutputPath = 'thread' | 'main' | 'main-text' | 'postgres';
 
 interface OutputFigures {
   kb: number;
@@ -192,9 +193,17 @@ interface OutputFigures {
   zodMs: number;
 }
 
-/** The baseline: the batch writer on a kept connection in this thread, as batch-store.ts ran it before the writer thread. */
-function storeInThisThread(file: string) {
-  const writer = new SqliteWriter(file, CONNECTION_PRAGMAS);
+/** The writer as it was before 28 Nov: a segment's text decoded into a string for the driver to encode back. */
+class TextBindingWriter extends SqliteWriter {
+  override readonly bindsUtf8Text = false;
+}
+
+/**
+ * The baseline: the batch writer on a kept connection in this thread, as batch-store.ts ran it
+ * before the writer thread; `textOnly`: binding each segment's text as a string (before 28 Nov).
+ */
+function storeInThisThread(file: string, textOnly = false) {
+  const writer = textOnly ? new TextBindingWriter(file, CONNECTION_PRAGMAS) : new SqliteWriter(file, CONNECTION_PRAGMAS);
   const batches = createBatchWriter();
   return {
     store: (orgId: string, events: IngestEvent[], ids: string[]) => batches.store((fn) => writer.transaction(fn), { orgId, events, ids, owners: {} }),
@@ -223,8 +232,8 @@ async function outputStoring(paths: OutputPath[]): Promise<OutputFigures[]> {
           owners.set(id, { orgId, runnerId: runner.id, repoId: 'repo_test01', userId: admin.userId, kind: 'agent' });
         }
         let store: { store: (orgId: string, events: IngestEvent[], ids: string[]) => Promise<unknown> } = createBatchStore(db, owners);
-        if (path === 'main') {
-          const here = storeInThisThread(env.file);
+        if (path === 'main' || path === 'main-text') {
+          const here = storeInThisThread(env.file, path === 'main-text');
           store = here;
           close = here.close;
         }
@@ -271,7 +280,12 @@ async function outputStoring(paths: OutputPath[]): Promise<OutputFigures[]> {
   return out;
 }
 
-const PATH_NAMES: Record<OutputPath, string> = { thread: 'writer thread', main: 'main thread (baseline)', postgres: 'Prisma transaction' };
+const PATH_NAMES: Record<OutputPath, string> = {
+  thread: 'writer thread',
+  main: 'main thread (baseline)',
+  'main-text': 'main thread, text bound as a string (before 28 Nov)',
+  postgres: 'Prisma transaction',
+};
 
 async function printOutputStoring(label: string, paths: OutputPath[]) {
   const rows = await outputStoring(paths);
@@ -286,7 +300,7 @@ async function main() {
   const load = loadavg()[0]!.toFixed(1);
   if (process.env.BENCH_PART === 'output') {
     console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? '?'}, Node ${process.version}; load ${load}`);
-    await printOutputStoring('SQLite', ['main', 'thread']);
+    await printOutputStoring('SQLite', ['main-text', 'main', 'thread']);
     if (PG_BIN && process.env.BENCH_DB !== 'sqlite') {
       const cluster = await startPostgres();
       process.env.AV_TEST_POSTGRES_URL = cluster.url.replace(/\/[^/]*$/, '');

@@ -8,7 +8,8 @@
  * comes (PacedTerminal without laziness), "after" the lazy one the mirror thread runs
  * (MIRROR_LAZINESS: output waits for a read, what scrolls out of every read is skipped), both in
  * this thread so CPU and the longest synchronous step are theirs alone; "skipped" is the share of
- * characters the scroll-out shortcut never parsed; "after, whole snapshots" asks its periodic
+ * characters the scroll-out shortcut never parsed, "scanned" the bytes its search for a run's end
+ * looked at per byte of output; "after, whole snapshots" asks its periodic
  * snapshots without the restore-point rule (the whole scrollback however much output follows, as
  * before 27 Nov noon), like the "live … whole snapshots" row does of the thread. BENCH_ALL=1 adds rows that split the difference
  * (many writes, Uint8Array input, the mirror thread without seek points). "CPU" counts every
@@ -141,6 +142,7 @@ async function fullSnapshotMs(events: WireEvent[]): Promise<number> {
 
 /** Characters the last `paced` run never parsed (the scroll-out shortcut). */
 let lastSkipped = 0;
+let lastScanned = 0;
 
 /**
  * The mirror's terminal as the mirror thread runs it, in this thread: events in runner batches,
@@ -180,6 +182,7 @@ async function paced(events: WireEvent[], laziness: Laziness | null, snapshotCha
   reads.push(t.after((_t, serialize) => serialize(0), { depth: 0 }));
   await Promise.all(reads);
   lastSkipped = t.skippedChars;
+  lastScanned = t.scannedChars;
   t.dispose();
 }
 
@@ -256,7 +259,7 @@ async function main() {
         await setup?.();
         lastSkipped = -1;
         const f = await measure(text.length, () => run(text, events));
-        const skipped = lastSkipped >= 0 ? ` · skipped ${((lastSkipped / text.length) * 100).toFixed(0).padStart(3)} %` : '';
+        const skipped = lastSkipped >= 0 ? ` · skipped ${((lastSkipped / text.length) * 100).toFixed(0).padStart(3)} % · scanned ${(lastScanned / Buffer.byteLength(text)).toFixed(2)}×` : '';
         console.log(`  ${label.padEnd(44)} #${r} ${cell(f)}${skipped}`);
       }
     }

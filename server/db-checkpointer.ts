@@ -26,7 +26,8 @@ for (const pragma of workerData.pragmas) {
   const stmt = conn.prepare(pragma);
   if (stmt.reader) stmt.all(); else stmt.run();
 }
-const checkpoint = conn.prepare('PRAGMA wal_checkpoint(PASSIVE)');
+// Its answer as an array, not an object: no row object with named properties built every tick.
+const checkpoint = conn.prepare('PRAGMA wal_checkpoint(PASSIVE)').raw(true);
 const timer = setInterval(() => {
   // BUSY (another checkpoint under way) or a locked file: the next tick tries again.
   try { checkpoint.all(); } catch {}

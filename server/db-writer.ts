@@ -46,6 +46,11 @@ export class SqliteWriter implements RawSql {
   private readonly statements = new Map<string, Statement>();
   /** One transaction at a time on the connection (callers already queue; this keeps it true regardless). */
   private tail: Promise<unknown> = Promise.resolve();
+  /**
+   * Text may be bound as its UTF-8 bytes in `CAST(? AS TEXT)` (repo/terminal-segments.ts): SQLite
+   * reads them in the database's encoding, so only where that is UTF-8 (every file Prisma creates).
+   */
+  readonly bindsUtf8Text: boolean;
 
   constructor(file: string, pragmas: string[]) {
     this.conn = new Database(file);
@@ -56,6 +61,8 @@ export class SqliteWriter implements RawSql {
       if (stmt.reader) stmt.all();
       else stmt.run();
     }
+    const [row] = this.conn.prepare('PRAGMA encoding').all() as Array<{ encoding?: string }>;
+    this.bindsUtf8Text = row?.encoding === 'UTF-8';
   }
 
   private prepare(sql: string): Statement {

@@ -172,6 +172,20 @@ describe.skipIf(onPostgres)('ingest writer: one kept SQLite connection per proce
     expect(await stored()).toMatchObject({ events: 0, segments: [[A, 1, 1, 'ok\r\n']], rows: [{ lastSeq: 1 }, { lastSeq: 0 }] });
   });
 
+  it('output bound as its UTF-8 bytes is stored as the same TEXT: ASCII, accents, CJK, emoji, escapes', async () => {
+    const ascii = ['plain ascii\r\n', '\x1b[31mred\x1b[0m\r\n'];
+    const wide = ['café ✓ 漢字\r\n', '🙂 and 🚀\r\n'];
+    await s.services.events.ingest(s.runner, ascii.map((p) => ev(A, chunk(p))));
+    await s.services.events.ingest(s.runner, wide.map((p) => ev(B, chunk(p))));
+    const rows = await s.db.$queryRawUnsafe<Array<{ sessionId: string; data: string; kind: string; chars: number | bigint }>>(
+      'SELECT "sessionId", "data", typeof("data") AS "kind", "chars" FROM "TerminalSegment" ORDER BY "sessionId"',
+    );
+    expect(rows.map((r) => [r.sessionId, r.kind, r.data, Number(r.chars)])).toEqual([
+      [A, 'text', ascii.join(''), ascii.join('').length],
+      [B, 'text', wide.join(''), wide.join('').length],
+    ]);
+  });
+
   it('the write-ahead log is checkpointed by the checkpoint thread, not inside the writer\'s commits', async () => {
     const file = resolveDbFile(s.url);
     const before = statSync(file).size;

@@ -1,3 +1,4 @@
+import { isAscii } from 'node:buffer';
 import { isPostgres, placeholders } from './dialect';
 import type { Tx } from './session-events';
 import { decodeUtf8 } from './stored-chunk';
@@ -120,14 +121,42 @@ function adjoining(views: Uint8Array[]): Uint8Array | null {
  * no join), text joined. Checked against the chunks' lengths, which the row's index records.
  */
 export function segmentText(chunks: OutputChunk[]): string {
-  const views = chunks.every((c) => typeof c.data !== 'string') ? (chunks.map((c) => c.data) as Uint8Array[]) : null;
-  const text = views
-    ? decodeUtf8(views.length === 1 ? views[0]! : (adjoining(views) ?? Buffer.concat(views)))
-    : chunks.map((c) => (typeof c.data === 'string' ? c.data : decodeUtf8(c.data))).join('');
-  const chars = charsOf(chunks);
-  if (text.length !== chars) throw new Error(`a segment's text is ${text.length} characters long, its chunks say ${chars}`);
+  const bytes = segmentBytes(chunks);
+  const text = bytes ? decodeUtf8(bytes) : chunks.map((c) => (typeof c.data === 'string' ? c.data : decodeUtf8(c.data))).join('');
+  checkLength(text.length, chunks);
   return text;
 }
+
+/** The segment's bytes as one view (no copy when they lie end to end), or null when some chunk is text. */
+function segmentBytes(chunks: OutputChunk[]): Uint8Array | null {
+  if (!chunks.every((c) => typeof c.data !== 'string')) return null;
+  const views = chunks.map((c) => c.data) as Uint8Array[];
+  return views.length === 1 ? views[0]! : (adjoining(views) ?? Buffer.concat(views));
+}
+
+function checkLength(chars: number, chunks: OutputChunk[]): void {
+  const said = charsOf(chunks);
+  if (chars !== said) throw new Error(`a segment's text is ${chars} characters long, its chunks say ${said}`);
+}
+
+/**
+ * What a segment row binds for its text, and the SQL that takes it. On a connection that binds
+ * UTF-8 bytes as text (the SQLite ingest writer, db-writer.ts) a segment of bytes is bound as
+ * they are, `CAST(? AS TEXT)`: SQLite reads a BLOB cast to TEXT as text in the database's
+ * encoding (UTF-8, which the writer checked), so the row holds the same TEXT as before, without
+ * the writer decoding the bytes into a string for the driver to encode back (issue 17: ~11 % of
+ * the writer thread in a flood). The bytes are still checked to be UTF-8 of the chunks' length:
+ * ASCII (a flood's usual output) by a SIMD scan, else by decoding them. Otherwise: the text.
+ */
+function segmentData(tx: Tx, chunks: OutputChunk[]): { sql: string; value: string | Uint8Array } {
+  const bytes = bindsUtf8Text(tx) ? segmentBytes(chunks) : null;
+  if (!bytes) return { sql: '?', value: segmentText(chunks) };
+  checkLength(isAscii(bytes) ? bytes.length : decodeUtf8(bytes).length, chunks);
+  return { sql: 'CAST(? AS TEXT)', value: bytes };
+}
+
+/** A connection that binds UTF-8 bytes for `CAST(? AS TEXT)`: the SQLite ingest writer says so (db-writer.ts). */
+const bindsUtf8Text = (tx: Tx) => (tx as { bindsUtf8Text?: unknown }).bindsUtf8Text === true;
 
 /** A new segment row to write. */
 export interface NewSegment {
@@ -139,17 +168,14 @@ export interface NewSegment {
 export async function insertSegments(tx: Tx, segments: NewSegment[]): Promise<void> {
   for (let i = 0; i < segments.length; i += SEGMENTS_PER_STATEMENT) {
     const slice = segments.slice(i, i + SEGMENTS_PER_STATEMENT);
-    const sql = 'INSERT INTO "TerminalSegment" ("sessionId","seqFrom","seqTo","tsFrom","tsTo","chars","chunks","data") VALUES ' + slice.map(() => '(?,?,?,?,?,?,?,?)').join(',');
-    const params = slice.flatMap(({ sessionId, chunks }) => [
-      sessionId,
-      chunks[0]!.seq,
-      chunks.at(-1)!.seq,
-      chunks[0]!.ts,
-      chunks.at(-1)!.ts,
-      charsOf(chunks),
-      indexOf(chunks),
-      segmentText(chunks),
-    ]);
+    const params: unknown[] = [];
+    const rows: string[] = [];
+    for (const { sessionId, chunks } of slice) {
+      const data = segmentData(tx, chunks);
+      rows.push(`(?,?,?,?,?,?,?,${data.sql})`);
+      params.push(sessionId, chunks[0]!.seq, chunks.at(-1)!.seq, chunks[0]!.ts, chunks.at(-1)!.ts, charsOf(chunks), indexOf(chunks), data.value);
+    }
+    const sql = 'INSERT INTO "TerminalSegment" ("sessionId","seqFrom","seqTo","tsFrom","tsTo","chars","chunks","data") VALUES ' + rows.join(',');
     await tx.$executeRawUnsafe(placeholders(tx, sql), ...params);
   }
 }

@@ -106,6 +106,15 @@ export class PacedTerminal {
   skippedChars = 0;
   /** Output characters xterm really parsed so far (what a restart replaying them would parse again). */
   parsedChars = 0;
+  /** Bytes the scroll-out search scanned for the end of a run (bench:mirror: a byte is scanned about once). */
+  scannedChars = 0;
+  /**
+   * Queue offset up to which the last search found no break (`runEnd` reached the end of its
+   * block): the bytes between where it started and here need no second look. A drain parses only
+   * up to its due op and leaves the newest text queued, which its search had already scanned to
+   * the block's end; without this the next drain scanned that tail again (~1.3 bytes per byte).
+   */
+  private plainThrough = 0;
 
   constructor(
     size: PacedTerminalSize,
@@ -301,7 +310,7 @@ export class PacedTerminal {
         else points.push({ pos: length, depth: o.depth, index: i, op: o });
       }
       const text = this.queue.view(op.from, op.from + length);
-      await this.feedBlock(text, points, stopAt < 0 ? length : stopAt, through);
+      await this.feedBlock(text, op.from, points, stopAt < 0 ? length : stopAt, through);
     }
     this.ops.splice(0, this.head);
     this.head = 0;
@@ -316,7 +325,7 @@ export class PacedTerminal {
    * Feeds text[0, stop) of a block and runs its reads (ops before `through`) where they fall,
    * skipping what scrolls out of every read (scroll-out.ts).
    */
-  private async feedBlock(text: Uint8Array, points: BlockRead[], stop: number, through: number): Promise<void> {
+  private async feedBlock(text: Uint8Array, base: number, points: BlockRead[], stop: number, through: number): Promise<void> {
     let p = 0;
     let k = 0;
     // The end of the run p is in: the same for every p before it, so the text is scanned once.
@@ -337,7 +346,7 @@ export class PacedTerminal {
           k++;
           if (op.depthIfScrolledOut !== null && !op.scrolledOut && this.scrollOut && startsClean(this.term)) {
             // Everything before it is parsed: the terminal's own state says whether a run may start here.
-            if (end <= p) end = runEnd(text, p);
+            if (end <= p) end = this.runEndFrom(text, base, p);
             op.scrolledOut = scrollsAllOut(text, p, end, this.term.rows, this.term.options.scrollback!);
           }
           this.runOp(op);
@@ -347,7 +356,7 @@ export class PacedTerminal {
       const next = k < points.length && points[k]!.index < through ? Math.min(points[k]!.pos, stop) : stop;
       let from = p;
       if (this.scrollOut && startsClean(this.term)) {
-        if (end <= p) end = runEnd(text, p);
+        if (end <= p) end = this.runEndFrom(text, base, p);
         const ahead = k ? points.slice(k) : points;
         this.markScrolledOut(text, ahead, end);
         const cut = planCut(text, p, next, end, ahead, this.term.rows, this.term.options.scrollback!);
@@ -361,6 +370,20 @@ export class PacedTerminal {
       this.parsedChars += next - from;
       p = next;
     }
+  }
+
+  /**
+   * `runEnd(text, p)` of a block starting at queue offset `base`, resumed where an earlier search
+   * found no break (a break is a property of the bytes alone, and queued bytes never change; the
+   * earlier search ended at its block's end, so no escape sequence was cut there).
+   */
+  private runEndFrom(text: Uint8Array, base: number, p: number): number {
+    const known = this.plainThrough - base;
+    const from = known > p && known <= text.length ? known : p;
+    const end = runEnd(text, from);
+    this.scannedChars += end - from;
+    if (end === text.length) this.plainThrough = base + end;
+    return end;
   }
 
   /**
@@ -398,6 +421,7 @@ export class PacedTerminal {
     const first = this.ops.find((o): o is TextOp => o.kind === 'text');
     const upTo = first ? first.from : Infinity;
     this.queue.compact(upTo);
+    this.plainThrough = Math.max(0, this.plainThrough - upTo);
     if (!first) return;
     for (const o of this.ops) {
       if (o.kind !== 'text') continue;

@@ -37,9 +37,13 @@ export const DEFAULT_SEEK_EVERY_CHARS = 256 * 1024;
  * ...or after this many times as much of any output, which bounds what a seek reads from the
  * database and scans. Scrolling output is mostly skipped (a seek of numbered lines parses ~3 % of
  * its tail), so its seek snapshots, each costing 264 lines parsed and 232 serialised, come this
- * much less often.
+ * much less often. At 4 (1 MB) they were most of the mirror thread's work in a flood (its perf
+ * profile, 64 MB of numbered lines, 28 Nov: serialising 25 %, parsing 22 %); at 8 (2 MB) the
+ * thread went 4.7 → 3.6 ms/MB (control-plane flood, 4 rounds a side alternating, load 11–14,
+ * with the resumed scroll-out search) while a seek anywhere in 64 MB stayed at p50 17 / p99
+ * 28–41 ms against 18–39 / 26–166 (bench:screens, 2 runs a side, load 8–10; target ≤ 300 ms).
  */
-export const MAX_SEEK_STRETCH = 4;
+export const MAX_SEEK_STRETCH = 8;
 /**
  * Lines of scrollback a seek snapshot, and so a seek's answer, holds: the replay view needs the
  * screen of then; re-parsing 10,000 lines per seek was most of its cost.
