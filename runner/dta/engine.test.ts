@@ -102,6 +102,38 @@ describe('DTA runs: tree safety', () => {
     expect(fs.readdirSync(journals)).toEqual([]);
   });
 
+  it('a crash (SIGKILL) after every rename, while the new contents are flushed, is rolled back by the next run: the tree is byte-identical', async () => {
+    const dir = repo();
+    const before = snapshot(dir);
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'run', '-'], { env: { ...process.env, [FAULT_ENV]: 'kill-in-flush' }, stdio: ['pipe', 'pipe', 'inherit'] });
+    let stdout = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stdin.end(JSON.stringify(inv(dir)));
+    expect(await new Promise((resolve) => child.on('exit', (_code, sig) => resolve(sig)))).toBe('SIGKILL');
+    // Never reported: an apply is complete only once its new contents are on disk.
+    expect(stdout).toBe('');
+    expect(snapshot(dir)).not.toEqual(before);
+    const next = await runDta(inv(dir, 'dry-run'));
+    expect(next.notes.join('\n')).toMatch(/rolled back the unfinished apply of dta_/);
+    expect(snapshot(dir)).toEqual(before);
+  });
+
+  it('a flush of the new contents that fails rolls the apply back: the run fails, reports no applied phase, and the tree is byte-identical', async () => {
+    const dir = repo();
+    const before = snapshot(dir);
+    const phases: string[] = [];
+    process.env[FAULT_ENV] = 'fail-flush';
+    try {
+      const out = await runDta(inv(dir), { onPhase: (phase) => phases.push(phase) });
+      expect(out.error).toMatchObject({ code: 'APPLY_FAILED', message: expect.stringMatching(/rolled back.*injected flush failure/) });
+      expect(out.ok).toBe(false);
+    } finally {
+      delete process.env[FAULT_ENV];
+    }
+    expect(phases).not.toContain('applied');
+    expect(snapshot(dir)).toEqual(before);
+  });
+
   it("a run's recovery leaves another run's apply in flight in the same worktree alone (its owner is alive): that apply finishes and verifies", async () => {
     const dir = repo();
     const before = snapshot(dir);

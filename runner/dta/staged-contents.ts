@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { sameStat, statOf, type FileStat } from './file-stat';
@@ -8,10 +7,11 @@ import { mark } from './stages';
 /**
  * A dry-run's new contents written ahead, for the apply its gate may allow in the same process
  * (run-service.ts, session-dta.ts): the dry-run writes them while it waits for its verifier's check
- * of the proposal — the runner's core is idle then — and flushes them to disk in the background.
- * The approved apply (atomic-apply.ts) renames them into place instead of writing and flushing a
- * temp file per target, which was half of its time (5,000 files: temps ~0.25 s CPU, the syncfs
- * ~0.22 s, quiet).
+ * of the proposal — the runner's core is idle then — and on, in the background, until the apply
+ * is ready to rename them (atomic-apply.ts), which renames them into place instead of writing a
+ * temp file per target (5,000 files: ~0.25 s CPU, quiet). Not flushed here: the apply flushes the
+ * tree once, after its renames, beside its verifier (and the kernel writes them back within
+ * half a minute while a gate waits for a person).
  *
  * Only a file exactly as the dry-run wrote it is taken: its size, mtime, ctime and inode as they
  * were right after the write (any write or rename gives a file a new ctime or inode, as git's index
@@ -22,8 +22,12 @@ import { mark } from './stages';
 
 /** Inside the run state folder (the worktree's git dir: same filesystem as the tree, never committed). */
 export const STAGED_DIR = 'staged';
-/** Files written between two turns of the event loop: the verifier's request (~100 KB for 5,000 paths) leaves through a 64 KB pipe, and its answer is read, meanwhile. */
-const FILES_PER_TURN = 250;
+/**
+ * Files written between two turns of the event loop: the verifier's request (~100 KB for 5,000 paths)
+ * leaves through a 64 KB pipe and its answer is read meanwhile, and an apply that takes these files
+ * goes on with its own steps (its git processes answer) between batches: a batch is 5–50 ms.
+ */
+const FILES_PER_TURN = 50;
 
 export interface StagedContents {
   dir: string;
@@ -35,8 +39,6 @@ export interface StagedContents {
   files: Map<string, { file: string; stat: FileStat; mode: number; sha256: string }>;
   /** Settles when the writing has ended (all written, stopped, or failed). */
   done: Promise<void>;
-  /** True once every file is written and flushed to disk (the apply then has nothing to flush before its renames); false if the writing or the flush did not end so. */
-  flushed: Promise<boolean>;
   /** Ends the writing at the next file (the apply takes what is written by then). */
   stop(): void;
 }
@@ -60,14 +62,11 @@ export function stageContents(root: string, stateDir: string, id: string, change
   }
   let stopped = false;
   const files: StagedContents['files'] = new Map();
-  let settleFlushed: (ok: boolean) => void = () => undefined;
-  const flushed = new Promise<boolean>((resolve) => (settleFlushed = resolve));
-  /** True when every content is written. */
-  const write = async (): Promise<boolean> => {
+  const write = async (): Promise<void> => {
     const umask = process.umask();
     let n = 0;
     for (const [rel, text] of changes) {
-      if (stopped) return false;
+      if (stopped) return;
       const mode = fs.statSync(path.join(root, rel)).mode & 0o7777;
       const file = path.join(dir, String(n));
       fs.writeFileSync(file, text, { mode });
@@ -77,17 +76,10 @@ export function stageContents(root: string, stateDir: string, id: string, change
       if (++n % FILES_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
     }
     mark('dry-run: contents staged');
-    // On disk by the time an approval comes: the apply then renames them without a flush of its
-    // own. A failure here costs only that: the apply flushes them itself.
-    execFile('sync', ['-f', dir], (err) => settleFlushed(!err));
-    return true;
   };
-  const done = write()
-    .catch(() => false)
-    .then((all) => {
-      if (!all) settleFlushed(false);
-    });
-  return { dir, files, done, flushed, stop: () => (stopped = true) };
+  // A write that fails ends it: the apply writes the rest.
+  const done = write().catch(() => undefined);
+  return { dir, files, done, stop: () => (stopped = true) };
 }
 
 /**
