@@ -253,20 +253,31 @@ function entriesOf(root: string, runId: string, changes: ReadonlyMap<string, str
 }
 
 /**
- * The dry-run's staged file of each target that has one exactly as written, by target. Its writing
- * went on while the apply prepared (recover, the status, the journal): it is stopped now, and the
- * apply writes the rest itself.
+ * Where each target's new content is renamed from: the dry-run's staged file where it has one
+ * exactly as written, else its temp, written here. The staging went on while the apply prepared
+ * (recover, the statuses, the journal); what it has not reached by now is written here from the
+ * last target back, beside its thread, until the two meet; then it is stopped, and any target
+ * still without a content gets its temp.
  */
-async function stagedSources(staged: StagedContents | null | undefined, entries: JournalEntry[]): Promise<Map<string, string>> {
-  const out = new Map<string, string>();
-  if (!staged) return out;
-  staged.stop();
-  await staged.done;
-  for (const e of entries) {
-    const file = stagedFile(staged, e.rel, e.mode);
-    if (file) out.set(e.rel, file);
+async function newContents(staged: StagedContents | null | undefined, entries: JournalEntry[], writeTemp: (e: JournalEntry) => void): Promise<{ from: Map<string, string>; ahead: number }> {
+  const from = new Map<string, string>();
+  if (staged) {
+    for (let i = entries.length - 1; i >= 0 && staged.leave(i); i--) {
+      writeTemp(entries[i]!);
+      from.set(entries[i]!.rel, entries[i]!.tmp);
+    }
+    staged.stop();
+    await staged.done;
   }
-  return out;
+  let ahead = 0;
+  for (const e of entries) {
+    if (from.has(e.rel)) continue;
+    const file = staged ? stagedFile(staged, e.rel, e.mode) : null;
+    if (file) ahead++;
+    else writeTemp(e);
+    from.set(e.rel, file ?? e.tmp);
+  }
+  return { from, ahead };
 }
 
 /**
@@ -332,17 +343,15 @@ async function applyIn(root: string, dir: string, runId: string, changes: Readon
     keepCopies(root, dir, copies);
     if (opts.ready) await opts.ready;
     mark('apply: ready');
-    const staged = await stagedSources(opts.staged, entries);
-    for (const e of entries) {
-      if (staged.has(e.rel)) continue;
+    const { from, ahead } = await newContents(opts.staged, entries, (e) => {
       fs.writeFileSync(e.tmp, changes.get(e.rel)!, { mode: e.mode });
       // The create mode passes through the umask: a chmod only where it took bits away.
       if (e.mode & umask) fs.chmodSync(e.tmp, e.mode);
-    }
-    mark(`apply: temps written (${staged.size} staged ahead)`);
+    });
+    mark(`apply: temps written (${ahead} staged ahead)`);
     // Not flushed first: the new contents need be on disk only before the apply is complete (makeDurable).
     for (const e of entries) {
-      fs.renameSync(staged.get(e.rel) ?? e.tmp, path.join(root, e.rel));
+      fs.renameSync(from.get(e.rel)!, path.join(root, e.rel));
       renamed++;
       fault(renamed);
     }

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { sameStat, statOf, type FileStat } from './file-stat';
-import { sha256 } from './git-state';
 import { mark } from './stages';
 
 /**
@@ -22,12 +22,48 @@ import { mark } from './stages';
 
 /** Inside the run state folder (the worktree's git dir: same filesystem as the tree, never committed). */
 export const STAGED_DIR = 'staged';
-/**
- * Files written between two turns of the event loop: the verifier's request (~100 KB for 5,000 paths)
- * leaves through a 64 KB pipe and its answer is read meanwhile, and an apply that takes these files
- * goes on with its own steps (its git processes answer) between batches: a batch is 5–50 ms.
- */
-const FILES_PER_TURN = 50;
+/** Files per message from the staging thread: what the apply can take grows in steps this size. */
+const FILES_PER_MESSAGE = 50;
+
+// Plain JavaScript evaluated in the thread (no loader there, under tsx or node alike). Each content
+// as its target's mode, its stat right after the write and its sha256, sent back in batches.
+// `control`: [0] set stops it at the next file; [1] the next index it takes; it writes no index
+// from [2] on (an apply writing the last ones itself lowers it).
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const fs = require('node:fs');
+const path = require('node:path');
+const crypto = require('node:crypto');
+try { fs.writeFileSync('/proc/thread-self/comm', 'av-dta-stage'); } catch {}
+const { root, dir, changes, umask, perMessage, control } = workerData;
+const ctl = new Int32Array(control);
+let batch = [];
+try {
+  for (;;) {
+    const n = Atomics.add(ctl, 1, 1);
+    if (Atomics.load(ctl, 0) !== 0 || n >= Atomics.load(ctl, 2)) break;
+    const [rel, text] = changes[n];
+    const mode = fs.statSync(path.join(root, rel)).mode & 0o7777;
+    const file = path.join(dir, String(n));
+    fs.writeFileSync(file, text, { mode });
+    // The create mode passes through the umask: a chmod only where it took bits away.
+    if (mode & umask) fs.chmodSync(file, mode);
+    const st = fs.statSync(file);
+    batch.push([rel, file, [st.size, st.mtimeMs, st.ctimeMs, st.ino], mode, crypto.createHash('sha256').update(text).digest('hex')]);
+    if (batch.length === perMessage) {
+      parentPort.postMessage(batch);
+      batch = [];
+    }
+  }
+} catch (err) {
+  // Stopped, or a write failed: what is written so far is taken, the apply writes the rest.
+}
+parentPort.postMessage(batch);
+parentPort.postMessage('done');
+`;
+
+/** A staged file as the thread reports it: [rel, file, stat, mode, sha256]. */
+type StagedMessage = [string, string, FileStat, number, string];
 
 export interface StagedContents {
   dir: string;
@@ -41,45 +77,58 @@ export interface StagedContents {
   done: Promise<void>;
   /** Ends the writing at the next file (the apply takes what is written by then). */
   stop(): void;
+  /**
+   * For an apply that writes the last contents itself while the rest are staged (from the end, on
+   * its own thread): whether the staging has taken the content at `index` (in the order of the
+   * changes), and, if not, keeps it from taking it or any after it. Both may write the one content
+   * they meet at: the apply then renames its own.
+   */
+  leave(index: number): boolean;
 }
 
 /**
- * Starts writing each new content to `<stateDir>/staged/<id>/<n>` with its target's mode, a batch
- * per turn of the event loop, in the background: the dry-run answers when its verifier does, not
- * when this is done (on this machine's shared disk 5,000 small files took 0.2 s or 2 s of system
- * CPU, as the neighbours' writes went). Null when it cannot start (another filesystem than the
- * tree's); a write that fails ends it, and the apply writes the rest as before.
+ * Starts writing each new content to `<stateDir>/staged/<id>/<n>` with its target's mode, in a
+ * thread of its own: the dry-run answers when its verifier does, not when this is done (on this
+ * machine's shared disk 5,000 small files took 0.2 s or 2 s of system CPU, as the neighbours'
+ * writes went), and the runner's thread stays free meanwhile — for the dry-run's answer, and for
+ * the apply that takes these files and prepares beside the writing. Null when it cannot start
+ * (another filesystem than the tree's, no thread); a write that fails ends it, and the apply
+ * writes the rest as before.
  */
 export function stageContents(root: string, stateDir: string, id: string, changes: ReadonlyMap<string, string>): StagedContents | null {
   const dir = path.join(stateDir, STAGED_DIR, id);
+  const control = new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT);
+  const ctl = new Int32Array(control);
+  let worker: Worker;
   try {
     fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
     // A rename cannot cross filesystems (EXDEV): the apply would fail half-way.
     if (fs.statSync(dir).dev !== fs.statSync(root).dev) throw new Error('another filesystem');
+    Atomics.store(ctl, 2, changes.size);
+    worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { root, dir, changes: [...changes], umask: process.umask(), perMessage: FILES_PER_MESSAGE, control }, execArgv: [] });
   } catch {
     fs.rmSync(dir, { recursive: true, force: true });
     return null;
   }
-  let stopped = false;
   const files: StagedContents['files'] = new Map();
-  const write = async (): Promise<void> => {
-    const umask = process.umask();
-    let n = 0;
-    for (const [rel, text] of changes) {
-      if (stopped) return;
-      const mode = fs.statSync(path.join(root, rel)).mode & 0o7777;
-      const file = path.join(dir, String(n));
-      fs.writeFileSync(file, text, { mode });
-      // The create mode passes through the umask: a chmod only where it took bits away.
-      if (mode & umask) fs.chmodSync(file, mode);
-      files.set(rel, { file, stat: statOf(file), mode, sha256: sha256(text) });
-      if (++n % FILES_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
-    }
-    mark('dry-run: contents staged');
+  const done = new Promise<void>((resolve) => {
+    worker.on('message', (m: StagedMessage[] | 'done') => {
+      if (m === 'done') {
+        mark(`dry-run: contents staged (${files.size})`);
+        return resolve();
+      }
+      for (const [rel, file, stat, mode, sha256] of m) files.set(rel, { file, stat, mode, sha256 });
+    });
+    // A thread that failed or ended without its last message: what it reported is what is staged.
+    worker.on('error', () => resolve());
+    worker.on('exit', () => resolve());
+  });
+  const leave = (index: number): boolean => {
+    if (Atomics.load(ctl, 1) > index) return false;
+    Atomics.store(ctl, 2, index);
+    return true;
   };
-  // A write that fails ends it: the apply writes the rest.
-  const done = write().catch(() => undefined);
-  return { dir, files, done, stop: () => (stopped = true) };
+  return { dir, files, done, stop: () => Atomics.store(ctl, 0, 1), leave };
 }
 
 /**
