@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { holdOriginals, type HeldOriginals } from './atomic-apply-held';
 import { flushAll, flushAllAsync, fsyncDir, writeDurable } from './durable';
-import { catBlobBytesSync, gitBlobId, regularFile, SYMLINK_MODE, treeAt } from './git-state';
+import { catBlobBytesSync, gitBlobId, regularFile, SYMLINK_MODE, treeAt, type TreeAt } from './git-state';
 import { mark } from './stages';
 import { stagedFile, type StagedContents } from './staged-contents';
 
@@ -163,6 +163,12 @@ function ownerAlive(folder: string): boolean {
 export interface ApplyOptions {
   /** The commit the run began on (its clean tree): the originals git holds are this commit's blobs. HEAD when not given. */
   head?: string;
+  /**
+   * HEAD's tree as the caller listed it (its proposal's): which originals git holds, without another
+   * `git ls-tree` on the apply's path. Any blob a tree lists is in git's objects, so a restore can
+   * read it back whichever commit it was listed from; a HEAD moved since fails the caller's `ready`.
+   */
+  tree?: TreeAt;
   /** The targets' blob ids and modes (checked by the caller), for the journal; else each target is read and stat'ed here. */
   originals?: ReadonlyMap<string, Original>;
   /**
@@ -309,9 +315,9 @@ function keepCopies(root: string, dir: string, copies: JournalEntry[]): void {
 
 /** applyAtomic() inside its folder `dir` up to the last rename (a failure removes the folder, the tree as before). */
 async function applyIn(root: string, dir: string, runId: string, changes: ReadonlyMap<string, string>, opts: ApplyOptions): Promise<{ journal: Journal; held: HeldOriginals }> {
-  // HEAD's blob ids and modes (one git process, on the other core while the entries are made):
-  // which originals git holds as they are in the tree.
-  const tree = treeAt(root, opts.head ?? 'HEAD');
+  // HEAD's blob ids and modes (the caller's, or one git process on the other core while the
+  // entries are made): which originals git holds as they are in the tree.
+  const tree = opts.tree ? Promise.resolve(opts.tree) : treeAt(root, opts.head ?? 'HEAD');
   // Both awaited below; settled meanwhile even when the apply fails first.
   tree.catch(() => undefined);
   opts.ready?.catch(() => undefined);

@@ -273,7 +273,7 @@ async function execute(
   try {
     // The originals' backup is git's objects (HEAD's blobs: the run began on a clean tree). Their
     // old files are freed in the background once the verifier has answered (atomic-apply-held.ts).
-    applied = await applyAtomic(root, path.join(stateDir, 'journal'), runId, proposed.changes, { head: fp0.head, originals, staged: kept?.staged, ready: unchanged });
+    applied = await applyAtomic(root, path.join(stateDir, 'journal'), runId, proposed.changes, { head: fp0.head, tree: proposed.tree, originals, staged: kept?.staged, ready: unchanged });
   } catch (err) {
     throw applyFailed(err);
   }
