@@ -60,12 +60,6 @@ try {
 }
 parentPort.postMessage(batch);
 parentPort.postMessage('done');
-// All written: their writeback started now, in this thread, waited for by nobody — a rename over
-// a target of a file not yet written back allocates its blocks inside the rename (ext4's
-// auto_da_alloc), on the apply's path. The apply's own flush makes them durable.
-if (Atomics.load(ctl, 0) === 0 && Atomics.load(ctl, 1) >= changes.length) {
-  try { require('node:child_process').execFileSync('sync', ['-f', dir], { stdio: 'ignore' }); } catch {}
-}
 `;
 
 /** A staged file as the thread reports it: [rel, file, stat, mode, sha256]. */
