@@ -46,9 +46,12 @@ describe('applyAtomic with a check beside it', () => {
     expect(fs.readdirSync(journal)).toHaveLength(1);
     expect(snapshot(dir)).toEqual(before);
     g.pass();
-    await applying;
+    const applied = await applying;
     expect(fs.readFileSync(path.join(dir, 'a.txt'), 'utf8')).toBe('A\n');
     expect(fs.readFileSync(path.join(dir, 'b.txt'), 'utf8')).toBe('B\n');
+    // In place, not yet complete: the journal stays until the new contents are on disk.
+    expect(folders(journal)).toEqual([['journal.json']]);
+    await applied.durable;
     // Complete: nothing left to remove afterwards (the originals' backup is git's objects).
     expect(fs.readdirSync(journal)).toEqual([]);
   });
@@ -87,6 +90,13 @@ function heldGone(dir: string): string[] {
     .filter((l) => l.startsWith(`${dir}/`) && l.endsWith(' (deleted)'));
 }
 
+/** Runs applyAtomic in a process of its own with a fault injected; resolves with the signal it ended by. */
+function applyInChild(dir: string, journal: string, runId: string, changes: Array<[string, string]>, fault: string): Promise<NodeJS.Signals | null> {
+  const script = `const { applyAtomic } = await import(${JSON.stringify(path.join(import.meta.dirname, 'atomic-apply.ts'))}); const a = await applyAtomic(${JSON.stringify(dir)}, ${JSON.stringify(journal)}, ${JSON.stringify(runId)}, new Map(${JSON.stringify(changes)})); await a.durable;`;
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { env: { ...process.env, [FAULT_ENV]: fault }, stdio: 'inherit' });
+  return new Promise((resolve) => child.on('exit', (_code, sig) => resolve(sig)));
+}
+
 describe('applyAtomic: the old files are freed after the caller is done', () => {
   it('holds each renamed-over original open until releaseOriginals(), so the renames do not free their blocks', async () => {
     const dir = makeRepo(FILES);
@@ -95,6 +105,7 @@ describe('applyAtomic: the old files are freed after the caller is done', () => 
     expect(heldGone(dir).sort()).toEqual([`${dir}/a.txt (deleted)`, `${dir}/b.txt (deleted)`]);
     await applied.releaseOriginals();
     expect(heldGone(dir)).toEqual([]);
+    await applied.durable;
   });
 });
 
@@ -192,10 +203,8 @@ describe('applyAtomic: the originals come back from git, or from a copy where gi
     gitIn(dir, 'commit', '-qam', 'executable');
     const before = snapshot(dir);
     const journal = path.join(dir, '.git', 'journal-test');
-    const changes = Object.keys(files).map((rel) => [rel, `changed ${rel}\n`]);
-    const script = `const { applyAtomic } = await import(${JSON.stringify(path.join(import.meta.dirname, 'atomic-apply.ts'))}); await applyAtomic(${JSON.stringify(dir)}, ${JSON.stringify(journal)}, 'run_crash', new Map(${JSON.stringify(changes)}));`;
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { env: { ...process.env, [FAULT_ENV]: 'kill-after:3' }, stdio: 'inherit' });
-    expect(await new Promise((resolve) => child.on('exit', (_code, sig) => resolve(sig)))).toBe('SIGKILL');
+    const changes = Object.keys(files).map((rel): [string, string] => [rel, `changed ${rel}\n`]);
+    expect(await applyInChild(dir, journal, 'run_crash', changes, 'kill-after:3')).toBe('SIGKILL');
     expect(folders(journal)).toEqual([['journal.json']]);
     expect(fs.readFileSync(path.join(dir, 'f0.txt'), 'utf8')).toBe('changed f0.txt\n');
     const untouched = fs.statSync(path.join(dir, 'f5.txt')).ino;
@@ -204,6 +213,44 @@ describe('applyAtomic: the originals come back from git, or from a copy where gi
     expect(fs.statSync(path.join(dir, 'f1.txt')).mode & 0o7777).toBe(0o755);
     expect(fs.statSync(path.join(dir, 'f5.txt')).ino).toBe(untouched);
     expect(folders(journal)).toEqual([]);
+  });
+});
+
+describe('applyAtomic: the new contents are flushed after the renames, and the apply is complete only then', () => {
+  it('a crash (SIGKILL) after every rename, while the flush runs: the journal is still there and recover() restores every file', async () => {
+    const files = Object.fromEntries(Array.from({ length: 4 }, (_, i) => [`f${i}.txt`, `file ${i}\n`]));
+    const dir = makeRepo(files);
+    repos.push(dir);
+    const before = snapshot(dir);
+    const journal = path.join(dir, '.git', 'journal-test');
+    const changes = Object.keys(files).map((rel): [string, string] => [rel, `changed ${rel}\n`]);
+    expect(await applyInChild(dir, journal, 'run_flush_crash', changes, 'kill-in-flush')).toBe('SIGKILL');
+    // Every file renamed into place, the journal kept: to recover(), an apply that never completed.
+    for (const [rel, text] of changes) expect(fs.readFileSync(path.join(dir, rel), 'utf8')).toBe(text);
+    expect(folders(journal)).toEqual([['journal.json']]);
+    expect(recover(journal)).toEqual(['run_flush_crash']);
+    expect(snapshot(dir)).toEqual(before);
+    expect(folders(journal)).toEqual([]);
+    expect(gitIn(dir, 'status', '--porcelain')).toBe('');
+  });
+
+  it('a flush that fails rolls every renamed file back: durable rejects, the tree is byte-identical, nothing is left in the journal folder', async () => {
+    const dir = makeRepo(FILES);
+    repos.push(dir);
+    const journal = path.join(dir, '.git', 'journal-test');
+    const before = snapshot(dir);
+    process.env[FAULT_ENV] = 'fail-flush';
+    try {
+      const applied = await applyAtomic(dir, journal, 'run_flush_fails', CHANGES);
+      // Renamed into place before the flush, as always now.
+      expect(fs.readFileSync(path.join(dir, 'a.txt'), 'utf8')).toBe('A\n');
+      await expect(applied.durable).rejects.toThrow(/injected flush failure/);
+    } finally {
+      delete process.env[FAULT_ENV];
+    }
+    expect(snapshot(dir)).toEqual(before);
+    expect(folders(journal)).toEqual([]);
+    expect(gitIn(dir, 'status', '--porcelain')).toBe('');
   });
 });
 

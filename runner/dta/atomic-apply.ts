@@ -1,17 +1,19 @@
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { holdOriginals, type HeldOriginals } from './atomic-apply-held';
-import { catBlobBytesSync, gitBlobId, regularFile, SYMLINK_MODE, treeAt } from './git-state';
+import { flushAll, flushAllAsync, fsyncDir, writeDurable } from './durable';
+import { catBlobBytesSync, gitBlobId, regularFile, SYMLINK_MODE, treeAt, type TreeAt } from './git-state';
 import { mark } from './stages';
 import { stagedFile, type StagedContents } from './staged-contents';
 
 /**
  * All files or none. Every new content is written to a temp file beside its target (or was staged
  * by the dry-run), a journal is written (fsynced, with its folder), then the temps are renamed over
- * the targets. A failure half-way rolls every renamed file back; a crash half-way (kill -9) leaves
- * the journal, and recover() — run before anything else touches the tree — puts every original
- * back. Either way the tree ends byte-identical to before.
+ * the targets, then the new contents are flushed to disk while the caller's verifier reads them;
+ * only when that flush is done does the journal go and the apply count as complete. A failure
+ * half-way rolls every renamed file back; a crash half-way (kill -9, or the machine) leaves the
+ * journal, and recover() — run before anything else touches the tree — puts every original back.
+ * Either way the tree ends byte-identical to before.
  *
  * The backup is git's object store: a run starts on a clean tree, so the original of a tracked
  * file whose bytes are HEAD's blob (the journal records each original's blob id and mode) is in
@@ -22,6 +24,26 @@ import { stagedFile, type StagedContents } from './staged-contents';
  * another `.gitattributes` conversion: `git status` calls it clean, but its blob is other bytes)
  * or one HEAD does not have (untracked or ignored). A symlink is refused: renaming a file over it
  * would turn the link into a file.
+ *
+ * Why the new contents need not be on disk before the renames (they were flushed first until
+ * issue 15's last stop: up to a second on the apply's path). A restore never reads them: it takes
+ * each original from git's objects or a kept copy, by the journal, whatever a target holds. So
+ * what must be durable before the first rename is only the journal (and the copies), and what
+ * must be durable before the apply is reported complete is the new contents and the renames.
+ * The crash points, in order:
+ * - before the journal is on disk: nothing in the tree was touched (temps beside the targets are
+ *   written only after it, and a staged file lives in the git dir): nothing to restore;
+ * - after the journal, before or during the renames: the journal lists every target, and
+ *   recover() restores each that does not hold its original (renamed or not);
+ * - after every rename, while the flush runs (`kill-in-flush`): the journal is still there —
+ *   it goes only after the flush — so recover() restores every target. After a power loss a
+ *   renamed target may hold the new bytes, none, or garbage: recover() compares it with the
+ *   original's blob id and rewrites it from git either way;
+ * - the flush fails (`fail-flush`): this process rolls every file back, the run fails;
+ * - after the flush, while the journal is removed: the new contents are on disk, so either
+ *   recover() restores the originals (the run never reported success) or finds no journal;
+ * - after the journal's removal is on disk: the apply is complete, the run reports it.
+ * A run's caller reports the apply (and commits it) only once `durable` has settled.
  */
 
 export const JOURNAL_FILE = 'journal.json';
@@ -30,7 +52,9 @@ const COPIES_DIR = 'copy';
 /**
  * Failure injection for the crash tests (a documented test hook, off unless set):
  * `throw-after:N` fails after N renames, `kill-after:N` SIGKILLs the process after N renames,
- * `stop-after:N` stops it (SIGSTOP) after N renames: an apply in flight, its owner alive.
+ * `stop-after:N` stops it (SIGSTOP) after N renames: an apply in flight, its owner alive;
+ * `kill-in-flush` SIGKILLs it after every rename, while the new contents are being flushed;
+ * `fail-flush` fails that flush (as an I/O error would).
  */
 export const FAULT_ENV = 'AV_DTA_FAULT';
 
@@ -76,45 +100,6 @@ interface Journal {
   entries: JournalEntry[];
 }
 
-function writeDurable(file: string, data: string | Buffer, mode?: number): void {
-  const fd = fs.openSync(file, 'w', mode ?? 0o644);
-  try {
-    fs.writeFileSync(fd, data);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
-/** A folder's entries made durable (the journal's name must be on disk before the first rename it guards). */
-function fsyncDir(dir: string): void {
-  const fd = fs.openSync(dir, 'r');
-  try {
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
-/**
- * Temps are flushed with one syncfs (`sync -f`) instead of an fsync per file: on a 5,000-file apply
- * that is one flush instead of 5,000. Where `sync -f` is missing, per file.
- */
-function flushAll(dir: string, files: string[]): void {
-  try {
-    execFileSync('sync', ['-f', dir], { stdio: 'ignore' });
-  } catch {
-    for (const f of files) {
-      const fd = fs.openSync(f, 'r');
-      try {
-        fs.fsyncSync(fd);
-      } finally {
-        fs.closeSync(fd);
-      }
-    }
-  }
-}
-
 function fault(renamed: number): void {
   const spec = process.env[FAULT_ENV];
   if (!spec) return;
@@ -123,6 +108,15 @@ function fault(renamed: number): void {
   if (kind === 'kill-after') process.kill(process.pid, 'SIGKILL');
   if (kind === 'stop-after') process.kill(process.pid, 'SIGSTOP');
   if (kind === 'throw-after') throw new Error(`injected failure after ${renamed} renames (${FAULT_ENV})`);
+}
+
+/** The flush of the new contents, or the injected fault in its place. */
+function flushNewContents(j: Journal): Promise<void> {
+  const spec = process.env[FAULT_ENV];
+  const flushing = flushAllAsync(j.root, j.entries.map((e) => path.join(j.root, e.rel)));
+  if (spec === 'kill-in-flush') process.kill(process.pid, 'SIGKILL');
+  if (spec === 'fail-flush') return flushing.then(() => Promise.reject(new Error(`injected flush failure (${FAULT_ENV})`)));
+  return flushing;
 }
 
 /**
@@ -169,9 +163,18 @@ function ownerAlive(folder: string): boolean {
 export interface ApplyOptions {
   /** The commit the run began on (its clean tree): the originals git holds are this commit's blobs. HEAD when not given. */
   head?: string;
+  /**
+   * HEAD's tree as the caller listed it (its proposal's): which originals git holds, without another
+   * `git ls-tree` on the apply's path. Any blob a tree lists is in git's objects, so a restore can
+   * read it back whichever commit it was listed from; a HEAD moved since fails the caller's `ready`.
+   */
+  tree?: TreeAt;
   /** The targets' blob ids and modes (checked by the caller), for the journal; else each target is read and stat'ed here. */
   originals?: ReadonlyMap<string, Original>;
-  /** The new contents its dry-run wrote ahead, renamed into place where still as written. */
+  /**
+   * The new contents its dry-run is writing ahead: written on until the apply is ready to rename,
+   * then stopped; each renamed into place where still as written, the rest written here.
+   */
   staged?: StagedContents | null;
   /**
    * What the caller checks beside the apply's own preparation (the tree unchanged since the run
@@ -182,49 +185,105 @@ export interface ApplyOptions {
 }
 
 /**
- * A finished apply: every file is in place, its old files held open (atomic-apply-held.ts) until
- * the caller calls releaseOriginals() — once its verifier has read the tree — so that freeing their
- * blocks runs neither in the renames nor beside the verifier's reads. A caller that never calls it
- * frees them when the process ends.
+ * An apply whose files are all in place: its old files held open (atomic-apply-held.ts) until the
+ * caller calls releaseOriginals() — once its verifier has read the tree — so that freeing their
+ * blocks runs neither in the renames nor beside the verifier's reads (a caller that never calls it
+ * frees them when the process ends); its new contents being flushed meanwhile.
  */
 export interface AppliedFiles {
+  /**
+   * Settles once the new contents and their renames are on disk and the journal is gone: only then
+   * is the apply complete (see the top of this file). Rejects — every file rolled back first, the
+   * tree as before — when they cannot be flushed. Until it settles, a crash is rolled back by recover().
+   */
+  durable: Promise<void>;
   releaseOriginals(): Promise<void>;
 }
 
 /**
- * Resolves once every file is in place (or rejects, rolled back: the tree as before).
- * `journalDir` is outside the tree (the worktree's git dir): it survives a crash, never gets committed.
+ * Resolves once every file is in place (or rejects, rolled back: the tree as before); complete
+ * when its `durable` settles. `journalDir` is outside the tree (the worktree's git dir): it
+ * survives a crash, never gets committed.
  */
 export async function applyAtomic(root: string, journalDir: string, runId: string, changes: ReadonlyMap<string, string>, opts: ApplyOptions = {}): Promise<AppliedFiles> {
   const name = `${runId}${OWNER_MARK}${SELF_OWNER}`;
   const dir = path.join(journalDir, name);
   ownFolders.add(name);
+  let placed: { journal: Journal; held: HeldOriginals };
   try {
     fs.mkdirSync(dir, { recursive: true });
-    const held = await applyIn(root, dir, runId, changes, opts);
-    return { releaseOriginals: () => held.release() };
-  } finally {
+    placed = await applyIn(root, dir, runId, changes, opts);
+  } catch (err) {
     ownFolders.delete(name);
+    throw err;
+  }
+  // In flight until durable: this process's own recover() leaves the folder alone meanwhile.
+  const durable = makeDurable(placed.journal, dir, journalDir, placed.held).finally(() => ownFolders.delete(name));
+  // Handled here too: a caller that fails before it waits for it leaves no unhandled rejection.
+  durable.catch(() => undefined);
+  return { durable, releaseOriginals: () => placed.held.release() };
+}
+
+/** The new contents on disk, then the journal removed (and that removal on disk): the apply is complete. */
+async function makeDurable(j: Journal, dir: string, journalDir: string, held: HeldOriginals): Promise<void> {
+  try {
+    await flushNewContents(j);
+  } catch (err) {
+    void held.release();
+    // Throws (the journal kept, for recover()) if an original cannot be put back either.
+    rollback(j, j.entries.length);
+    fs.rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+  mark('apply: new contents on disk');
+  fs.rmSync(dir, { recursive: true, force: true });
+  try {
+    fsyncDir(journalDir);
+  } catch {
+    // The removal stays in the page cache: a power loss before it is written makes recover() restore the originals.
   }
 }
 
-/** Each target's journal entry (its original's blob id and mode) and where its new content is. */
-function entriesOf(root: string, runId: string, changes: ReadonlyMap<string, string>, originals: ReadonlyMap<string, Original> | undefined, staged: StagedContents | null | undefined): { entries: JournalEntry[]; stagedAhead: Set<string> } {
-  const stagedAhead = new Set<string>();
-  const entries = [...changes.keys()].map((rel) => {
+/** Each target's journal entry: its original's blob id and mode, and the temp beside it that a new content may be written to. */
+function entriesOf(root: string, runId: string, changes: ReadonlyMap<string, string>, originals: ReadonlyMap<string, Original> | undefined): JournalEntry[] {
+  return [...changes.keys()].map((rel) => {
     const target = path.join(root, rel);
-    const known = originals?.get(rel);
-    let original = known;
+    let original = originals?.get(rel);
     if (!original) {
       const st = fs.lstatSync(target);
       if (st.isSymbolicLink()) throw new Error(`${rel} is a symlink: an apply would replace the link with a file`);
       original = { blob: gitBlobId(fs.readFileSync(target)), mode: st.mode & 0o7777 };
     }
-    const ahead = staged ? stagedFile(staged, rel, original.mode) : null;
-    if (ahead) stagedAhead.add(rel);
-    return { rel, tmp: ahead ?? `${target}.dta-${runId}.tmp`, blob: original.blob, mode: original.mode };
+    return { rel, tmp: `${target}.dta-${runId}.tmp`, blob: original.blob, mode: original.mode };
   });
-  return { entries, stagedAhead };
+}
+
+/**
+ * Where each target's new content is renamed from: the dry-run's staged file where it has one
+ * exactly as written, else its temp, written here. The staging went on while the apply prepared
+ * (recover, the statuses, the journal); what it has not reached by now is written here from the
+ * last target back, beside its thread, until the two meet; then it is stopped, and any target
+ * still without a content gets its temp.
+ */
+async function newContents(staged: StagedContents | null | undefined, entries: JournalEntry[], writeTemp: (e: JournalEntry) => void): Promise<{ from: Map<string, string>; ahead: number }> {
+  const from = new Map<string, string>();
+  if (staged) {
+    for (let i = entries.length - 1; i >= 0 && staged.leave(i); i--) {
+      writeTemp(entries[i]!);
+      from.set(entries[i]!.rel, entries[i]!.tmp);
+    }
+    staged.stop();
+    await staged.done;
+  }
+  let ahead = 0;
+  for (const e of entries) {
+    if (from.has(e.rel)) continue;
+    const file = staged ? stagedFile(staged, e.rel, e.mode) : null;
+    if (file) ahead++;
+    else writeTemp(e);
+    from.set(e.rel, file ?? e.tmp);
+  }
+  return { from, ahead };
 }
 
 /**
@@ -254,28 +313,28 @@ function keepCopies(root: string, dir: string, copies: JournalEntry[]): void {
   fsyncDir(path.join(dir, COPIES_DIR));
 }
 
-/** applyAtomic() inside its folder `dir` (removed when the apply is complete or rolled back). */
-async function applyIn(root: string, dir: string, runId: string, changes: ReadonlyMap<string, string>, opts: ApplyOptions): Promise<HeldOriginals> {
-  // HEAD's blob ids and modes (one git process, on the other core while the entries are made):
-  // which originals git holds as they are in the tree.
-  const tree = treeAt(root, opts.head ?? 'HEAD');
+/** applyAtomic() inside its folder `dir` up to the last rename (a failure removes the folder, the tree as before). */
+async function applyIn(root: string, dir: string, runId: string, changes: ReadonlyMap<string, string>, opts: ApplyOptions): Promise<{ journal: Journal; held: HeldOriginals }> {
+  // HEAD's blob ids and modes (the caller's, or one git process on the other core while the
+  // entries are made): which originals git holds as they are in the tree.
+  const tree = opts.tree ? Promise.resolve(opts.tree) : treeAt(root, opts.head ?? 'HEAD');
   // Both awaited below; settled meanwhile even when the apply fails first.
   tree.catch(() => undefined);
   opts.ready?.catch(() => undefined);
-  let prepared: ReturnType<typeof entriesOf> & { copies: JournalEntry[] };
+  let entries: JournalEntry[];
+  let copies: JournalEntry[];
   let held: HeldOriginals | null = null;
   try {
-    const made = entriesOf(root, runId, changes, opts.originals, opts.staged);
+    entries = entriesOf(root, runId, changes, opts.originals);
     // Opened while git lists HEAD's tree and the caller checks the status.
-    held = holdOriginals(made.entries.map((e) => path.join(root, e.rel)));
-    prepared = { ...made, copies: planCopies(dir, made.entries, await tree) };
+    held = holdOriginals(entries.map((e) => path.join(root, e.rel)));
+    copies = planCopies(dir, entries, await tree);
   } catch (err) {
     // Nothing written yet but the folder.
     void held?.release();
     fs.rmSync(dir, { recursive: true, force: true });
     throw err;
   }
-  const { entries, stagedAhead, copies } = prepared;
   const journal: Journal = { run_id: runId, root, entries };
   // The journal comes first, on disk with its name, so a crash at any later point knows every temp
   // to remove and every original to restore.
@@ -290,23 +349,15 @@ async function applyIn(root: string, dir: string, runId: string, changes: Readon
     keepCopies(root, dir, copies);
     if (opts.ready) await opts.ready;
     mark('apply: ready');
-    const written: string[] = [];
-    for (const e of entries) {
-      if (stagedAhead.has(e.rel)) continue;
+    const { from, ahead } = await newContents(opts.staged, entries, (e) => {
       fs.writeFileSync(e.tmp, changes.get(e.rel)!, { mode: e.mode });
       // The create mode passes through the umask: a chmod only where it took bits away.
       if (e.mode & umask) fs.chmodSync(e.tmp, e.mode);
-      written.push(e.tmp);
-    }
-    mark(`apply: temps written (${stagedAhead.size} staged ahead)`);
-    // New contents on disk before they are renamed over the originals. Staged files were flushed by
-    // their dry-run in the background: when that flush is done and nothing was written here, no
-    // flush is left to do before the renames.
-    const stagedFlushed = stagedAhead.size === 0 || (await opts.staged!.flushed);
-    if (written.length > 0 || !stagedFlushed) flushAll(root, stagedFlushed ? written : entries.map((e) => e.tmp));
-    mark(`apply: flushed (${written.length > 0 || !stagedFlushed ? 'syncfs' : 'nothing to flush'})`);
+    });
+    mark(`apply: temps written (${ahead} staged ahead)`);
+    // Not flushed first: the new contents need be on disk only before the apply is complete (makeDurable).
     for (const e of entries) {
-      fs.renameSync(e.tmp, path.join(root, e.rel));
+      fs.renameSync(from.get(e.rel)!, path.join(root, e.rel));
       renamed++;
       fault(renamed);
     }
@@ -316,10 +367,7 @@ async function applyIn(root: string, dir: string, runId: string, changes: Readon
     fs.rmSync(dir, { recursive: true, force: true });
     throw err;
   }
-  // Done: without its journal the apply is complete to recover(). Nothing else to remove but the
-  // few copies: every original git holds stays in git, and its old file goes with `held`.
-  fs.rmSync(dir, { recursive: true, force: true });
-  return held;
+  return { journal, held };
 }
 
 /**

@@ -24,6 +24,23 @@ const LINKS = { from_hosts: ['http://old.example.com', 'https://old.example.com'
 const inv = (dir: string, mode: 'dry-run' | 'apply' = 'apply', params: Record<string, unknown> = LINKS): DtaInvocationInput => ({ tool: 'link_updater', version: '1.0', mode, target: { repo_path: dir, glob: 'site/**' }, params });
 const CLI = path.join(import.meta.dirname, 'cli.ts');
 
+/** The next run on the tree rolls a crashed apply back first: the tree as `before`. */
+async function expectRolledBackByNextRun(dir: string, before: Record<string, string>): Promise<void> {
+  const next = await runDta(inv(dir, 'dry-run'));
+  expect(next.notes.join('\n')).toMatch(/rolled back the unfinished apply of dta_/);
+  expect(snapshot(dir)).toEqual(before);
+}
+
+/** An apply through `av-dta run` in a process of its own with a fault injected: how it ended, and what it printed. */
+async function applyInCli(dir: string, fault: string): Promise<{ signal: NodeJS.Signals | null; stdout: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'run', '-'], { env: { ...process.env, [FAULT_ENV]: fault }, stdio: ['pipe', 'pipe', 'inherit'] });
+  let stdout = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stdin.end(JSON.stringify(inv(dir)));
+  const signal = await new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, sig) => resolve(sig)));
+  return { signal, stdout };
+}
+
 describe('DTA runs: tree safety', () => {
   it('refuses a dirty tree and changes nothing', async () => {
     const dir = repo();
@@ -77,31 +94,49 @@ describe('DTA runs: tree safety', () => {
   it('a crash (SIGKILL) half-way through apply is rolled back by the next run: the tree is byte-identical', async () => {
     const dir = repo();
     const before = snapshot(dir);
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'run', '-'], { env: { ...process.env, [FAULT_ENV]: 'kill-after:1' }, stdio: ['pipe', 'pipe', 'inherit'] });
-    child.stdin.end(JSON.stringify(inv(dir)));
-    const signal = await new Promise((resolve) => child.on('exit', (_code, sig) => resolve(sig)));
-    expect(signal).toBe('SIGKILL');
+    expect((await applyInCli(dir, 'kill-after:1')).signal).toBe('SIGKILL');
     expect(snapshot(dir)).not.toEqual(before); // one file renamed, temps lying around
-    const next = await runDta(inv(dir, 'dry-run'));
-    expect(next.notes.join('\n')).toMatch(/rolled back the unfinished apply of dta_/);
-    expect(snapshot(dir)).toEqual(before);
+    await expectRolledBackByNextRun(dir, before);
   });
 
   it("a crash's recovery takes every original from git's objects: the apply kept no backup file beside its journal", async () => {
     const dir = repo();
     const before = snapshot(dir);
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'run', '-'], { env: { ...process.env, [FAULT_ENV]: 'kill-after:2' }, stdio: ['pipe', 'pipe', 'inherit'] });
-    child.stdin.end(JSON.stringify(inv(dir)));
-    expect(await new Promise((resolve) => child.on('exit', (_code, sig) => resolve(sig)))).toBe('SIGKILL');
+    expect((await applyInCli(dir, 'kill-after:2')).signal).toBe('SIGKILL');
     const journals = path.join(gitIn(dir, 'rev-parse', '--absolute-git-dir').trim(), 'agent-village-dta', 'journal');
     const [run] = fs.readdirSync(journals);
     // Nothing but the journal: every original is HEAD's blob (the run began on a clean tree).
     expect(fs.readdirSync(path.join(journals, run!))).toEqual(['journal.json']);
     expect(snapshot(dir)).not.toEqual(before);
-    const next = await runDta(inv(dir, 'dry-run'));
-    expect(next.notes.join('\n')).toMatch(/rolled back the unfinished apply of dta_/);
-    expect(snapshot(dir)).toEqual(before);
+    await expectRolledBackByNextRun(dir, before);
     expect(fs.readdirSync(journals)).toEqual([]);
+  });
+
+  it('a crash (SIGKILL) after every rename, while the new contents are flushed, is rolled back by the next run: the tree is byte-identical', async () => {
+    const dir = repo();
+    const before = snapshot(dir);
+    const crashed = await applyInCli(dir, 'kill-in-flush');
+    expect(crashed.signal).toBe('SIGKILL');
+    // Never reported: an apply is complete only once its new contents are on disk.
+    expect(crashed.stdout).toBe('');
+    expect(snapshot(dir)).not.toEqual(before);
+    await expectRolledBackByNextRun(dir, before);
+  });
+
+  it('a flush of the new contents that fails rolls the apply back: the run fails, reports no applied phase, and the tree is byte-identical', async () => {
+    const dir = repo();
+    const before = snapshot(dir);
+    const phases: string[] = [];
+    process.env[FAULT_ENV] = 'fail-flush';
+    try {
+      const out = await runDta(inv(dir), { onPhase: (phase) => phases.push(phase) });
+      expect(out.error).toMatchObject({ code: 'APPLY_FAILED', message: expect.stringMatching(/rolled back.*injected flush failure/) });
+      expect(out.ok).toBe(false);
+    } finally {
+      delete process.env[FAULT_ENV];
+    }
+    expect(phases).not.toContain('applied');
+    expect(snapshot(dir)).toEqual(before);
   });
 
   it("a run's recovery leaves another run's apply in flight in the same worktree alone (its owner is alive): that apply finishes and verifies", async () => {

@@ -126,6 +126,7 @@ async function execute(
     throw new RunFailure('BAD_INVOCATION', `target.repo_path ${inv.target.repo_path} is not a git work tree`);
   }
   const root = dirs.root;
+  mark('run: git dirs read');
   const globs = inv.target.glob === undefined ? m.defaultGlob : Array.isArray(inv.target.glob) ? inv.target.glob : [inv.target.glob];
   const prepareRequest = (head: string) => ({ mode: 'prepare' as const, tool: inv.tool, root, head, params, globs, allowed_paths: policy.allowed_paths, ...(verifierMemoDir ? { memo_dir: verifierMemoDir } : {}) });
   // The rate limit first: a refused run starts nothing.
@@ -149,6 +150,7 @@ async function execute(
   for (const id of recover(path.join(stateDir, 'journal'))) out.notes.push(`rolled back the unfinished apply of ${id}`);
   sweepStaged(stateDir, KEPT_PROPOSAL_TTL_MS, liveStagedDirs());
   excludeRunsDir(dirs.commonDir);
+  mark('run: recovered');
   const fingerprint = treeFingerprint(root);
   fingerprint.catch(() => undefined);
   const key = invocationKey({ root, tool: inv.tool, params, globs, seed: constraints.seed, maxFiles: constraints.max_files, allowedPaths: policy.allowed_paths });
@@ -158,7 +160,7 @@ async function execute(
   const candidate = approved ? peekProposal(key, approved) : null;
   const candidateFiles = candidate ? filesStillFit(candidate, root) : null;
   const fp0 = await fingerprint;
-  mark('run: recovered, status read');
+  mark('run: status read');
   if (fp0.status !== '') throw new RunFailure('DIRTY_TREE', `the work tree has uncommitted changes (${fp0.status.split('\0').filter(Boolean).length} paths); commit or stash them first`);
 
   // An approved apply takes its dry-run's proposal when the tree is still the one it was made from.
@@ -166,9 +168,8 @@ async function execute(
   let originals: Map<string, Original> | undefined;
   if (kept) {
     const staged = kept.staged;
-    // Taken: what it staged by now is this run's to rename into place, and to remove afterwards.
-    staged?.stop();
-    if (staged) await staged.done;
+    // Taken: what it stages is this run's to rename into place (its writing goes on until the
+    // apply is ready for its renames: atomic-apply.ts), and to remove afterwards.
     cleanups.push(() => discardStaged(staged));
     // The files as checked above, unless another run took that proposal meanwhile and this is a newer one.
     const fits: Fit = kept.fingerprint !== fp0.hash ? { ok: false, why: 'HEAD or the status changed since the dry-run' } : kept === candidate && candidateFiles ? candidateFiles : filesStillFit(kept, root);
@@ -268,30 +269,42 @@ async function execute(
   // Settled even when the apply fails before it waits for it.
   unchanged.catch(() => undefined);
   onPhase?.('proposed', out, { patch });
+  let applied: Awaited<ReturnType<typeof applyAtomic>>;
   try {
     // The originals' backup is git's objects (HEAD's blobs: the run began on a clean tree). Their
     // old files are freed in the background once the verifier has answered (atomic-apply-held.ts).
-    const applied = await applyAtomic(root, path.join(stateDir, 'journal'), runId, proposed.changes, { head: fp0.head, originals, staged: kept?.staged, ready: unchanged });
-    cleanups.push(() => void applied.releaseOriginals());
+    applied = await applyAtomic(root, path.join(stateDir, 'journal'), runId, proposed.changes, { head: fp0.head, tree: proposed.tree, originals, staged: kept?.staged, ready: unchanged });
   } catch (err) {
-    if (err instanceof RunFailure) throw err;
-    throw new RunFailure('APPLY_FAILED', `apply failed and was rolled back, the tree is as before: ${err instanceof Error ? err.message : String(err)}`);
+    throw applyFailed(err);
   }
+  cleanups.push(() => void applied.releaseOriginals());
   mark('apply: files renamed');
   // The verifier is told what each file holds now: hashed by the dry-run's staging where it got that far.
   const ahead = kept?.staged?.files;
   const hashes = Object.fromEntries(changed.map((rel) => [rel, ahead?.get(rel)?.sha256 ?? sha256(proposed.changes.get(rel)!)]));
+  // verify, in its own process, from the page cache while the new contents are flushed to disk:
+  // the apply is complete (and reported) only when both are done (atomic-apply.ts).
+  mark('apply: hashed');
+  const verified = verifier.run(request('applied', hashes), verifierBudget());
+  try {
+    await applied.durable;
+  } catch (err) {
+    throw applyFailed(err);
+  }
   out.applied_changes = { files: changed.length, [m.unit]: proposed.units };
   out.phase = 'apply';
   artifacts.write('applied.json', { run_id: runId, counts: out.applied_changes, files: changed, sha256: hashes });
   out.ok = true;
   onPhase?.('applied', out, {});
-
-  // verify, in its own process
-  mark('apply: hashed, artifacts written');
-  out.verifier = await verifier.run(request('applied', hashes), verifierBudget());
+  out.verifier = await verified;
   mark('run: verifier answered');
   out.phase = 'verify';
   artifacts.write('verify.json', { run_id: runId, phase: 'verify', verifier: out.verifier });
   if (out.verifier.passed) onPhase?.('verified', out, {});
+}
+
+/** An apply that failed was rolled back: the tree is as before (a RunFailure keeps its own code). */
+function applyFailed(err: unknown): RunFailure {
+  if (err instanceof RunFailure) return err;
+  return new RunFailure('APPLY_FAILED', `apply failed and was rolled back, the tree is as before: ${err instanceof Error ? err.message : String(err)}`);
 }

@@ -87,12 +87,6 @@ export function globMatcher(globs: string[]): (rel: string) => boolean {
   return (rel) => yes(rel) && !no(rel);
 }
 
-/** Files tracked at HEAD (git's own list: ignored and untracked files are never touched). */
-export async function trackedFiles(root: string, rev = 'HEAD'): Promise<string[]> {
-  const out = await git(['ls-tree', '-r', '-z', '--name-only', '--full-tree', rev], { cwd: root, what: 'ls-tree' });
-  return out.split('\0').filter(Boolean).sort(byteCompare);
-}
-
 /** The tree at a commit: every tracked path (byte order), each blob's id and each entry's mode by path. */
 export interface TreeAt {
   paths: string[];
@@ -105,7 +99,8 @@ export interface TreeAt {
 export const SYMLINK_MODE = '120000';
 
 /**
- * The tree at `rev` from one `git ls-tree -r`: its paths (what trackedFiles lists), each blob's
+ * The tree at `rev` from one `git ls-tree -r`: its paths (git's own list of tracked files: ignored
+ * and untracked files are never touched), each blob's
  * id (what readBlobs asks git for) and each entry's mode. Entries that are not blobs (a
  * submodule's commit) are paths without an id, as `rev:path` could not read them either.
  */

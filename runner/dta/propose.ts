@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { DtaCounts, DtaInvocation } from '../../protocol';
 import type { adapterOf } from './adapters';
 import { readWithStat, type FileStat } from './file-stat';
-import { byteCompare, gitBlobId, globMatcher, trackedFiles } from './git-state';
+import { byteCompare, gitBlobId, globMatcher, treeAt, type TreeAt } from './git-state';
 import { buildPatch } from './patch';
 import { allowedPathMatcher, type DtaPolicy, type effectiveConstraints } from './policy';
 import { RunFailure } from './run-failure';
@@ -21,6 +21,8 @@ export interface Proposed {
   patch: string;
   /** Each changed file as the proposal read it: what the apply checks it against and journals. */
   sources: Map<string, SourceFile>;
+  /** HEAD's tree as listed for the proposal (its blob ids: which originals git holds, for the apply's journal). */
+  tree?: TreeAt;
 }
 
 /**
@@ -47,7 +49,8 @@ export async function discoverAndPropose(
   inTime: (what: string) => void,
 ): Promise<Proposed> {
   const m = adapter.measure;
-  const tracked = await trackedFiles(root);
+  const tree = await treeAt(root, 'HEAD');
+  const tracked = tree.paths;
   const allFiles = new Set(tracked);
   const inGlob = globMatcher(globs);
   const allowed = allowedPathMatcher(policy);
@@ -91,5 +94,5 @@ export async function discoverAndPropose(
   }
   const patch = buildPatch(files, proposal.changes);
   mark('propose: patch built');
-  return { matched, baseline, units: proposal.units, changes: proposal.changes, changed, notes: proposal.notes, patch, sources };
+  return { matched, baseline, units: proposal.units, changes: proposal.changes, changed, notes: proposal.notes, patch, sources, tree };
 }
