@@ -58,7 +58,7 @@ async function vitest(project, files = []) {
     for (const file of r.testResults ?? []) {
       const where = file.name ? file.name.replace(`${root}/`, '') : '?';
       for (const t of file.assertionResults ?? []) {
-        if (t.status === 'passed' && t.failureMessages?.length) flaky.push(`${project}: ${t.fullName}`);
+        if (t.status === 'passed' && t.failureMessages?.length) flaky.push(`${project}: ${where} › ${t.fullName}\n      first try: ${firstLine(t.failureMessages[0])}`);
         if (t.status === 'failed') failures.push(`${project}: ${where} › ${t.fullName}\n      ${firstLine(t.failureMessages?.[0])}`);
       }
       // A file that failed outside its tests (it did not load, or a hook threw).

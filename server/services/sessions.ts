@@ -63,6 +63,8 @@ export function sessionSummary(s: SessionRow): SessionSummary {
 }
 
 const LIVE: { notIn: SessionState[] } = { notIn: [...TERMINAL_STATES] };
+/** How long a pause or resume waits for the runner's state change to be stored before it answers with what is stored. */
+const CONTROL_SETTLE_MS = 5_000;
 /** Ended sessions stay in the world list this long so a failure can still be read. */
 const RECENTLY_ENDED_MS = 60_000;
 
@@ -76,6 +78,21 @@ export function createSessionService(
     const s = await db.session.findFirst({ where: { id, orgId }, include: WITH_SUMMARY });
     if (!s) throw notFound('That session');
     return s;
+  }
+
+  /**
+   * The session once its stored state is no longer `from` (or has ended), read again with a short
+   * backoff for at most CONTROL_SETTLE_MS. A runner answers pause/resume as soon as it has sent the
+   * signal; the state change it recorded travels with its events and is stored a moment later (on
+   * whichever node holds its socket), so an answer read at once could still say the old state.
+   */
+  async function stateMovedFrom(orgId: string, id: string, from: string) {
+    const until = Date.now() + CONTROL_SETTLE_MS;
+    for (let delay = 5; ; delay = Math.min(delay * 2, 100)) {
+      const s = await load(orgId, id);
+      if (s.state !== from || (TERMINAL_STATES as string[]).includes(s.state) || Date.now() >= until) return s;
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
   }
 
   async function publish(orgId: string, id: string) {
@@ -351,7 +368,7 @@ export function createSessionService(
       if (!s.runnerId || !gateway().isOnline(s.runnerId)) throw new AppError('RUNNER_ERROR', 'The session’s runner is offline.');
       const res = await gateway().command(s.runnerId, action === 'pause' ? 'session:pause' : 'session:resume', { session_id: id });
       if (!res.ok) throw new AppError(res.error.code, `The runner could not ${action} the session: ${res.error.message}`);
-      return sessionSummary(await load(p.orgId, id));
+      return sessionSummary(await stateMovedFrom(p.orgId, id, s.state));
     },
 
     async input(p: Principal, id: string, data: string) {
