@@ -81,7 +81,7 @@ export function createSessionService(
   }
 
   /**
-   * The session once its stored state is no longer `from` (or has ended), read again with a short
+   * The session once its stored state is no longer `from`, read again with a short
    * backoff for at most CONTROL_SETTLE_MS. A runner answers pause/resume as soon as it has sent the
    * signal; the state change it recorded travels with its events and is stored a moment later (on
    * whichever node holds its socket), so an answer read at once could still say the old state.
@@ -90,7 +90,8 @@ export function createSessionService(
     const until = Date.now() + CONTROL_SETTLE_MS;
     for (let delay = 5; ; delay = Math.min(delay * 2, 100)) {
       const s = await load(orgId, id);
-      if (s.state !== from || (TERMINAL_STATES as string[]).includes(s.state) || Date.now() >= until) return s;
+      // `from` is a live state, so an ended session has moved from it too.
+      if (s.state !== from || Date.now() >= until) return s;
       await new Promise((resolve) => setTimeout(resolve, delay));
     }
   }
