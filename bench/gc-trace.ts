@@ -30,7 +30,7 @@ export function gcLines(logs: string[], pid: number, from: number): GcLine[] {
 }
 
 /**
- * Per isolate (in order of first appearance: the main thread's comes first), per MB of output:
+ * Per isolate (in order of first appearance), per MB of output:
  * heap allocated, what scavenges copied (survived in the young generation, or promoted to the old
  * one: the garbage collector's work grows with it), collections and their pauses, and the largest
  * heap a collection began with (what fewer mark-compacts cost in memory).
@@ -39,6 +39,10 @@ export function gcSummary(lines: GcLine[], isolates: string[], mb: number): stri
   const parts: string[] = [];
   for (const iso of new Set(lines.map((l) => l.isolate))) if (!isolates.includes(iso)) isolates.push(iso);
   const per = (bytes: number) => (bytes / (1024 * 1024) / mb).toFixed(2);
+  // The main thread's isolate is the one with the largest heap (Next's and Prisma's code on the
+  // control plane; the runner's workers are small): a worker's collection may be logged first.
+  const heapOf = (iso: string) => Math.max(0, ...lines.filter((l) => l.isolate === iso).map((l) => l.heapBefore));
+  const main = isolates.reduce<string | undefined>((best, iso) => (best === undefined || heapOf(iso) > heapOf(best) ? iso : best), undefined);
   for (const [n, iso] of isolates.entries()) {
     const mine = lines.filter((l) => l.isolate === iso);
     if (!mine.length) continue;
@@ -46,7 +50,7 @@ export function gcSummary(lines: GcLine[], isolates: string[], mb: number): stri
     const minor = mine.filter((l) => !l.major);
     const major = mine.filter((l) => l.major);
     parts.push(
-      `isolate ${n + 1}${n === 0 ? ' (main)' : ''}: allocated ${per(sum(mine, (l) => l.allocated))} MB/MB, scavenges copied ${per(sum(minor, (l) => l.survived + l.promoted))} MB/MB ` +
+      `isolate ${n + 1}${iso === main ? ' (main)' : ''}: allocated ${per(sum(mine, (l) => l.allocated))} MB/MB, scavenges copied ${per(sum(minor, (l) => l.survived + l.promoted))} MB/MB ` +
         `(promoted ${per(sum(minor, (l) => l.promoted))}); ${minor.length} minor ${(sum(minor, (l) => l.pause) / mb).toFixed(1)} ms/MB, ${major.length} major ${(sum(major, (l) => l.pause) / mb).toFixed(1)} ms/MB; ` +
         `heap up to ${(Math.max(...mine.map((l) => l.heapBefore)) / (1024 * 1024)).toFixed(0)} MB`,
     );
