@@ -4,19 +4,19 @@
  * of frames a second, decoded and acked as their pages do — and a key's echo that reached this
  * process waited for that loop before it was timed (the bench's own loop delay, p99 9–15 ms beside
  * two floods): a person's tab showing the terminal they type into does not share its loop with
- * other people's floods. The one-hop baseline's measured client runs here too, the same way.
+ * other people's floods. The baselines' measured clients (one-hop, wetty) run here too, the same way.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { uiSocket } from '../server/integration/harness';
-import { avViewer, echoTimes, lastEchoRun, oneHopClient, type MeasuredViewerOptions, type MeasuredViewerRequest } from './live-echo';
+import { avViewer, baselineClient, echoTimes, lastEchoRun, type MeasuredViewerOptions, type MeasuredViewerRequest } from './live-echo';
 
 const opts = workerData as MeasuredViewerOptions;
 const port = parentPort!;
 
 const client =
-  opts.kind === 'one-hop'
+  opts.kind !== 'av'
     ? await (async () => {
-        const h = oneHopClient(opts.port);
+        const h = baselineClient(opts);
         await h.ready;
         return { ...h, attach: async () => undefined, close: () => void h.socket.close() };
       })()

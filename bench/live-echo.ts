@@ -100,7 +100,7 @@ function adoptEchoRun(run: EchoRun): number[] {
   return (echoTimesMs = run.times);
 }
 
-export type MeasuredViewerOptions = { kind: 'one-hop'; port: number } | { kind: 'av'; url: string; cookie: string; sessionId: string };
+export type MeasuredViewerOptions = BaselineTarget | { kind: 'av'; url: string; cookie: string; sessionId: string };
 export type MeasuredViewerRequest = { kind: 'attach' } | { kind: 'keys'; keys: number } | { kind: 'close' };
 type MeasuredViewerAnswer = { ok: true; value: unknown } | { ok: false; error: string };
 
@@ -125,7 +125,7 @@ export async function measuredViewer(opts: MeasuredViewerOptions) {
     worker.postMessage(req);
     return a;
   };
-  await answer(); // connected (and the one-hop's prompt seen)
+  await answer(); // connected (and a baseline's prompt seen)
   return {
     attach: async () => void (await ask({ kind: 'attach' })),
     times: async (keys: number) => adoptEchoRun((await ask({ kind: 'keys', keys })) as EchoRun),
@@ -309,13 +309,44 @@ export function oneHopClient(port: number) {
     if (unacked >= FLOW_CONTROL.ACK_CHARS) ack();
     else timer ??= setTimeout(ack, FLOW_CONTROL.ACK_DELAY_MS);
   });
+  return stringClient(s, 'output');
+}
+
+/** wetty's page acks ("commit") in whole steps of this many characters (its client's FlowControlClient). */
+const WETTY_ACK_CHARS = 262_144;
+
+/**
+ * A Node client of wetty 3.2 (bench/live-wetty.ts) as its page uses it: output comes as `data`
+ * strings, keys go as `input`, and every WETTY_ACK_CHARS received are committed. Its server starts
+ * a shell per connection.
+ */
+export function wettyClient(port: number, path: string) {
+  const s: Socket = io(`http://127.0.0.1:${port}`, { path, transports: ['websocket'], forceNew: true });
+  let counter = 0;
+  s.on('data', (d: string) => {
+    counter += d.length;
+    if (counter >= WETTY_ACK_CHARS) {
+      counter -= WETTY_ACK_CHARS;
+      s.emit('commit', WETTY_ACK_CHARS);
+    }
+  });
+  return stringClient(s, 'data');
+}
+
+/** What both baselines' clients offer: output as strings on one event, keys sent as `input`. */
+function stringClient(s: Socket, event: string) {
   return {
     socket: s,
-    ready: new Promise((r) => s.once('output', r)),
+    ready: new Promise((r) => s.once(event, r)),
     send: (k: string) => s.emit('input', k),
     output: (cb: (d: string) => void) => {
-      s.on('output', cb);
-      return () => s.off('output', cb);
+      s.on(event, cb);
+      return () => s.off(event, cb);
     },
   };
 }
+
+/** A client of either baseline: the one-hop server or wetty. */
+export type BaselineClient = ReturnType<typeof oneHopClient>;
+export type BaselineTarget = { kind: 'one-hop'; port: number } | { kind: 'wetty'; port: number; path: string };
+export const baselineClient = (t: BaselineTarget): BaselineClient => (t.kind === 'one-hop' ? oneHopClient(t.port) : wettyClient(t.port, t.path));

@@ -1,10 +1,12 @@
 /**
- * The live terminal path side by side with a one-hop baseline it starts itself
- * (bench/one-hop/server.ts: socket.io + node-pty + an xterm page, what wetty is), in one run:
- *   (1) throughput PTY → browser xterm in headless Chromium (DOM renderer on both sides),
+ * The live terminal path side by side with two baselines it starts itself, in one run: wetty 3.2.0
+ * (npm, installed on first use into bench/.cache: bench/live-wetty.ts) and our one-hop
+ * (bench/one-hop/server.ts: socket.io + node-pty + an xterm page, what wetty is, leaner);
+ * BENCH_BASELINE=wetty|onehop|both (both) picks them:
+ *   (1) throughput PTY → browser xterm in headless Chromium (DOM renderer on every page),
  *       BENCH_MB (64) MB of numbered lines printed by the shell, checksum in the page;
  *       and xterm's in-page ceiling (the page writing the same bytes to term.write);
- *   (2) server CPU per MB during (1) (the one-hop process; the control plane + its runner);
+ *   (2) server CPU per MB during (1) (wetty's process; the one-hop process; the control plane + its runner);
  *   (3) key → echo at the socket, p50 / p99, idle;
  *   (4) the same with BENCH_SESSIONS (50) live sessions of which BENCH_FLOODERS (2) flood.
  * Prints figures with the machine's load; asserts nothing.
@@ -14,11 +16,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Page } from '@playwright/test';
+import { chromium, type Browser, type Page } from '@playwright/test';
 import { FLOW_CONTROL, type SessionSummary } from '../protocol';
 import { MAX_ATTACHED_PER_SOCKET } from '../server/realtime/ui-limits';
 import { cpuRate, cpuSeconds, settle } from './live-cpu';
-import { avViewer, measuredViewer, oneHopClient, pct, runnerSplitSummary, splitSummary } from './live-echo';
+import { avViewer, baselineClient, measuredViewer, pct, runnerSplitSummary, splitSummary, type BaselineTarget } from './live-echo';
 import { flowLogDir, pausedBetween } from './live-flow';
 import { PIPE_DIR, PIPE_INIT_SCRIPT, pipeReport, type PagePipe } from './live-pipe';
 import { formatPageCost, startPageCost } from './live-page-cost';
@@ -27,6 +29,7 @@ import { armThroughput, fnv1a } from './live-throughput-page';
 import { ECHO_TRACE_DIR, HEAP_DIR, loopDelayBetween, PROF_DIR, profileEnv, WIRE_DIR } from './live-probes';
 import { chromiumPids, descendants, descendantsByCmdline, Timeline, type ProcGroup } from './live-timeline';
 import { wirePerMb, wireTotals } from './live-wire-report';
+import { ensureWetty, openWettyPage, startWetty, WETTY_VERSION, WETTY_WEBGL } from './live-wetty';
 import { Api, ROOT, startStack, uiSocket, type UiClient } from '../server/integration/harness';
 
 const MB = Number(process.env.BENCH_MB ?? 64);
@@ -52,6 +55,10 @@ const PACE_A = Boolean(PACE_A_CSS || PACE_A_JS);
 const REST_SPRITES = Number(process.env.BENCH_REST_SPRITES ?? 0);
 /** BENCH_ONLY=echo skips the browser throughput part (a quicker run of the echo figures); =throughput skips echo. */
 const ONLY = process.env.BENCH_ONLY ?? 'all';
+/** BENCH_BASELINE=wetty|onehop|both: the baselines beside the product (both: wetty 3.2 and our one-hop). */
+const BASELINE = process.env.BENCH_BASELINE ?? 'both';
+if (!['wetty', 'onehop', 'both'].includes(BASELINE)) throw new Error(`BENCH_BASELINE is wetty, onehop or both, not ${BASELINE}`);
+const VIEWPORT = { width: 1280, height: 800 };
 
 const fmt = (xs: number[]) => `p50 ${pct(xs, 50).toFixed(1)} / p99 ${pct(xs, 99).toFixed(1)} ms`;
 const load = () => loadavg().map((l) => l.toFixed(1)).join(' ');
@@ -76,14 +83,17 @@ const PAGE_TRACE_DIR = process.env.BENCH_PAGE_TRACE;
 const PAGE_REST_MS = 3_000;
 const TRACE_CATEGORIES = ['toplevel', 'devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8.execute', 'blink', 'cc', 'viz', 'gpu'];
 
-async function runThroughput(page: Page, type: (cmd: string) => Promise<void>, pids: () => number[], label: string, groups: ProcGroup[], heapOf?: number) {
-  const flowPrefix = label === 'av' ? 'flow-' : 'one-hop-';
+type Side = 'av' | 'one-hop' | 'wetty';
+
+async function runThroughput(page: Page, type: (cmd: string) => Promise<void>, pids: () => number[], label: Side, groups: ProcGroup[], heapOf?: number) {
+  // The runner and the one-hop log their PTY's pauses (bench/live-flow.ts); wetty's are not logged.
+  const flowPrefix = label === 'av' ? 'flow-' : label === 'one-hop' ? 'one-hop-' : null;
   const lines = Math.ceil((MB * 1024 * 1024) / LINE);
   await armThroughput(page);
   // The lower of two windows: a window that caught some leftover work is not the idle rate.
   const idle = Math.min(await cpuRate(pids), await cpuRate(pids));
   const cpu0 = cpuSeconds(pids());
-  const timeline = TIMELINE ? new Timeline(groups, (key) => /^(control plane|runner|chromium renderer|one-hop server)\/main$/.test(key), ['PTY programs', `${groups[0]!.name === 'control plane' ? 'runner' : groups[0]!.name}/main`]) : null;
+  const timeline = TIMELINE ? new Timeline(groups, (key) => /^(control plane|runner|chromium renderer|one-hop server|wetty server)\/main$/.test(key), ['PTY programs', `${groups[0]!.name === 'control plane' ? 'runner' : groups[0]!.name}/main`]) : null;
   const cdp = PAGE_PROF_DIR ? await page.context().newCDPSession(page) : null;
   if (cdp) {
     await cdp.send('Profiler.enable');
@@ -124,13 +134,13 @@ async function runThroughput(page: Page, type: (cmd: string) => Promise<void>, p
   // The same right after the flood (the page has every byte; nothing more is printed).
   const restAfter = await measureRest(page, PAGE_REST_MS, browserPids, 'after the run');
   console.log(`  the page has the end mark: ${(st.chars / (1024 * 1024)).toFixed(1)} MB in ${((st.t1 - st.t0) / 1000).toFixed(1)} s; waiting for the server to settle`);
-  const paused = pausedBetween(FLOW_DIR, flowPrefix, st.wall0, st.wall1);
+  const paused = flowPrefix ? pausedBetween(FLOW_DIR, flowPrefix, st.wall0, st.wall1) : null;
   const renders = await page.evaluate(() => (window as unknown as { __benchPage: { renders: number } }).__benchPage.renders);
   console.log(`  page ${await renderer(page)} renderer, ${formatPageCost(pageCosts, st.chars / (1024 * 1024))}; ${renders} frames drawn (${(renders / ((st.t1 - st.t0) / 1000)).toFixed(0)} a second)${Number.isNaN(villageDrawn) ? '' : `, the village drew ${villageDrawn}`}`);
   console.log(restBefore);
   console.log(restAfter);
   console.log(`  all Chromium processes (renderer, GPU, browser, network) ${((browserCpu * 1000) / (st.chars / (1024 * 1024))).toFixed(0)} ms/MB during the run`);
-  console.log(`  PTY paused by flow control ${(paused.ms / 1000).toFixed(2)} s of ${((st.wall1 - st.wall0) / 1000).toFixed(2)} s (${paused.pauses} pauses)`);
+  if (paused) console.log(`  PTY paused by flow control ${(paused.ms / 1000).toFixed(2)} s of ${((st.wall1 - st.wall0) / 1000).toFixed(2)} s (${paused.pauses} pauses)`);
   if (PROF_DIR) console.log(`  profile window of this run (Date.now()): ${st.wall0} ${st.wall1}`);
   if (TIMELINE) {
     const pg = await page.evaluate(() => (window as unknown as { __benchPage: Record<string, number> }).__benchPage);
@@ -153,7 +163,7 @@ async function runThroughput(page: Page, type: (cmd: string) => Promise<void>, p
   const mb = st.chars / (1024 * 1024);
   const s = (st.t1 - st.t0) / 1000;
   const ok = st.chars === expected.length && st.hash === fnv1a(expected);
-  return { mbps: mb / s, seconds: s, mb, cpuPerMb: cpu / mb, pageMsPerMb: (pageCosts.TaskDuration * 1000) / mb, pausedShare: paused.ms / Math.max(1, st.wall1 - st.wall0), checksum: ok ? 'OK (0 bytes lost or doubled)' : `MISMATCH (${st.chars} chars, want ${expected.length})` };
+  return { mbps: mb / s, seconds: s, mb, cpuPerMb: cpu / mb, pageMsPerMb: (pageCosts.TaskDuration * 1000) / mb, pausedShare: paused ? paused.ms / Math.max(1, st.wall1 - st.wall0) : NaN, checksum: ok ? 'OK (0 bytes lost or doubled)' : `MISMATCH (${st.chars} chars, want ${expected.length})` };
 }
 
 /**
@@ -208,42 +218,115 @@ function renderer(page: Page): Promise<string> {
   });
 }
 
-async function startOneHop(): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/one-hop/server.ts'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ONE_HOP_FLOW_DIR: FLOW_DIR } });
-  const port = await new Promise<number>((res) => child.stdout!.on('data', (b: Buffer) => /listening on (\d+)/.test(b.toString()) && res(Number(/listening on (\d+)/.exec(b.toString())![1]))));
-  return { child, port };
+/** A baseline side of the run: its server process, its page and its socket, as the bench drives them. */
+interface Baseline {
+  key: 'wetty' | 'one-hop';
+  /** Its column's title in the table. */
+  title: string;
+  child: ChildProcess;
+  target: BaselineTarget;
+  /** Its page in Chromium, terminal live, with the hooks of bench/live-throughput-page.ts. */
+  openPage: (browser: Browser) => Promise<Page>;
 }
 
-function printTable(rows: string[][]) {
-  console.log(`\n| measure | one-hop baseline | Agent Village | target |\n|---|---|---|---|`);
+async function startOneHop(): Promise<Baseline> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/one-hop/server.ts'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ONE_HOP_FLOW_DIR: FLOW_DIR } });
+  const port = await new Promise<number>((res) => child.stdout!.on('data', (b: Buffer) => /listening on (\d+)/.test(b.toString()) && res(Number(/listening on (\d+)/.exec(b.toString())![1]))));
+  const openPage = async (browser: Browser) => {
+    const page = await browser.newPage({ viewport: VIEWPORT });
+    await page.goto(`http://127.0.0.1:${port}/`);
+    await page.waitForFunction(() => (window as unknown as { __ready?: boolean }).__ready === true);
+    return page;
+  };
+  return { key: 'one-hop', title: 'one-hop', child, target: { kind: 'one-hop', port }, openPage };
+}
+
+/** wetty 3.2.0 installed (first use) and started, or why the run goes on without it. */
+async function startWettySide(): Promise<Baseline | string> {
+  const w = ensureWetty();
+  if (!w.ok) return w.why;
+  try {
+    const server = await startWetty(w.main);
+    const page = WETTY_WEBGL ? 'its page as shipped: WebGL renderer (here SwiftShader software WebGL2; BENCH_WETTY_WEBGL=1)' : "its page with xterm's DOM renderer (WebGL2 hidden from the page: wetty 3.2 has no renderer setting and falls back to DOM without it)";
+    console.log(`wetty side: ${w.note}; started as \`${server.command}\`; ${page}; font 13 px, 10,000 lines of scrollback set through its own settings (localStorage.options)`);
+    return { key: 'wetty', title: `wetty ${WETTY_VERSION}`, child: server.child, target: { kind: 'wetty', port: server.port, path: server.socketPath }, openPage: (browser) => openWettyPage(browser, server.url, VIEWPORT) };
+  } catch (err) {
+    return err instanceof Error ? err.message : String(err);
+  }
+}
+
+type Throughput = Awaited<ReturnType<typeof runThroughput>>;
+
+/** "1.05× wetty 3.2.0, 1.04× one-hop": the product's figure against each baseline that has one. */
+function ratios(av: number, baselines: Baseline[], of: (b: Baseline) => number | undefined, digits = 2): string {
+  return baselines
+    .map((b) => (of(b) ? `${(av / of(b)!).toFixed(digits)}× ${b.title}` : null))
+    .filter(Boolean)
+    .join(', ');
+}
+
+function printTable(columns: string[], rows: string[][]) {
+  console.log(`\n| measure | ${columns.join(' | ')} | Agent Village | target |\n|---|${columns.map(() => '---|').join('')}---|---|`);
   for (const r of rows) console.log(`| ${r.join(' | ')} |`);
   console.log(`\nload average at the end: ${load()}`);
 }
 
+/** The baselines' half of the loaded echo run: SESSIONS - 1 more clients of its own, FLOODERS of them flooding, beside `h`. */
+async function baselineLoaded(b: Baseline, h: Awaited<ReturnType<typeof measuredViewer>>): Promise<number[]> {
+  const clients = Array.from({ length: SESSIONS - 1 }, () => baselineClient(b.target));
+  await Promise.all(clients.map((c) => c.ready));
+  for (const c of clients.slice(0, FLOODERS)) c.send('yes "flooding the terminal with output"\r');
+  await new Promise((r) => setTimeout(r, FLOOD_WARMUP_MS));
+  const times = await h.times(ECHO_KEYS);
+  for (const c of clients.slice(0, FLOODERS)) c.send('\x03');
+  clients.forEach((c) => c.socket.close());
+  await h.close();
+  return times;
+}
+
 async function main() {
   console.log(`machine: ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, Node ${process.version}; load at start ${load()}`);
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--no-first-run', '--disable-quic'],
-  });
-  const hop = await startOneHop();
-  // A control plane that fails to start must not leave the one-hop server (and the browser) running.
+  const baselines: Baseline[] = [];
+  /** The baselines' columns in the table, wetty's even when it could not run (then its cells say so). */
+  const columns: Array<{ title: string; key: Baseline['key'] }> = [];
+  if (BASELINE !== 'onehop') {
+    columns.push({ title: `wetty ${WETTY_VERSION}`, key: 'wetty' });
+    const w = await startWettySide();
+    if (typeof w === 'string') console.log(`wetty side skipped, the run goes on without it: ${w}`);
+    else baselines.push(w);
+  }
+  if (BASELINE !== 'wetty') {
+    columns.push({ title: 'one-hop baseline', key: 'one-hop' });
+    baselines.push(await startOneHop());
+  }
+  const stopBaselines = () => baselines.forEach((b) => b.child.kill());
+  const browser = await chromium
+    .launch({
+      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--no-first-run', '--disable-quic'],
+    })
+    .catch((err: unknown) => {
+      stopBaselines();
+      throw err;
+    });
+  // A control plane that fails to start must not leave the baselines' servers (and the browser) running.
   const stack = await startStack({ env: { AGENT_RUNNER_CAPACITY: String(SESSIONS + 5), AGENT_RUNNER_BENCH_FLOW_DIR: FLOW_DIR, AGENT_RUNNER_BENCH_ECHO_DIR: ECHO_TRACE_DIR, AGENT_VILLAGE_BENCH_ECHO_DIR: ECHO_TRACE_DIR, ...profileEnv() } }).catch(async (err: unknown) => {
-    hop.child.kill();
+    stopBaselines();
     await browser.close();
     throw err;
+  });
+  /** One cell per baseline column: the figure of a baseline that ran, why not otherwise. */
+  const cells = (f: (b: Baseline) => string) => columns.map((c) => {
+    const b = baselines.find((x) => x.key === c.key);
+    return b ? f(b) : 'did not run';
   });
   const rows: string[][] = [];
   try {
     const api = new Api(stack.url);
     await api.setupAdmin();
     const repo = await api.readyRepo();
-    // ---- (1) + (2) throughput and CPU, one-hop first ----
+    // ---- (1) + (2) throughput and CPU, the baselines first ----
     if (ONLY !== 'echo') {
-      const hopPage = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-      await hopPage.goto(`http://127.0.0.1:${hop.port}/`);
-      await hopPage.waitForFunction(() => (window as unknown as { __ready?: boolean }).__ready === true);
-      await hopPage.locator('.xterm').click();
       // This bench's Chromium only (other benches on a shared machine run their own).
       const ours = (type: string) => {
         const mine = new Set(descendants(process.pid));
@@ -256,15 +339,29 @@ async function main() {
         { name: 'chromium network', pids: () => ours('utility') },
         { name: 'bench', pids: () => [process.pid] },
       ];
-      const hopT = await runThroughput(hopPage, (cmd) => hopPage.keyboard.type(cmd), () => [hop.child.pid!], 'one-hop', [
-        { name: 'one-hop server', pids: () => [hop.child.pid!] },
-        { name: 'PTY programs', pids: () => descendantsByCmdline(hop.child.pid!, (_c, pid) => pid !== hop.child.pid) },
-        ...chromium,
-      ]);
-      console.log(`one-hop throughput: ${hopT.mbps.toFixed(1)} MB/s (${hopT.mb.toFixed(1)} MB in ${hopT.seconds.toFixed(1)} s), checksum ${hopT.checksum}; CPU ${hopT.cpuPerMb.toFixed(3)} s/MB; load ${load()}`);
-      const { mbps: ceil, pageMsPerMb: ceilPage } = await ceiling(hopPage);
-      console.log(`in-page ceiling (xterm writing the same bytes): ${ceil.toFixed(1)} MB/s`);
-      await hopPage.close();
+      const base = new Map<Baseline['key'], Throughput>();
+      let ceil = NaN;
+      let ceilPage = NaN;
+      for (const b of baselines) {
+        const page = await b.openPage(browser);
+        await page.locator('.xterm').click();
+        const pid = b.child.pid!;
+        // The server process alone (all its threads), not the shell and what it runs: as on the product's side.
+        const t = await runThroughput(page, (cmd) => page.keyboard.type(cmd), () => [pid], b.key, [
+          { name: `${b.key} server`, pids: () => [pid] },
+          { name: 'PTY programs', pids: () => descendantsByCmdline(pid, (_c, p) => p !== pid) },
+          ...chromium,
+        ]);
+        base.set(b.key, t);
+        console.log(`${b.title} throughput: ${t.mbps.toFixed(1)} MB/s (${t.mb.toFixed(1)} MB in ${t.seconds.toFixed(1)} s), checksum ${t.checksum}; CPU ${t.cpuPerMb.toFixed(3)} s/MB; load ${load()}`);
+        // xterm's ceiling on the one-hop's page (a plain xterm), or on wetty's when it runs alone.
+        if (b.key === 'one-hop' || baselines.length === 1) {
+          ({ mbps: ceil, pageMsPerMb: ceilPage } = await ceiling(page));
+          console.log(`in-page ceiling (xterm writing the same bytes, on the ${b.title} page): ${ceil.toFixed(1)} MB/s`);
+        }
+        await page.context().close();
+      }
+      const of = (f: (t: Throughput) => number) => (b: Baseline) => (base.has(b.key) ? f(base.get(b.key)!) : undefined);
 
       for (let i = 0; i < REST_SPRITES; i++) {
         const s = await api.ok<SessionSummary>('POST', '/api/sessions', { repo_id: repo.id, room_path: '', provider: 'shell', title: `resting ${i}` });
@@ -275,7 +372,7 @@ async function main() {
       const cp = stack.server.pid!;
       /** One run of the product's page in a fresh context (a new session each time); `unpaced`: its writes bypass the pacer. */
       const avRun = async (unpaced: boolean) => {
-        const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+        const context = await browser.newContext({ viewport: VIEWPORT });
         const [name, value] = api.cookie.split('=');
         await context.addCookies([{ name: name!, value: value!, url: stack.url }]);
         if (PIPE_DIR) await context.addInitScript(PIPE_INIT_SCRIPT);
@@ -303,21 +400,32 @@ async function main() {
         const [u, p] = [await avRun(true), await avRun(false)];
         console.log(`pacing A/B ${i + 1}: ${PACE_A ? 'A' : 'unpaced'} ${u.mbps.toFixed(1)} MB/s, page ${u.pageMsPerMb.toFixed(0)} ms/MB, server ${(u.cpuPerMb * 1000).toFixed(0)} ms/MB; paced ${p.mbps.toFixed(1)} MB/s, page ${p.pageMsPerMb.toFixed(0)} ms/MB, server ${(p.cpuPerMb * 1000).toFixed(0)} ms/MB; load ${load()}`);
       }
-      rows.push(['throughput PTY → browser xterm (DOM renderer)', `${hopT.mbps.toFixed(1)} MB/s`, `${avT.mbps.toFixed(1)} MB/s (${(avT.mbps / hopT.mbps).toFixed(2)}×, ${(avT.mbps / ceil).toFixed(2)}× ceiling ${ceil.toFixed(1)})`, '≥2× one-hop, ≥0.5× ceiling']);
-      rows.push(['bytes lost or doubled (checksum in the page)', hopT.checksum.startsWith('OK') ? '0' : hopT.checksum, avT.checksum.startsWith('OK') ? '0' : avT.checksum, '0']);
-      rows.push(['page main thread per MB (ceiling: ' + ceilPage.toFixed(0) + ' ms)', `${hopT.pageMsPerMb.toFixed(0)} ms`, `${avT.pageMsPerMb.toFixed(0)} ms`, '—']);
-      rows.push(['PTY paused by flow control (share of the run)', `${(hopT.pausedShare * 100).toFixed(0)}%`, `${(avT.pausedShare * 100).toFixed(0)}%`, '—']);
-      rows.push(['server CPU per MB', `${(hopT.cpuPerMb * 1000).toFixed(0)} ms`, `${(avT.cpuPerMb * 1000).toFixed(0)} ms (${(avT.cpuPerMb / hopT.cpuPerMb).toFixed(1)}×)`, '≤2×']);
+      const mbps = of((t) => t.mbps);
+      const cpu = of((t) => t.cpuPerMb);
+      const lost = (t: Throughput) => (t.checksum.startsWith('OK') ? '0' : t.checksum);
+      const paused = (t: Throughput) => (Number.isNaN(t.pausedShare) ? 'not logged' : `${(t.pausedShare * 100).toFixed(0)}%`);
+      const cell = (f: (t: Throughput) => string) => cells((b) => (base.has(b.key) ? f(base.get(b.key)!) : 'failed'));
+      rows.push(['throughput PTY → browser xterm (DOM renderer)', ...cell((t) => `${t.mbps.toFixed(1)} MB/s`), `${avT.mbps.toFixed(1)} MB/s (${ratios(avT.mbps, baselines, mbps)}; ${(avT.mbps / ceil).toFixed(2)}× ceiling ${ceil.toFixed(1)})`, '≥2× baseline, ≥0.5× ceiling']);
+      rows.push(['bytes lost or doubled (checksum in the page)', ...cell(lost), lost(avT), '0']);
+      rows.push(['page main thread per MB (ceiling: ' + ceilPage.toFixed(0) + ' ms)', ...cell((t) => `${t.pageMsPerMb.toFixed(0)} ms`), `${avT.pageMsPerMb.toFixed(0)} ms`, '—']);
+      rows.push(['PTY paused by flow control (share of the run)', ...cell(paused), paused(avT), '—']);
+      rows.push(['server CPU per MB', ...cell((t) => `${(t.cpuPerMb * 1000).toFixed(0)} ms`), `${(avT.cpuPerMb * 1000).toFixed(0)} ms (${ratios(avT.cpuPerMb, baselines, cpu, 1)})`, '≤2× baseline']);
     }
 
+    const header = columns.map((c) => c.title);
     if (ONLY === 'throughput') {
-      printTable(rows);
+      printTable(header, rows);
       return;
     }
     // ---- (3) echo idle ----
     // The timed viewers run on threads of their own (live-echo.ts measuredViewer): this loop reads the floods.
-    const h = await measuredViewer({ kind: 'one-hop', port: hop.port });
-    const hopIdle = await h.times(ECHO_KEYS);
+    const measured = new Map<Baseline['key'], Awaited<ReturnType<typeof measuredViewer>>>();
+    const idle = new Map<Baseline['key'], number[]>();
+    for (const b of baselines) {
+      const h = await measuredViewer(b.target);
+      measured.set(b.key, h);
+      idle.set(b.key, await h.times(ECHO_KEYS));
+    }
     const sessions: SessionSummary[] = [];
     const first = await api.ok<SessionSummary>('POST', '/api/sessions', { repo_id: repo.id, room_path: '', provider: 'shell' });
     await api.waitState(first.id, ['RUNNING']);
@@ -327,23 +435,17 @@ async function main() {
     await v.attach();
     const idleT0 = Date.now();
     const avIdle = await v.times(ECHO_KEYS);
-    console.log(`echo idle: one-hop ${fmt(hopIdle)}; Agent Village ${fmt(avIdle)}; load ${load()}`);
+    const each = (times: Map<Baseline['key'], number[]>) => baselines.map((b) => `${b.title} ${fmt(times.get(b.key)!)}; `).join('');
+    console.log(`echo idle: ${each(idle)}Agent Village ${fmt(avIdle)}; load ${load()}`);
     console.log(splitSummary());
     console.log(runnerSplitSummary(ECHO_TRACE_DIR, first.id));
     const idleLoop = loopDelayBetween(idleT0, Date.now());
     if (idleLoop) console.log(idleLoop);
-    rows.push(['key → echo at the socket, idle', fmt(hopIdle), fmt(avIdle), '≤10 / ≤25 ms']);
+    rows.push(['key → echo at the socket, idle', ...cells((b) => fmt(idle.get(b.key)!)), fmt(avIdle), '≤10 / ≤25 ms']);
 
     // ---- (4) echo with SESSIONS live, FLOODERS flooding ----
-    const hops: Array<ReturnType<typeof oneHopClient>> = [];
-    for (let i = 1; i < SESSIONS; i++) hops.push(oneHopClient(hop.port));
-    await Promise.all(hops.map((c) => c.ready));
-    for (const c of hops.slice(0, FLOODERS)) c.send('yes "flooding the terminal with output"\r');
-    await new Promise((r) => setTimeout(r, FLOOD_WARMUP_MS));
-    const hopLoaded = await h.times(ECHO_KEYS);
-    for (const c of hops.slice(0, FLOODERS)) c.send('\x03');
-    hops.forEach((c) => c.socket.close());
-    await h.close();
+    const loaded = new Map<Baseline['key'], number[]>();
+    for (const b of baselines) loaded.set(b.key, await baselineLoaded(b, measured.get(b.key)!));
 
     for (let i = 1; i < SESSIONS; i++) sessions.push(await api.ok<SessionSummary>('POST', '/api/sessions', { repo_id: repo.id, room_path: '', provider: 'shell' }));
     for (const s of sessions) await api.waitState(s.id, ['RUNNING'], 180_000);
@@ -365,7 +467,7 @@ async function main() {
     const avLoaded = await v.times(ECHO_KEYS);
     const loadedT1 = Date.now();
     for (const w of viewers.slice(0, FLOODERS)) w.send('\x03');
-    console.log(`echo with ${SESSIONS} sessions, ${FLOODERS} flooding: one-hop ${fmt(hopLoaded)}; Agent Village ${fmt(avLoaded)}; load ${load()}`);
+    console.log(`echo with ${SESSIONS} sessions, ${FLOODERS} flooding: ${each(loaded)}Agent Village ${fmt(avLoaded)}; load ${load()}`);
     console.log(splitSummary());
     console.log(runnerSplitSummary(ECHO_TRACE_DIR, first.id));
     const loadedLoop = loopDelayBetween(loadedT0, loadedT1);
@@ -373,14 +475,14 @@ async function main() {
     // The window to cut out of a CPU profile: node bench/live-long-tasks.mjs FILE FROM TO.
     if (PROF_DIR) console.log(`  profile window of this echo run (Date.now()): ${loadedT0} ${loadedT1}`);
     if (loadedLoop) console.log(loadedLoop);
-    rows.push([`key → echo at the socket, ${SESSIONS} sessions, ${FLOODERS} flooding`, fmt(hopLoaded), fmt(avLoaded), 'p99 ≤50 ms']);
+    rows.push([`key → echo at the socket, ${SESSIONS} sessions, ${FLOODERS} flooding`, ...cells((b) => fmt(loaded.get(b.key)!)), fmt(avLoaded), 'p99 ≤50 ms']);
     sockets.forEach((s) => s.close());
     await v.close();
 
-    printTable(rows);
+    printTable(header, rows);
   } finally {
     await browser.close();
-    hop.child.kill();
+    stopBaselines();
     await stack.stop();
     rmSync(ECHO_TRACE_DIR, { recursive: true, force: true });
   }
