@@ -159,6 +159,14 @@ async function execute(
   const approved = inv.mode === 'apply' ? inv.expected_patch_sha256 : undefined;
   const candidate = approved ? peekProposal(key, approved) : null;
   const candidateFiles = candidate ? filesStillFit(candidate, root) : null;
+  // A run without a kept proposal to take discovers beside git's status (reading only: a dirty
+  // tree is still refused before anything is written, and before its discovery is awaited).
+  const discover = async () => {
+    const p = adapter.prepare ? await adapter.prepare(root, params) : params;
+    return { params: p, proposed: await discoverAndPropose(root, inv, adapter, p, globs, policy, constraints, inTime) };
+  };
+  const discovering = candidate ? null : discover();
+  discovering?.catch(() => undefined);
   const fp0 = await fingerprint;
   mark('run: status read');
   if (fp0.status !== '') throw new RunFailure('DIRTY_TREE', `the work tree has uncommitted changes (${fp0.status.split('\0').filter(Boolean).length} paths); commit or stash them first`);
@@ -207,8 +215,7 @@ async function execute(
     proposed = kept.proposed;
     params = structuredClone(kept.params);
   } else {
-    if (adapter.prepare) params = await adapter.prepare(root, params);
-    proposed = await discoverAndPropose(root, inv, adapter, params, globs, policy, constraints, inTime);
+    ({ params, proposed } = await (discovering ?? discover()));
   }
   const { matched, changed, patch } = proposed;
   out.baseline = proposed.baseline;
