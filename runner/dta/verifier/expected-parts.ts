@@ -1,6 +1,6 @@
 import { extractLinks, rememberDerived } from '../adapters/link-updater/links';
 import { filePatch, type KnownPart } from '../patch';
-import { hostSwap } from './host-rewrite';
+import { everyHostSwapped, hostSwap } from './host-rewrite';
 
 /**
  * The verifier's own expectation of link_updater's proposal, made from its own parse of HEAD while
@@ -30,8 +30,15 @@ export async function expectParts(files: Iterable<readonly [string, string]>, pa
       await new Promise((resolve) => setImmediate(resolve));
       if (stopped()) return;
     }
-    const swapped = hostSwap(before, extractLinks(rel, before), fromHosts, toHost);
-    if (swapped === null || swapped.text === before) continue;
+    const links = extractLinks(rel, before);
+    const swapped = hostSwap(before, links, fromHosts, toHost);
+    if (swapped === null) {
+      // Links without a place (Markdown: markdown-it gives none): the text only, its links parsed as before.
+      const after = links.some((l) => l.start < 0) ? everyHostSwapped(before, fromHosts, toHost) : before;
+      if (after !== before) parts.set(filePatch(rel, before, after), { rel, after });
+      continue;
+    }
+    if (swapped.text === before) continue;
     rememberDerived(rel, swapped.text, swapped.links);
     parts.set(filePatch(rel, before, swapped.text), { rel, after: swapped.text });
   }
