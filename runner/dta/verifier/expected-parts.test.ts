@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { applyPatch, parsePatch } from 'diff';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { useReaders } from '../adapters/link-updater/parsers';
+import { extractLinks, linksKnown } from '../adapters/link-updater/links';
+import { parseLinks, useReaders } from '../adapters/link-updater/parsers';
 import { sha256 } from '../git-state';
 import { applyPatchInMemory, buildPatch, fileParts, type KnownPart } from '../patch';
 import { DEFAULT_POLICY } from '../policy';
@@ -69,6 +70,17 @@ describe("the verifier's expected patch parts", () => {
     const fast = applyPatchInMemory(patch, read, parts);
     expect(fast).toEqual(applyPatchInMemory(patch, read));
     expect(fast.ok && Object.fromEntries(fast.files)).toEqual(Object.fromEntries(changes));
+  });
+
+  it("know a Markdown part's text by its own parse, never by a derivation", async () => {
+    const site = benchSite(30, 5);
+    const parts = await expectedParts(Object.entries(site), LINKS);
+    const markdown = [...parts.values()].filter((p) => p.rel.endsWith('.md'));
+    expect(markdown.length).toBe(10);
+    for (const { rel, after } of markdown) {
+      expect(linksKnown(rel, after), rel).toBe(true);
+      expect(extractLinks(rel, after)).toEqual(parseLinks(rel, after));
+    }
   });
 
   it('leave a part changed by a single byte to jsdiff, and fail a file changed twice', async () => {
