@@ -4,6 +4,7 @@ import { compileSchema, createAjv, describeAjvErrors } from '../../common/ajv';
 import { DtaInvocationSchema, DtaOutputSchema, type DtaCounts, type DtaError, type DtaInvocation, type DtaOutput, type DtaVerifier } from '../../protocol';
 import { adapterOf } from './adapters';
 import { ArtifactWriter } from './artifacts';
+import { applyAhead } from './apply-ahead';
 import { applyAtomic, recover, type Original } from './atomic-apply';
 import { excludeRunsDir, headSha, repoDirs, sha256, treeFingerprint, type RepoDirs } from './git-state';
 import { filesStillFit, invocationKey, keepProposal, KEPT_PROPOSAL_TTL_MS, liveStagedDirs, peekProposal, takeProposal, type Fit } from './kept-proposals';
@@ -147,7 +148,8 @@ async function execute(
   cleanups.push(() => early?.kill());
   const stateDir = path.join(dirs.gitDir, STATE_DIR);
   // A crash in an earlier apply is undone before anything looks at the tree.
-  for (const id of recover(path.join(stateDir, 'journal'))) out.notes.push(`rolled back the unfinished apply of ${id}`);
+  const journalDir = path.join(stateDir, 'journal');
+  for (const id of recover(journalDir)) out.notes.push(`rolled back the unfinished apply of ${id}`);
   sweepStaged(stateDir, KEPT_PROPOSAL_TTL_MS, liveStagedDirs());
   excludeRunsDir(dirs.commonDir);
   mark('run: recovered');
@@ -159,9 +161,25 @@ async function execute(
   const approved = inv.mode === 'apply' ? inv.expected_patch_sha256 : undefined;
   const candidate = approved ? peekProposal(key, approved) : null;
   const candidateFiles = candidate ? filesStillFit(candidate, root) : null;
+  // A run without a kept proposal to take discovers beside git's status (reading only: a dirty
+  // tree is still refused before anything is written, and before its discovery is awaited).
+  const discover = async () => {
+    const p = adapter.prepare ? await adapter.prepare(root, params) : params;
+    return { params: p, proposed: await discoverAndPropose(root, inv, adapter, p, globs, policy, constraints, inTime) };
+  };
+  const discovering = candidate ? null : discover();
+  discovering?.catch(() => undefined);
+  // One whose files fit prepares its apply beside git's status (apply-ahead.ts): nothing in the
+  // tree is touched until the status says it is the tree the proposal was made from.
+  let ahead = candidate && candidateFiles?.ok ? applyAhead(root, journalDir, runId, candidate, candidateFiles.originals) : null;
+  cleanups.push(() => void ahead?.stop());
   const fp0 = await fingerprint;
   mark('run: status read');
-  if (fp0.status !== '') throw new RunFailure('DIRTY_TREE', `the work tree has uncommitted changes (${fp0.status.split('\0').filter(Boolean).length} paths); commit or stash them first`);
+  if (fp0.status !== '') {
+    // Refused: the apply ahead is undone (it never touched the tree) before the run answers.
+    await ahead?.stop();
+    throw new RunFailure('DIRTY_TREE', `the work tree has uncommitted changes (${fp0.status.split('\0').filter(Boolean).length} paths); commit or stash them first`);
+  }
 
   // An approved apply takes its dry-run's proposal when the tree is still the one it was made from.
   let kept = approved ? takeProposal(key, approved) : null;
@@ -180,6 +198,11 @@ async function execute(
       kept = null;
     }
     mark('apply: kept proposal checked');
+  }
+  if (ahead && (kept !== ahead.proposal || originals !== ahead.originals)) {
+    // Another proposal, or none: the apply ahead goes (its folder is this run's id's), this one applies as before.
+    await ahead.stop();
+    ahead = null;
   }
 
   // The verifier process: the one started above, or the dry-run's, kept (or a new one when the kept one is gone).
@@ -207,8 +230,7 @@ async function execute(
     proposed = kept.proposed;
     params = structuredClone(kept.params);
   } else {
-    if (adapter.prepare) params = await adapter.prepare(root, params);
-    proposed = await discoverAndPropose(root, inv, adapter, params, globs, policy, constraints, inTime);
+    ({ params, proposed } = await (discovering ?? discover()));
   }
   const { matched, changed, patch } = proposed;
   out.baseline = proposed.baseline;
@@ -260,28 +282,35 @@ async function execute(
     return;
   }
 
-  // apply: only on the tree the proposal was made from. Read again while the apply prepares its
-  // journal and backups (outside the tree): no file is written or renamed until it is checked.
-  const unchanged = treeFingerprint(root).then((fp1) => {
-    if (fp1.hash !== fp0.hash) throw new RunFailure('TREE_CHANGED', 'the work tree changed during the run (HEAD or status differ from the start); nothing was applied');
-    mark('apply: status read again');
-  });
-  // Settled even when the apply fails before it waits for it.
-  unchanged.catch(() => undefined);
-  onPhase?.('proposed', out, { patch });
   let applied: Awaited<ReturnType<typeof applyAtomic>>;
   try {
-    // The originals' backup is git's objects (HEAD's blobs: the run began on a clean tree). Their
-    // old files are freed in the background once the verifier has answered (atomic-apply-held.ts).
-    applied = await applyAtomic(root, path.join(stateDir, 'journal'), runId, proposed.changes, { head: fp0.head, tree: proposed.tree, originals, staged: kept?.staged, ready: unchanged });
+    if (ahead) {
+      // The kept proposal's apply, prepared beside the status read above: that read, begun after
+      // this run started and answered before any rename, found the tree its dry-run saw.
+      onPhase?.('proposed', out, { patch });
+      applied = await ahead.go();
+    } else {
+      // apply: only on the tree the proposal was made from. Read again while the apply prepares
+      // its journal and backups (outside the tree): no file is written or renamed until it is checked.
+      const unchanged = treeFingerprint(root).then((fp1) => {
+        if (fp1.hash !== fp0.hash) throw new RunFailure('TREE_CHANGED', 'the work tree changed during the run (HEAD or status differ from the start); nothing was applied');
+        mark('apply: status read again');
+      });
+      // Settled even when the apply fails before it waits for it.
+      unchanged.catch(() => undefined);
+      onPhase?.('proposed', out, { patch });
+      // The originals' backup is git's objects (HEAD's blobs: the run began on a clean tree). Their
+      // old files are freed in the background once the verifier has answered (atomic-apply-held.ts).
+      applied = await applyAtomic(root, journalDir, runId, proposed.changes, { head: fp0.head, tree: proposed.tree, originals, staged: kept?.staged, ready: unchanged });
+    }
   } catch (err) {
     throw applyFailed(err);
   }
   cleanups.push(() => void applied.releaseOriginals());
   mark('apply: files renamed');
   // The verifier is told what each file holds now: hashed by the dry-run's staging where it got that far.
-  const ahead = kept?.staged?.files;
-  const hashes = Object.fromEntries(changed.map((rel) => [rel, ahead?.get(rel)?.sha256 ?? sha256(proposed.changes.get(rel)!)]));
+  const stagedFiles = kept?.staged?.files;
+  const hashes = Object.fromEntries(changed.map((rel) => [rel, stagedFiles?.get(rel)?.sha256 ?? sha256(proposed.changes.get(rel)!)]));
   // verify, in its own process, from the page cache while the new contents are flushed to disk:
   // the apply is complete (and reported) only when both are done (atomic-apply.ts).
   mark('apply: hashed');

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { DtaInvocationInput } from '../../protocol';
-import { runDta } from './engine';
+import { runDta, STATE_DIR } from './engine';
 import { RACY_MS, readWithStat } from './file-stat';
 import { gitBlobId } from './git-state';
 import { dropKeptProposals, forgetProposals, keptProposalCount, stillFits, type KeptProposal } from './kept-proposals';
@@ -100,8 +100,12 @@ describe('apply from the dry-run proposal', () => {
     const dry = await runDta(inv(dir, 'dry-run'));
     const kept = keptProposalCount();
     fs.writeFileSync(path.join(dir, 'scratch.txt'), 'uncommitted\n');
+    const before = snapshot(dir);
+    // Its apply was prepared beside the status read (apply-ahead.ts): undone, the tree untouched, no journal left.
     const refused = await runDta(inv(dir, 'apply', dry.patch_sha256!));
     expect(refused.error).toMatchObject({ code: 'DIRTY_TREE' });
+    expect(snapshot(dir)).toEqual(before);
+    expect(fs.readdirSync(path.join(dir, '.git', STATE_DIR, 'journal'))).toEqual([]);
     expect(keptProposalCount()).toBe(kept);
     fs.rmSync(path.join(dir, 'scratch.txt'));
     const applied = await runDta(inv(dir, 'apply', dry.patch_sha256!));

@@ -14,7 +14,7 @@ function asciiOnly(s: string): boolean {
   return true;
 }
 
-function escapeRegExp(s: string): string {
+export function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 }
 

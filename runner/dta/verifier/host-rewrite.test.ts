@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { linkUpdater } from '../adapters/link-updater/adapter';
 import { parseLinks } from '../adapters/link-updater/parsers';
 import { SITE_FILES } from '../testing/fixture-repos';
-import { linksAfterHostSwap } from './host-rewrite';
+import { everyHostSwapped, linksAfterHostSwap } from './host-rewrite';
 
 const FROM = ['http://old.example.com', 'https://old.example.com'];
 const TO = 'https://new.example.com';
@@ -64,5 +64,19 @@ describe("the verifier's links after a host swap", () => {
       const after = (await proposed({ [rel]: before }, to)).get(rel)!;
       expect(linksAfterHostSwap(before, parseLinks(rel, before), FROM, to, after), to).toBeNull();
     }
+  });
+});
+
+describe('every spelling of a host swapped (the text a Markdown part is known by)', () => {
+  it("is the adapter's text where each host is spelled only in a link, in any case, and another text where it is spelled elsewhere", async () => {
+    const files: Record<string, string> = {
+      'links.md': 'See [a](HTTP://Old.Example.com/a) and <https://old.example.com/b>.\n\n[r]: http://old.example.com\n',
+      'prose.md': 'The old site was http://old.example.com, see [a](http://old.example.com/a).\n',
+    };
+    const changes = await proposed(files);
+    expect(everyHostSwapped(files['links.md']!, FROM, TO)).toBe(changes.get('links.md'));
+    expect(everyHostSwapped(files['prose.md']!, FROM, TO)).not.toBe(changes.get('prose.md'));
+    expect(everyHostSwapped('no host here\n', FROM, TO)).toBe('no host here\n');
+    expect(everyHostSwapped('a (x.y) b', ['http://x.y/'], TO)).toBe('a (x.y) b');
   });
 });

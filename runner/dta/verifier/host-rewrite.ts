@@ -1,5 +1,6 @@
 import { extractLinks, linksKnown, rememberDerived } from '../adapters/link-updater/links';
 import { hostMatcher } from '../adapters/link-updater/measure';
+import { escapeRegExp } from './host-bytes';
 import type { FoundLink } from '../adapters/link-updater/parsers';
 
 /**
@@ -62,6 +63,22 @@ export function hostSwap(before: string, links: readonly FoundLink[], fromHosts:
   if (parts.length === 0) return { text: before, links: out };
   parts.push(before.slice(copied));
   return { text: parts.join(''), links: out };
+}
+
+/**
+ * The text with every spelling of an old host prefix (ASCII case-insensitively, left to right)
+ * swapped for the new host: a guess at a proposal whose links the verifier's reader gives no
+ * place for (Markdown, read by markdown-it), to know its patch part by. Only a text: its links are
+ * parsed as any other, since where they were is not known (a host spelled in prose is swapped too,
+ * and then the proposal's part differs and is applied by jsdiff, as before).
+ */
+export function everyHostSwapped(before: string, fromHosts: readonly string[], toHost: string): string {
+  const prefixes = fromHosts.map((h) => h.replace(/\/+$/, '')).filter((p) => p !== '');
+  if (prefixes.length === 0) return before;
+  // Without the u flag, i folds ASCII letters only with each other (as hostMatcher's lowercasing does for ASCII hosts).
+  const any = new RegExp(prefixes.map(escapeRegExp).join('|'), 'gi');
+  const to = toHost.replace(/\/+$/, '');
+  return before.replace(any, () => to);
 }
 
 /** The links of `after` when it is exactly `before` with the host swaps; null otherwise (the file is parsed). */

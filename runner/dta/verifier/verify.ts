@@ -257,8 +257,10 @@ async function measureAndCheck(req: VerifyRequest, m: Awaited<ReturnType<typeof 
   const failures: string[] = [];
   const { root, claim } = req;
 
-  const head = await headSha(root);
-  if (head !== claim.head) failures.push(`HEAD moved from ${claim.head.slice(0, 12)} to ${head.slice(0, 12)} during the run`);
+  // git's answers (HEAD; the status, for an apply), each in its own process, while this one reads.
+  const headNow = headSha(root);
+  const status = req.mode === 'applied' ? statusText(root) : null;
+  for (const p of [headNow, status]) p?.catch(() => undefined);
 
   const { tracked, matched } = await inScope(req, claim.head);
   const allFiles = new Set(tracked);
@@ -301,9 +303,7 @@ async function measureAndCheck(req: VerifyRequest, m: Awaited<ReturnType<typeof 
     if (JSON.stringify(changed) !== JSON.stringify(claimed)) failures.push(`the patch changes ${changed.length} files, the run claims ${claimed.length}`);
   } else {
     checks.push('hashes_match');
-    // git status (its own process) runs while this one reads and hashes the claimed files.
-    const status = statusText(root);
-    status.catch(() => undefined);
+    // git status (its own process, started above) runs while this one reads and hashes the claimed files.
     const notWritten: string[] = [];
     for (const rel of claimed) {
       const want = claim.hashes[rel];
@@ -318,7 +318,7 @@ async function measureAndCheck(req: VerifyRequest, m: Awaited<ReturnType<typeof 
       }
       if (want === undefined || got !== want) notWritten.push(`${rel} is not what the apply wrote (changed between apply and verify)`);
     }
-    const onDisk = changedPaths(await status);
+    const onDisk = changedPaths(await status!);
     // Sets: on a 5,000-file apply, includes() on arrays cost 0.4 s of the verifier's CPU.
     const onDiskSet = new Set(onDisk);
     const claimedSet = new Set(claimed);
@@ -330,6 +330,8 @@ async function measureAndCheck(req: VerifyRequest, m: Awaited<ReturnType<typeof 
     changed = [...new Set([...claimed, ...onDisk])];
   }
 
+  const head = await headNow;
+  if (head !== claim.head) failures.unshift(`HEAD moved from ${claim.head.slice(0, 12)} to ${head.slice(0, 12)} during the run`);
   mark(req.mode === 'proposed' ? 'verifier: patch applied in memory' : 'verifier: status read, files hashed');
   // link_updater: parse, before and after alike, the files whose HEAD bytes can hold a link to
   // the old hosts (host-bytes.ts, the verifier's own test) and every file that changed. Any other
