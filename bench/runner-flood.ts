@@ -17,7 +17,10 @@
  * BENCH_BEFORE=DIR adds a row per round for the runner of another checkout, e.g. main's from
  * `git archive main | tar -x -C DIR` with node_modules linked in; BENCH_TRACE_GC=1 adds what the
  * runner's heap allocated and its scavenges copied per MB of the flood, from `--trace-gc-nvp`:
- * run BENCH_MB 32 or more, a young-generation collection comes every ~16 MB allocated)
+ * run BENCH_MB 32 or more, a young-generation collection comes every ~16 MB allocated;
+ * BENCH_THREADS=1 adds the runner's helper threads one by one; BENCH_PERF=FILE records each
+ * runner flood with `perf record -g` into FILE.<round>, with BENCH_RUNNER_NODE_OPTIONS=--perf-basic-prof
+ * for JS names: `perf report -i FILE.0 --no-children --sort tid,sym`)
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -46,6 +49,9 @@ const PROF_DIR = process.env.BENCH_CPU_PROF;
 const RUNNER_VARIANTS = (process.env.BENCH_RUNNER_NODE_OPTIONS ?? '').split('|').map((v) => v.split(' ').filter(Boolean));
 const BEFORE_ROOT = process.env.BENCH_BEFORE;
 const TRACE_GC = process.env.BENCH_TRACE_GC === '1';
+const THREADS = process.env.BENCH_THREADS === '1';
+/** BENCH_PERF=FILE: `perf record -g` of the runner process over each flood, into FILE.<round>. */
+const PERF = process.env.BENCH_PERF;
 const STORE_MS = Number(process.env.BENCH_STORE_MS ?? 2);
 const VIEWER_CHARS_PER_MS = (Number(process.env.BENCH_VIEWER_MBPS ?? 8) * 1024 * 1024) / 1000;
 /**
@@ -67,22 +73,37 @@ const ROOT = join(import.meta.dirname, '..');
 
 const load = () => loadavg().map((l) => l.toFixed(1)).join(' ');
 
-/** CPU ms by thread of a process: [main, every other thread]. */
-function threadCpu(pid: number): { main: number; helpers: number } {
+/** CPU ms by thread of a process: [main, every other thread], and each thread's by tid. */
+function threadCpu(pid: number): { main: number; helpers: number; byTid: Map<number, number> } {
   let main = 0;
   let helpers = 0;
+  const byTid = new Map<number, number>();
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
       const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
       const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       const ms = ((Number(f[11]) + Number(f[12])) * 1000) / 100; // USER_HZ
+      byTid.set(Number(tid), ms);
       if (tid === String(pid)) main += ms;
       else helpers += ms;
     } catch {
       // the thread ended in between
     }
   }
-  return { main, helpers };
+  return { main, helpers, byTid };
+}
+
+/**
+ * BENCH_THREADS=1: the runner's helper threads one by one, ms per MB of the flood, by tid (Node 20
+ * names none of its threads: every `comm` is `node`; BENCH_PERF tells what each one ran).
+ */
+function helperThreads(pid: number, before: Map<number, number>, after: Map<number, number>, mb: number): string {
+  const rows = [...after]
+    .filter(([tid]) => tid !== pid)
+    .map(([tid, ms]) => [tid, ms - (before.get(tid) ?? 0)] as const)
+    .filter(([, ms]) => ms > 0)
+    .sort((a, b) => b[1] - a[1]);
+  return `  helper threads (tid: ms/MB): ${rows.map(([tid, ms]) => `${tid}${before.has(tid) ? '' : ' (new)'}: ${(ms / mb).toFixed(2)}`).join(', ') || 'none'}`;
 }
 
 function processCpu(pid: number): number {
@@ -209,6 +230,8 @@ interface Figure {
   shape?: string;
   /** BENCH_TRACE_GC: the runner's collections during the flood (gc-trace.ts). */
   gc?: string;
+  /** BENCH_THREADS: the helper threads one by one. */
+  threads?: string;
 }
 
 const exited = (child: ChildProcess) => new Promise<void>((r) => (child.exitCode !== null ? r() : child.once('exit', () => r())));
@@ -241,18 +264,21 @@ async function runnerRound(cp: FakeControlPlane, url: string, tmp: string, round
     const cpu0 = threadCpu(child.pid!);
     const logsFrom = logs.length;
     const leader0 = leader ? processCpu(leader) : 0;
+    const perf = PERF ? spawn('perf', ['record', '-F', '999', '-g', '-p', String(child.pid), '-o', `${PERF}.${round}`], { stdio: 'ignore' }) : null;
     const t0 = performance.now();
     await cp.command('session:input', { session_id: cmd.session_id, data: COMMAND, mode: 'line' });
     await cp.waiters.until(() => cp.tail.includes(LAST_LINE));
     const seconds = (performance.now() - t0) / 1000;
     const cpu = threadCpu(child.pid!);
+    if (perf) await new Promise((resolve) => perf.once('exit', resolve).kill('SIGINT'));
     const logsTo = logs.length;
     const leaderMs = leader ? processCpu(leader) - leader0 : null;
     const mb = (cp.outputChars - chars0) / 1024 / 1024;
     const gc = TRACE_GC ? gcSummary(gcLines(logs.slice(0, logsTo), child.pid!, logsFrom), [], mb) : undefined;
     await cp.command('session:stop', { session_id: cmd.session_id });
     const shape = `${cp.frames} frames, ${cp.chunks} chunks (${((cp.outputChars - chars0) / Math.max(1, cp.chunks) / 1024).toFixed(1)} KB each)`;
-    return { mb, seconds, main: cpu.main - cpu0.main, helpers: cpu.helpers - cpu0.helpers, leader: leaderMs, shape, gc };
+    const threads = THREADS ? helperThreads(child.pid!, cpu0.byTid, cpu.byTid, mb) : undefined;
+    return { mb, seconds, main: cpu.main - cpu0.main, helpers: cpu.helpers - cpu0.helpers, leader: leaderMs, shape, gc, threads };
   } finally {
     child.kill('SIGTERM');
     await exited(child);
@@ -292,7 +318,7 @@ async function oneHop(url: string): Promise<void> {
 
 function row(what: string, f: Figure): string {
   const perMb = (ms: number) => (ms / f.mb).toFixed(1);
-  return `| ${what} | ${(f.mb / f.seconds).toFixed(1)} | **${perMb(f.main + f.helpers)}** | ${perMb(f.main)} | ${perMb(f.helpers)} | ${f.leader === null ? '—' : perMb(f.leader)} | ${f.shape ?? '—'} | ${load()} |${f.gc ? `\n${f.gc}` : ''}`;
+  return `| ${what} | ${(f.mb / f.seconds).toFixed(1)} | **${perMb(f.main + f.helpers)}** | ${perMb(f.main)} | ${perMb(f.helpers)} | ${f.leader === null ? '—' : perMb(f.leader)} | ${f.shape ?? '—'} | ${load()} |${f.gc ? `\n${f.gc}` : ''}${f.threads ? `\n${f.threads}` : ''}`;
 }
 
 if (process.argv[2] === 'one-hop') {

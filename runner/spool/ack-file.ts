@@ -4,13 +4,13 @@ import { errorMessage } from '../log';
 
 /**
  * A session's `<sid>.ack` (spool.ts): the seq the server acked, plus what is needed to continue
- * the session's seq after its `.spool` was truncated (last seq/ts/state and its base fields).
+ * the session's seq after its `.spool` was rewound (last seq/ts/state and its base fields).
  *
  * Rewritten in place, one positioned write at offset 0 through a descriptor kept open, padded
  * with spaces to the file's length so no older, longer text survives behind the new one. No
  * temporary file and no rename: on this machine's ext4 (mounted with discard) writing a `.tmp`
  * and renaming it over the old file cost ~1.2 ms (the rename frees the old inode's blocks), the
- * write in place ~2–8 µs, and a flood persists its ack on every truncation and every
+ * write in place ~2–8 µs, and a flood persists its ack on every rewind and every
  * ACK_PERSIST_DELAY_MS (issue 17: renames were the runner's third-largest cost in a flood).
  *
  * Crash safety is the rename's: a runner that dies is either before the write (the old text is

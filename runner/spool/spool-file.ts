@@ -1,4 +1,5 @@
 import { isUtf8 } from 'node:buffer';
+import { randomBytes } from 'node:crypto';
 import { RunnerEventSchema, type RunnerEvent, type TerminalChunk } from '../../protocol';
 import type { SessionBase } from './ack-file';
 
@@ -10,6 +11,18 @@ import type { SessionBase } from './ack-file';
  * (that text's length in bytes) in place of `data`, so output is written without JSON escaping
  * and its bytes are the same ones a binary frame carries (frame.ts). Any other event is its JSON.
  *
+ * A `.spool` written since issue 17's runnerbusy stop is *lapped*: it starts with a lap line
+ * (`{"lap":"<token>"}`, a random token) and every record is followed by a trailer, `\x1e<token>\n`.
+ * Once every event in it is acked, the spool rewinds the file instead of truncating it: a new lap
+ * line at offset 0, and the next records overwrite the old ones in place. Rewriting cached pages
+ * costs a tenth of what appending fresh ones and freeing them at each truncation cost (0.07 against
+ * 0.46 ms per MB on this ext4; the append was a tenth of the runner's main thread in a flood).
+ * Behind the last record of the lap the older laps' bytes stay; their trailers carry older tokens,
+ * so reading stops at the first record whose trailer is not this lap's: the end of the lap, or a
+ * record a crash cut short (its text filled with stale bytes would otherwise read as whole). The
+ * stale records are all acked (the ack file was written before the rewind).
+ *
+ * A `.spool` without a lap line (an older runner's) is read as records only, to the end.
  * `<sid>.jsonl`, one JSON event a line, is what runners wrote before (issue 17): still read, so a
  * runner upgraded in place resends what the old one left unacked, then rewritten as `.spool`.
  */
@@ -17,6 +30,31 @@ export const SPOOL_EXT = 'spool';
 export const LEGACY_EXT = 'jsonl';
 
 const NEWLINE = 0x0a;
+const LAP_PREFIX = '{"lap":"';
+const LAP_SUFFIX = '"}\n';
+/** 8 random bytes in hex: a lap's trailer never matches an older lap's bytes by chance. */
+const LAP_TOKEN_BYTES = 8;
+const TRAILER_START = 0x1e;
+
+/** A lap of a `.spool` file: the line it starts with and the trailer after each of its records. */
+export interface Lap {
+  line: Buffer<ArrayBuffer>;
+  trailer: Buffer<ArrayBuffer>;
+}
+
+export function newLap(): Lap {
+  const token = randomBytes(LAP_TOKEN_BYTES).toString('hex');
+  return { line: Buffer.from(`${LAP_PREFIX}${token}${LAP_SUFFIX}`), trailer: Buffer.from(`\x1e${token}\n`) };
+}
+
+/** The lap a `.spool` file starts with (null: an older runner's file, records only) and where its records begin. */
+function lapOf(buf: Buffer): { trailer: Buffer; start: number } | null {
+  const length = LAP_PREFIX.length + 2 * LAP_TOKEN_BYTES + LAP_SUFFIX.length;
+  if (buf.byteLength < length || buf.toString('latin1', 0, LAP_PREFIX.length) !== LAP_PREFIX) return null;
+  const token = buf.toString('latin1', LAP_PREFIX.length, LAP_PREFIX.length + 2 * LAP_TOKEN_BYTES);
+  if (!/^[0-9a-f]+$/.test(token) || buf.toString('latin1', length - LAP_SUFFIX.length, length) !== LAP_SUFFIX) return null;
+  return { trailer: Buffer.from(`\x1e${token}\n`), start: length };
+}
 
 /** An event as spooled: its text's UTF-8 (TERMINAL_CHUNK) kept for the frame that sends it. */
 export interface SpoolRecord {
@@ -102,12 +140,14 @@ export function chunkHead(e: TerminalChunk, bytes: number): ChunkHead {
 /**
  * Reads a `.spool` file's records of session `sid`. Stops at the first record that is cut short
  * (a crash mid-append) or unreadable: what follows cannot be framed safely, and a chunk's raw
- * text must never be read as a header.
+ * text must never be read as a header. In a lapped file, also at the first record without this
+ * lap's trailer; the bytes behind it (`unreadableBytes`) are then mostly older laps', as expected.
  */
-export function decodeRecords(buf: Buffer, sid: string): { records: SpoolRecord[]; bad: number; unreadableBytes: number } {
+export function decodeRecords(buf: Buffer, sid: string): { records: SpoolRecord[]; bad: number; unreadableBytes: number; lapped: boolean } {
   const records: SpoolRecord[] = [];
   let bad = 0;
-  let pos = 0;
+  const lap = lapOf(buf);
+  let pos = lap?.start ?? 0;
   while (pos < buf.byteLength) {
     const nl = buf.indexOf(NEWLINE, pos);
     if (nl < 0) break;
@@ -129,6 +169,10 @@ export function decodeRecords(buf: Buffer, sid: string): { records: SpoolRecord[
       candidate = { ...rest, data: utf8.toString('utf8') };
       next = end;
     }
+    if (lap) {
+      if (buf[next] !== TRAILER_START || !buf.subarray(next, next + lap.trailer.byteLength).equals(lap.trailer)) break;
+      next += lap.trailer.byteLength;
+    }
     const parsed = RunnerEventSchema.safeParse(candidate);
     if (parsed.success && parsed.data.session_id === sid) {
       // A copy: the record outlives the file's buffer, which would otherwise stay in memory whole.
@@ -138,7 +182,7 @@ export function decodeRecords(buf: Buffer, sid: string): { records: SpoolRecord[
     }
     pos = next;
   }
-  return { records, bad, unreadableBytes: buf.byteLength - pos };
+  return { records, bad, unreadableBytes: buf.byteLength - pos, lapped: lap !== null };
 }
 
 /** The pre-issue-17 `.jsonl`: one event a line; a torn or foreign line is skipped. */

@@ -36,7 +36,7 @@ describe('Spool', () => {
   let dir: string;
   let clock: number;
   const log = captureLogger();
-  const open = (truncateBytes?: number) => Spool.open(dir, { log, now: () => clock, truncateBytes });
+  const open = (rewindBytes?: number) => Spool.open(dir, { log, now: () => clock, rewindBytes });
 
   beforeEach(async () => {
     dir = await makeTempDir('spool');
@@ -56,7 +56,7 @@ describe('Spool', () => {
     spool.close();
   });
 
-  it('drops acked events, ignores stale acks, and truncates the JSONL once everything is acked', async () => {
+  it('drops acked events, ignores stale acks, and rewinds the file once everything is acked', async () => {
     const spool = await open(0);
     for (let i = 0; i < 5; i++) spool.append(A, chunk(`c${i}`));
     spool.ack(A.session_id, 3);
@@ -65,12 +65,14 @@ describe('Spool', () => {
     expect(spool.ackedSeq(A.session_id)).toBe(3);
     const jsonl = path.join(dir, `${A.session_id}.spool`);
     expect(readLines(jsonl)).toHaveLength(5);
+    const { ino, size } = fs.statSync(jsonl);
     spool.ack(A.session_id, 5);
     expect(spool.pendingCount()).toBe(0);
-    expect(fs.statSync(jsonl).size).toBe(0);
-    // The next seq survives the truncation, in memory and on disk.
+    expect(readLines(jsonl)).toEqual([]);
+    // The next seq survives the rewind, in memory and on disk; the file is written over in place.
     expect(spool.append(A, chunk('after'))!.seq).toBe(6);
     expect(readLines(jsonl).map((e) => e.seq)).toEqual([6]);
+    expect(fs.statSync(jsonl)).toMatchObject({ ino, size });
     expect(JSON.parse(fs.readFileSync(path.join(dir, `${A.session_id}.ack`), 'utf8'))).toMatchObject({ acked_seq: 5, last_seq: 5 });
     spool.close();
   });
@@ -125,7 +127,7 @@ describe('Spool', () => {
     third.close();
   });
 
-  it('a small fully acked JSONL is not truncated on the ack (no file work in the loop); a restart still resends nothing acked', async () => {
+  it('a small fully acked file is not rewound on the ack (no file work in the loop); a restart still resends nothing acked', async () => {
     const first = await open();
     for (let i = 0; i < 3; i++) first.append(A, chunk(`c${i}`));
     const jsonl = path.join(dir, `${A.session_id}.spool`);
@@ -143,7 +145,7 @@ describe('Spool', () => {
     second.close();
   });
 
-  it('persists acks in place through truncations and timed flushes (no rename, no temporary file); a crashed runner\'s successor reads the last one', async () => {
+  it('persists acks in place through rewinds and timed flushes (no rename, no temporary file); a crashed runner\'s successor reads the last one', async () => {
     const first = await open(0);
     const ackFile = path.join(dir, `${A.session_id}.ack`);
     first.append(A, chunk('a'));
@@ -166,13 +168,13 @@ describe('Spool', () => {
     first.close();
   });
 
-  it('continues the seq after a restart even when the JSONL was truncated', async () => {
+  it('continues the seq after a restart even when the file was rewound', async () => {
     const first = await open(0);
     first.append(A, { type: 'SESSION_STATE_CHANGED', from: 'CREATED', to: 'PREPARING_WORKSPACE', reason: 'r' });
     first.append(A, chunk('a'));
     first.ack(A.session_id, 2);
     first.close();
-    expect(fs.statSync(path.join(dir, `${A.session_id}.spool`)).size).toBe(0);
+    expect(readLines(path.join(dir, `${A.session_id}.spool`))).toEqual([]);
     const second = await open();
     expect(second.pendingAfter(A.session_id, 2).map((p) => [p.event.seq, p.event.type])).toEqual([
       [3, 'OUTPUT_GAP'],
@@ -213,6 +215,32 @@ describe('Spool', () => {
     }
   });
 
+  it('after a rewind, a record a crash cut short is not completed by the older lap\'s bytes behind it', async () => {
+    const file = path.join(dir, `${A.session_id}.spool`);
+    const first = await open(0);
+    for (let i = 1; i <= 3; i++) first.append(A, chunk(`${i}`.repeat(1000)));
+    first.ack(A.session_id, 3);
+    first.append(A, chunk('new'));
+    // The runner dies writing seq 5: its header and the first bytes of its text reached the file,
+    // and the first lap's records behind them are long enough to fill the 1,000 bytes it announced.
+    const raw = fs.readFileSync(file);
+    const end = raw.indexOf(0x0a, raw.indexOf('new')) + 1; // behind seq 4's text and its trailer (`\x1e<token>\n`)
+    const torn = Buffer.from(`${JSON.stringify({ ...A, ts: clock, seq: 5, type: 'TERMINAL_CHUNK', bytes: 1000 })}\n0123456789`);
+    const fd = fs.openSync(file, 'r+');
+    fs.writeSync(fd, torn, 0, torn.byteLength, end);
+    fs.closeSync(fd);
+    expect(readLines(file).map((e) => e.seq)).toEqual([4]);
+    const second = await open();
+    expect(second.pendingAfter(A.session_id, 0).map((p) => [p.event.seq, p.event.type])).toEqual([
+      [4, 'TERMINAL_CHUNK'],
+      [5, 'OUTPUT_GAP'],
+      [6, 'SESSION_STATE_CHANGED'],
+    ]);
+    expect(second.pendingAfter(A.session_id, 0)[0]!.event).toMatchObject({ data: 'new' });
+    second.close();
+    first.close();
+  });
+
   it('writes a chunk as a header line and its raw UTF-8 (no JSON escaping), and reads it back byte for byte', async () => {
     const spool = await open();
     const text = 'héllo "wörld" \\ 😀\r\n\x1b[31mred\x1b[0m\n{"type":"TERMINAL_CHUNK"}\n';
@@ -220,14 +248,17 @@ describe('Spool', () => {
     spool.append(A, chunk('ab\ud83d')); // half a surrogate pair: kept as JSON, exactly
     spool.append(A, { type: 'SESSION_STATE_CHANGED', from: 'CREATED', to: 'PREPARING_WORKSPACE', reason: 'r' });
     const raw = fs.readFileSync(path.join(dir, `${A.session_id}.spool`));
-    const header = JSON.parse(raw.toString('utf8', 0, raw.indexOf(0x0a))) as Record<string, unknown>;
+    // The lap line first (spool-file.ts), then the records.
+    const start = raw.indexOf(0x0a) + 1;
+    expect(JSON.parse(raw.toString('utf8', 0, start))).toEqual({ lap: expect.stringMatching(/^[0-9a-f]{16}$/) });
+    const header = JSON.parse(raw.toString('utf8', start, raw.indexOf(0x0a, start))) as Record<string, unknown>;
     expect(header).toMatchObject({ seq: 1, type: 'TERMINAL_CHUNK', bytes: Buffer.byteLength(text) });
     expect(header.data).toBeUndefined();
     expect(raw.includes(Buffer.from(text))).toBe(true);
     // The spool keeps the bytes it wrote for the frame that sends them.
     const pending = spool.pendingAfter(A.session_id, 0);
     expect(pending.map((p) => p.utf8?.toString('utf8'))).toEqual([text, undefined, undefined]);
-    expect(pending.reduce((n, p) => n + p.size, 0)).toBe(raw.byteLength);
+    expect(pending.reduce((n, p) => n + p.size, 0)).toBe(raw.byteLength - start);
     spool.close();
     // After a restart (a gap and FAILED follow), the same three events come back unchanged.
     const second = await open();

@@ -10,19 +10,20 @@ import {
 } from '../../protocol';
 import type { Logger } from '../log';
 import { AckFile, readAckFile, type SessionBase } from './ack-file';
-import { chunkHeadPrefix, decodeLegacyJsonl, decodeRecords, encodeRecord, LEGACY_EXT, SPOOL_EXT, type SpoolRecord } from './spool-file';
+import { chunkHeadPrefix, decodeLegacyJsonl, decodeRecords, encodeRecord, LEGACY_EXT, newLap, SPOOL_EXT, type Lap, type SpoolRecord } from './spool-file';
 
 /**
  * Durable per-session event spool (ARCHITECTURE.md §4 "nothing lost, nothing doubled").
  *
  * Layout under `<data-dir>/spool/`:
- * - `<sid>.spool` — events appended synchronously before they are sent, one record each
- *   (spool-file.ts: a JSON header line, and a chunk's text as raw UTF-8 after it).
- *   It may still hold acked events; they are skipped on load. Truncated when the session is
- *   fully acked and the file has grown past SPOOL_TRUNCATE_BYTES, compacted when it grows large
- *   with an acked prefix. (`<sid>.jsonl` is the older runners' form: read on load, then replaced.)
+ * - `<sid>.spool` — events written synchronously before they are sent, one record each
+ *   (spool-file.ts: a JSON header line, a chunk's text as raw UTF-8 after it, the lap's trailer).
+ *   It may still hold acked events; they are skipped on load. Rewound (a new lap from offset 0,
+ *   overwriting the old records in place) when the session is fully acked and the lap has grown
+ *   past SPOOL_REWIND_BYTES, compacted when it grows large with an acked prefix.
+ *   (`<sid>.jsonl` is the older runners' form: read on load, then replaced.)
  * - `<sid>.ack` — small JSON: the acked seq plus what is needed to continue after the spool file was
- *   truncated (last seq/ts/state and the session's base fields), rewritten in place (ack-file.ts).
+ *   rewound (last seq/ts/state and the session's base fields), rewritten in place (ack-file.ts).
  *   Written throttled: a stale ack only means a few events are resent, and the server treats
  *   duplicates as no-ops.
  * Both files are deleted once a session has ended and every event of it is acked.
@@ -33,12 +34,12 @@ export const ACK_PERSIST_DELAY_MS = 500;
 /** Rewrite a spool file whose acked prefix is this big, so a session that is never idle stays small. */
 export const SPOOL_COMPACT_BYTES = 8 * 1024 * 1024;
 /**
- * A fully acked spool file is truncated only once it holds this much; below, the ack is persisted
- * throttled like any other. Truncating costs two synchronous file operations (the ack file, the
- * ftruncate) in the loop that also carries every keystroke's echo, and a flood under flow
- * control empties its backlog on most acks (issue 17).
+ * A fully acked spool file is rewound only once its lap holds this much; below, the ack is
+ * persisted throttled like any other. Rewinding costs two synchronous writes (the ack file, the
+ * lap line) in the loop that also carries every keystroke's echo, and a flood under flow control
+ * empties its backlog on most acks (issue 17). It also bounds the file: about this plus a batch.
  */
-export const SPOOL_TRUNCATE_BYTES = 1024 * 1024;
+export const SPOOL_REWIND_BYTES = 1024 * 1024;
 
 export type { SessionBase };
 
@@ -57,7 +58,10 @@ interface SessionSpool {
   lastState: SessionState | null;
   ended: boolean;
   fd: number | null;
+  /** The end of the current lap's records: where the next record is written. */
   fileBytes: number;
+  /** The file's current lap (spool-file.ts): its line at offset 0, its trailer after each record. */
+  lap: Lap;
   ackFile: AckFile;
   ackDirty: boolean;
 }
@@ -74,7 +78,7 @@ export class Spool {
     private readonly now: () => number,
     /** Events to record for a session that died with the last runner, before its gap (e.g. approvals it left pending). */
     private readonly restartEvents: Map<string, RunnerEventBody[]> = new Map(),
-    private readonly truncateBytes = SPOOL_TRUNCATE_BYTES,
+    private readonly rewindBytes = SPOOL_REWIND_BYTES,
   ) {}
 
   /**
@@ -83,10 +87,10 @@ export class Spool {
    */
   static async open(
     dir: string,
-    opts: { log: Logger; now?: () => number; restartEvents?: Map<string, RunnerEventBody[]>; /** tests: SPOOL_TRUNCATE_BYTES */ truncateBytes?: number },
+    opts: { log: Logger; now?: () => number; restartEvents?: Map<string, RunnerEventBody[]>; /** tests: SPOOL_REWIND_BYTES */ rewindBytes?: number },
   ): Promise<Spool> {
     await fs.promises.mkdir(dir, { recursive: true });
-    const spool = new Spool(dir, opts.log, opts.now ?? Date.now, opts.restartEvents, opts.truncateBytes ?? SPOOL_TRUNCATE_BYTES);
+    const spool = new Spool(dir, opts.log, opts.now ?? Date.now, opts.restartEvents, opts.rewindBytes ?? SPOOL_REWIND_BYTES);
     spool.load();
     return spool;
   }
@@ -182,14 +186,17 @@ export class Spool {
         ended: false,
         fd: null,
         fileBytes: 0,
+        lap: newLap(),
         ackFile: new AckFile(this.ackPath(base.session_id)),
         ackDirty: false,
       };
       this.sessions.set(base.session_id, s);
     }
     const { record, parts } = encodeRecord(event, headPrefix);
-    if (s.fd === null) s.fd = fs.openSync(this.spoolPath(base.session_id), 'a');
-    fs.writevSync(s.fd, parts);
+    if (s.fd === null) this.openFile(base.session_id, s);
+    parts.push(s.lap.trailer);
+    record.size += s.lap.trailer.byteLength;
+    fs.writevSync(s.fd!, parts, s.fileBytes);
     s.fileBytes += record.size;
     s.pending.push(record);
     s.lastSeq = event.seq;
@@ -213,8 +220,8 @@ export class Spool {
     s.ackDirty = true;
     if (s.pending.length === 0 && s.ended) {
       this.forget(sessionId, s);
-    } else if (s.pending.length === 0 && s.fileBytes >= this.truncateBytes) {
-      this.truncate(sessionId, s);
+    } else if (s.pending.length === 0 && s.fileBytes >= this.rewindBytes) {
+      this.rewind(sessionId, s);
     } else if (s.fileBytes > SPOOL_COMPACT_BYTES) {
       this.compact(sessionId, s);
     } else {
@@ -285,15 +292,36 @@ export class Spool {
     s.ackDirty = false;
   }
 
-  /** The ack file must be durable before the spool file shrinks, or a restart would lose the seq. */
-  private truncate(sid: string, s: SessionSpool): void {
+  /**
+   * A session's file, opened for positioned writes: a new one starts with its lap line; one
+   * rewriteFile made is written on from its end.
+   */
+  private openFile(sid: string, s: SessionSpool): void {
+    if (s.fileBytes > 0) {
+      s.fd = fs.openSync(this.spoolPath(sid), 'r+');
+      return;
+    }
+    s.fd = fs.openSync(this.spoolPath(sid), 'w');
+    fs.writeSync(s.fd, s.lap.line, 0, s.lap.line.byteLength, 0);
+    s.fileBytes = s.lap.line.byteLength;
+  }
+
+  /**
+   * Everything is acked: the next records overwrite this lap's from the start of the file (a new
+   * lap line first, so the old trailers end the new lap). The ack file must be durable before,
+   * or a restart would lose the seq. Not a truncation: pages the kernel has cached are rewritten
+   * at a tenth of the cost of fresh ones (spool-file.ts).
+   */
+  private rewind(sid: string, s: SessionSpool): void {
     try {
       this.writeAckFile(s);
-      if (s.fd !== null) fs.ftruncateSync(s.fd, 0);
-      else fs.truncateSync(this.spoolPath(sid), 0);
-      s.fileBytes = 0;
+      const lap = newLap();
+      if (s.fd === null) s.fd = fs.openSync(this.spoolPath(sid), 'r+');
+      fs.writeSync(s.fd, lap.line, 0, lap.line.byteLength, 0);
+      s.lap = lap;
+      s.fileBytes = lap.line.byteLength;
     } catch (err) {
-      this.log.error(`could not truncate the spool of ${sid}`, err);
+      this.log.error(`could not rewind the spool of ${sid}`, err);
     }
   }
 
@@ -310,10 +338,12 @@ export class Spool {
   private rewriteFile(sid: string, s: SessionSpool): void {
     if (s.fd !== null) fs.closeSync(s.fd);
     s.fd = null;
-    const parts: Buffer[] = [];
+    s.lap = newLap();
+    const parts: Buffer[] = [s.lap.line];
     s.pending = s.pending.map((p) => {
       const { record, parts: own } = encodeRecord(p.event);
-      parts.push(...own);
+      parts.push(...own, s.lap.trailer);
+      record.size += s.lap.trailer.byteLength;
       return record;
     });
     const body = Buffer.concat(parts);
@@ -389,7 +419,7 @@ export class Spool {
       return;
     }
     const ackFile = new AckFile(this.ackPath(sid));
-    const s: SessionSpool = { base, headPrefix: chunkHeadPrefix(base), pending, ackedSeq, lastSeq, lastTs, lastState, ended: false, fd: null, fileBytes: 0, ackFile, ackDirty: true };
+    const s: SessionSpool = { base, headPrefix: chunkHeadPrefix(base), pending, ackedSeq, lastSeq, lastTs, lastState, ended: false, fd: null, fileBytes: 0, lap: newLap(), ackFile, ackDirty: true };
     this.sessions.set(sid, s);
     // Keep only what is still unacked (also drops a torn last record), then continue appending.
     this.writeAckFile(s);
@@ -428,9 +458,10 @@ export class Spool {
     } catch {
       return [];
     }
-    const { records, bad, unreadableBytes } = decodeRecords(buf, sid);
+    const { records, bad, unreadableBytes, lapped } = decodeRecords(buf, sid);
     if (bad > 0) this.log.warn(`skipped ${bad} unreadable record(s) in the spool of ${sid}`);
-    if (unreadableBytes > 0) this.log.warn(`the spool of ${sid} ends in ${unreadableBytes} byte(s) of a record cut short; dropped`);
+    // Behind a lap's last record, older laps' records (all acked) are what a lapped file holds.
+    if (unreadableBytes > 0 && !lapped) this.log.warn(`the spool of ${sid} ends in ${unreadableBytes} byte(s) of a record cut short; dropped`);
     return records.map((r) => r.event);
   }
 
