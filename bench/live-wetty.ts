@@ -145,10 +145,17 @@ export async function startWetty(main: string): Promise<WettyServer> {
 }
 
 /**
+ * BENCH_WETTY_FIT=0: wetty's own "fit terminal" setting off, so its terminal keeps xterm's 80×24
+ * like the one-hop's page (by default it fits the window, as shipped: 161×53 here), for comparing
+ * the pages' cost row for row.
+ */
+export const WETTY_FIT = process.env.BENCH_WETTY_FIT !== '0';
+
+/**
  * The terminal options of the other two pages (bench/one-hop/server.ts, the product's), in wetty's
  * own settings store: its client reads `localStorage.options` (what its settings editor saves).
  */
-const WETTY_OPTIONS = { xterm: { fontSize: 13, fontFamily: 'DejaVu Sans Mono, monospace', scrollback: 10000 }, wettyVoid: 0, wettyFitTerminal: true };
+const WETTY_OPTIONS = { xterm: { fontSize: 13, fontFamily: 'DejaVu Sans Mono, monospace', scrollback: 10000 }, wettyVoid: 0, wettyFitTerminal: WETTY_FIT };
 
 /**
  * BENCH_WETTY_WEBGL=1: leave wetty's page as shipped (its client loads @xterm/addon-webgl on any

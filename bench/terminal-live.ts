@@ -29,7 +29,7 @@ import { armThroughput, fnv1a } from './live-throughput-page';
 import { ECHO_TRACE_DIR, HEAP_DIR, loopDelayBetween, PROF_DIR, profileEnv, WIRE_DIR } from './live-probes';
 import { chromiumPids, descendants, descendantsByCmdline, Timeline, type ProcGroup } from './live-timeline';
 import { wirePerMb, wireTotals } from './live-wire-report';
-import { ensureWetty, openWettyPage, startWetty, WETTY_VERSION, WETTY_WEBGL } from './live-wetty';
+import { ensureWetty, openWettyPage, startWetty, WETTY_FIT, WETTY_VERSION, WETTY_WEBGL } from './live-wetty';
 import { Api, ROOT, startStack, uiSocket, type UiClient } from '../server/integration/harness';
 
 const MB = Number(process.env.BENCH_MB ?? 64);
@@ -248,7 +248,8 @@ async function startWettySide(): Promise<Baseline | string> {
   try {
     const server = await startWetty(w.main);
     const page = WETTY_WEBGL ? 'its page as shipped: WebGL renderer (here SwiftShader software WebGL2; BENCH_WETTY_WEBGL=1)' : "its page with xterm's DOM renderer (WebGL2 hidden from the page: wetty 3.2 has no renderer setting and falls back to DOM without it)";
-    console.log(`wetty side: ${w.note}; started as \`${server.command}\`; ${page}; font 13 px, 10,000 lines of scrollback set through its own settings (localStorage.options)`);
+    const fit = WETTY_FIT ? 'fitted to the window' : 'not fitted (BENCH_WETTY_FIT=0: 80×24 like the one-hop page)';
+    console.log(`wetty side: ${w.note}; started as \`${server.command}\`; ${page}; font 13 px, 10,000 lines of scrollback, terminal ${fit}, set through its own settings (localStorage.options)`);
     return { key: 'wetty', title: `wetty ${WETTY_VERSION}`, child: server.child, target: { kind: 'wetty', port: server.port, path: server.socketPath }, openPage: (browser) => openWettyPage(browser, server.url, VIEWPORT) };
   } catch (err) {
     return err instanceof Error ? err.message : String(err);
