@@ -9,7 +9,8 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['{protocol,common,server,runner,components,app,bench}/**/*.test.{ts,tsx}'],
-          exclude: ['**/*.int.test.ts', 'node_modules/**'],
+          // bench/.cache: what benches install on first use (bench:live's wetty and its node-pty, whose sources ship their tests).
+          exclude: ['**/*.int.test.ts', 'node_modules/**', 'bench/.cache/**'],
           environment: 'node',
           testTimeout: 20_000,
         },

@@ -39,6 +39,14 @@ function installedVersion(): string | null {
 /** The last lines of a failed command's output, for the reason printed. */
 const tail = (s: string, n = 6) => s.trim().split('\n').slice(-n).join(' | ');
 
+/** What npm said went wrong: its first error lines (code, errno, the message) and where its log is. */
+function npmFailure(out: string): string {
+  const errors = out.trim().split('\n').filter((l) => l.startsWith('npm error'));
+  if (!errors.length) return tail(out) || 'no output';
+  const log = errors.find((l) => /complete log/.test(l));
+  return [...errors.slice(0, 3), ...(log ? [log] : [])].map((l) => l.replace(/^npm error\s*/, '')).join(' | ');
+}
+
 /**
  * Whether wetty's own node-pty loads and runs a program here (its native part is built at install):
  * spawns `echo` through it from inside the cache folder. Null when it works, else why not.
@@ -73,7 +81,7 @@ export function ensureWetty(): { ok: true; main: string; note: string } | { ok: 
     const r = spawnSync('npm', ['install', '--prefix', WETTY_DIR, `wetty@${WETTY_VERSION}`, '--no-save', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: WETTY_DIR, encoding: 'utf8', timeout: 600_000 });
     installed = installedVersion();
     if (r.status !== 0 || installed !== WETTY_VERSION) {
-      return { ok: false, why: `npm install wetty@${WETTY_VERSION} failed (exit ${r.status ?? r.signal ?? r.error?.message}): ${tail(`${r.stdout ?? ''}${r.stderr ?? ''}`) || 'no output'}` };
+      return { ok: false, why: `npm install wetty@${WETTY_VERSION} failed (exit ${r.status ?? r.signal ?? r.error?.message}): ${npmFailure(`${r.stdout ?? ''}${r.stderr ?? ''}`)}` };
     }
     console.log(`wetty ${WETTY_VERSION}: installed in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
   }
@@ -137,10 +145,17 @@ export async function startWetty(main: string): Promise<WettyServer> {
 }
 
 /**
+ * BENCH_WETTY_FIT=0: wetty's own "fit terminal" setting off, so its terminal keeps xterm's 80×24
+ * like the one-hop's page (by default it fits the window, as shipped: 161×53 here), for comparing
+ * the pages' cost row for row.
+ */
+export const WETTY_FIT = process.env.BENCH_WETTY_FIT !== '0';
+
+/**
  * The terminal options of the other two pages (bench/one-hop/server.ts, the product's), in wetty's
  * own settings store: its client reads `localStorage.options` (what its settings editor saves).
  */
-const WETTY_OPTIONS = { xterm: { fontSize: 13, fontFamily: 'DejaVu Sans Mono, monospace', scrollback: 10000 }, wettyVoid: 0, wettyFitTerminal: true };
+const WETTY_OPTIONS = { xterm: { fontSize: 13, fontFamily: 'DejaVu Sans Mono, monospace', scrollback: 10000 }, wettyVoid: 0, wettyFitTerminal: WETTY_FIT };
 
 /**
  * BENCH_WETTY_WEBGL=1: leave wetty's page as shipped (its client loads @xterm/addon-webgl on any

@@ -29,7 +29,7 @@ import { armThroughput, fnv1a } from './live-throughput-page';
 import { ECHO_TRACE_DIR, HEAP_DIR, loopDelayBetween, PROF_DIR, profileEnv, WIRE_DIR } from './live-probes';
 import { chromiumPids, descendants, descendantsByCmdline, Timeline, type ProcGroup } from './live-timeline';
 import { wirePerMb, wireTotals } from './live-wire-report';
-import { ensureWetty, openWettyPage, startWetty, WETTY_VERSION, WETTY_WEBGL } from './live-wetty';
+import { ensureWetty, openWettyPage, startWetty, WETTY_FIT, WETTY_VERSION, WETTY_WEBGL } from './live-wetty';
 import { Api, ROOT, startStack, uiSocket, type UiClient } from '../server/integration/harness';
 
 const MB = Number(process.env.BENCH_MB ?? 64);
@@ -248,7 +248,8 @@ async function startWettySide(): Promise<Baseline | string> {
   try {
     const server = await startWetty(w.main);
     const page = WETTY_WEBGL ? 'its page as shipped: WebGL renderer (here SwiftShader software WebGL2; BENCH_WETTY_WEBGL=1)' : "its page with xterm's DOM renderer (WebGL2 hidden from the page: wetty 3.2 has no renderer setting and falls back to DOM without it)";
-    console.log(`wetty side: ${w.note}; started as \`${server.command}\`; ${page}; font 13 px, 10,000 lines of scrollback set through its own settings (localStorage.options)`);
+    const fit = WETTY_FIT ? 'fitted to the window' : 'not fitted (BENCH_WETTY_FIT=0: 80×24 like the one-hop page)';
+    console.log(`wetty side: ${w.note}; started as \`${server.command}\`; ${page}; font 13 px, 10,000 lines of scrollback, terminal ${fit}, set through its own settings (localStorage.options)`);
     return { key: 'wetty', title: `wetty ${WETTY_VERSION}`, child: server.child, target: { kind: 'wetty', port: server.port, path: server.socketPath }, openPage: (browser) => openWettyPage(browser, server.url, VIEWPORT) };
   } catch (err) {
     return err instanceof Error ? err.message : String(err);
@@ -342,6 +343,8 @@ async function main() {
       const base = new Map<Baseline['key'], Throughput>();
       let ceil = NaN;
       let ceilPage = NaN;
+      /** Where the ceiling was measured, when not on a DOM page like the others. */
+      let ceilNote = '';
       for (const b of baselines) {
         const page = await b.openPage(browser);
         await page.locator('.xterm').click();
@@ -357,6 +360,7 @@ async function main() {
         // xterm's ceiling on the one-hop's page (a plain xterm), or on wetty's when it runs alone.
         if (b.key === 'one-hop' || baselines.length === 1) {
           ({ mbps: ceil, pageMsPerMb: ceilPage } = await ceiling(page));
+          ceilNote = b.key === 'wetty' && WETTY_WEBGL ? ' on a WebGL page' : '';
           console.log(`in-page ceiling (xterm writing the same bytes, on the ${b.title} page): ${ceil.toFixed(1)} MB/s`);
         }
         await page.context().close();
@@ -405,7 +409,8 @@ async function main() {
       const lost = (t: Throughput) => (t.checksum.startsWith('OK') ? '0' : t.checksum);
       const paused = (t: Throughput) => (Number.isNaN(t.pausedShare) ? 'not logged' : `${(t.pausedShare * 100).toFixed(0)}%`);
       const cell = (f: (t: Throughput) => string) => cells((b) => (base.has(b.key) ? f(base.get(b.key)!) : 'failed'));
-      rows.push(['throughput PTY → browser xterm (DOM renderer)', ...cell((t) => `${t.mbps.toFixed(1)} MB/s`), `${avT.mbps.toFixed(1)} MB/s (${ratios(avT.mbps, baselines, mbps)}; ${(avT.mbps / ceil).toFixed(2)}× ceiling ${ceil.toFixed(1)})`, '≥2× baseline, ≥0.5× ceiling']);
+      const renderers = WETTY_WEBGL && base.has('wetty') ? "DOM renderer; wetty's page WebGL" : 'DOM renderer';
+      rows.push([`throughput PTY → browser xterm (${renderers})`, ...cell((t) => `${t.mbps.toFixed(1)} MB/s`), `${avT.mbps.toFixed(1)} MB/s (${ratios(avT.mbps, baselines, mbps)}; ${(avT.mbps / ceil).toFixed(2)}× ceiling ${ceil.toFixed(1)}${ceilNote})`, '≥2× baseline, ≥0.5× ceiling']);
       rows.push(['bytes lost or doubled (checksum in the page)', ...cell(lost), lost(avT), '0']);
       rows.push(['page main thread per MB (ceiling: ' + ceilPage.toFixed(0) + ' ms)', ...cell((t) => `${t.pageMsPerMb.toFixed(0)} ms`), `${avT.pageMsPerMb.toFixed(0)} ms`, '—']);
       rows.push(['PTY paused by flow control (share of the run)', ...cell(paused), paused(avT), '—']);
