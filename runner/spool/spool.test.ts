@@ -215,6 +215,20 @@ describe('Spool', () => {
     }
   });
 
+  it('compacts a big file with an acked prefix, then rewinds the compacted file and writes the next lap into it', async () => {
+    const file = path.join(dir, `${A.session_id}.spool`);
+    const spool = await open(0);
+    const mb = 'x'.repeat(1024 * 1024);
+    for (let i = 0; i < 9; i++) spool.append(A, chunk(mb));
+    spool.ack(A.session_id, 8); // past SPOOL_COMPACT_BYTES with seq 9 unacked: rewritten alone
+    expect(readLines(file).map((e) => e.seq)).toEqual([9]);
+    spool.ack(A.session_id, 9); // all acked: the compacted file is rewound (no descriptor open yet)
+    expect(readLines(file)).toEqual([]);
+    expect(spool.append(A, chunk('after'))!.seq).toBe(10);
+    expect(readLines(file).map((e) => [e.seq, e.type === 'TERMINAL_CHUNK' && e.data])).toEqual([[10, 'after']]);
+    spool.close();
+  });
+
   it('after a rewind, a record a crash cut short is not completed by the older lap\'s bytes behind it', async () => {
     const file = path.join(dir, `${A.session_id}.spool`);
     const first = await open(0);
