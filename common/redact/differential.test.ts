@@ -217,4 +217,13 @@ describe('the terminal parser', () => {
       expect(parsed(text, 1 + r.int(100)), kind.name).toEqual(reference);
     }
   });
+
+  it('finds each C1 sequence start in a chunk as its state machine does (the chunk is searched for them once)', () => {
+    for (const c1 of ['\x90', '\x98', '\x9b', '\x9d', '\x9e', '\x9f']) {
+      const text = `${'0'.repeat(99)}\r\n${c1}1;x\x07 after`;
+      const reference = parsed(text, 1);
+      expect(reference.some((x) => x.startsWith(`E${c1}`)), JSON.stringify(c1)).toBe(true);
+      expect(parsed(text, text.length), JSON.stringify(c1)).toEqual(reference);
+    }
+  });
 });
