@@ -123,7 +123,7 @@ async function main() {
       const gc = gcSummary(gcLines(stack.logs, cp, logsFrom), isolates, real);
       if (gc) console.log(gc);
       if (wire0) console.log(wirePerMb(wire0, wireTotals(WIRE_DIR!), real));
-      if (GC_LOG) appendFileSync(GC_LOG, stack.logs.slice(logsFrom).join(''));
+      if (GC_LOG) appendFileSync(GC_LOG, `--- round at ${new Date(t0).toISOString()}: ${real.toFixed(1)} MB\n${stack.logs.slice(logsFrom).join('')}`);
     };
 
     await flood(WARMUP_MB, false);
