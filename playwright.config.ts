@@ -1,4 +1,5 @@
 import { defineConfig } from '@playwright/test';
+import { CONTROL_PLANE_ARGS } from './server/heap-growth';
 
 const PORT = Number(process.env.E2E_PORT ?? 3123);
 const DATA_DIR = process.env.E2E_DATA_DIR ?? `/tmp/agent-village-e2e-${process.pid}`;
@@ -44,7 +45,7 @@ export default defineConfig({
     },
   },
   webServer: {
-    command: `rm -rf ${DATA_DIR} && node --import tsx server/index.ts`,
+    command: `rm -rf ${DATA_DIR} && node ${CONTROL_PLANE_ARGS.join(' ')}`,
     url: `http://127.0.0.1:${PORT}/api/setup`,
     timeout: 120_000,
     reuseExistingServer: false,

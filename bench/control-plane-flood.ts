@@ -13,7 +13,8 @@
  * with other people's load than bench:live's; run it twice and compare runs of the same
  * invocation (BENCH_ROUNDS, default 3, after a 4 MB warm-up). BENCH_HEAP_PROF=DIR samples the
  * control plane's allocations over the measured rounds (bench/live-heap.mjs); BENCH_SURVIVORS=DIR
- * only those a scavenge did not collect (read with bench/heap-survivors.mjs). Asserts nothing.
+ * only those a scavenge did not collect (read with bench/heap-survivors.mjs). BENCH_PAUSE_S idles
+ * before each measured round. Asserts nothing.
  * Usage: node --import tsx bench/control-plane-flood.ts
  */
 import { spawn } from 'node:child_process';
@@ -32,6 +33,11 @@ import { gcLines, gcSummary } from './gc-trace';
 const MB = Number(process.env.BENCH_MB ?? 32);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const WARMUP_MB = 4;
+/**
+ * BENCH_PAUSE_S: the system idles this many seconds before each measured round, as a terminal does
+ * between floods; V8 shrinks an idle process's young generation meanwhile (server/heap-growth.ts).
+ */
+const PAUSE_S = Number(process.env.BENCH_PAUSE_S ?? 0);
 const TRACE_GC = process.env.BENCH_TRACE_GC === '1';
 /** BENCH_SURVIVORS=DIR: the control plane's allocations a scavenge did not collect over the measured rounds (bench/live-heap.mjs; read with bench/heap-survivors.mjs). */
 const SURVIVORS = process.env.BENCH_SURVIVORS;
@@ -123,13 +129,16 @@ async function main() {
       const gc = gcSummary(gcLines(stack.logs, cp, logsFrom), isolates, real);
       if (gc) console.log(gc);
       if (wire0) console.log(wirePerMb(wire0, wireTotals(WIRE_DIR!), real));
-      if (GC_LOG) appendFileSync(GC_LOG, stack.logs.slice(logsFrom).join(''));
+      if (GC_LOG) appendFileSync(GC_LOG, `--- round at ${new Date(t0).toISOString()}: ${real.toFixed(1)} MB\n${stack.logs.slice(logsFrom).join('')}`);
     };
 
     await flood(WARMUP_MB, false);
     if (HEAP_DIR || SURVIVORS) process.kill(cp, 'SIGUSR2');
     const perf = PERF ? spawn('perf', ['record', '-F', '999', '-g', '-p', String(cp), '-o', PERF], { stdio: 'inherit' }) : null;
-    for (let r = 0; r < ROUNDS; r++) await flood(MB, true);
+    for (let r = 0; r < ROUNDS; r++) {
+      if (PAUSE_S > 0) await new Promise((resolve) => setTimeout(resolve, PAUSE_S * 1000));
+      await flood(MB, true);
+    }
     if (HEAP_DIR || SURVIVORS) process.kill(cp, 'SIGUSR2');
     // The profile is written once the sampler has stopped: wait for it before stopping the server.
     if (SURVIVORS) while (!readdirSync(SURVIVORS).some((f) => f.endsWith('.heapprofile'))) await new Promise((r) => setTimeout(r, 200));

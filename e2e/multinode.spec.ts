@@ -9,6 +9,7 @@ import { STRINGS } from '../components/ui/strings';
 import { freePort } from '../server/integration/free-port';
 import { POSTGRES_BIN, startPostgres } from '../server/integration/postgres-server';
 import { REDIS_SERVER, startRedis } from '../server/integration/redis-server';
+import { CONTROL_PLANE_ARGS } from '../server/heap-growth';
 import { ADMIN } from './fixtures/accounts';
 import { startTcpBalancer, type TcpBalancer } from './fixtures/tcp-balancer';
 
@@ -55,7 +56,7 @@ test.describe('[MULTINODE]: two nodes on PostgreSQL + Redis, runner on A, browse
     const dataDir = join(dir, id);
     mkdirSync(dataDir, { recursive: true });
     const logs: string[] = [];
-    const proc = spawn(process.execPath, ['--import', 'tsx', 'server/index.ts'], {
+    const proc = spawn(process.execPath, [...CONTROL_PLANE_ARGS], {
       cwd: ROOT,
       env: {
         PATH: process.env.PATH,

@@ -1,5 +1,7 @@
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { CONTROL_PLANE_ARGS, CONTROL_PLANE_NODE_FLAGS, MIN_SEMI_SPACE_MB } from './heap-growth';
 
 /**
  * V8's heap limits are per process and tell nothing through an API, so each check runs in a child
@@ -44,5 +46,24 @@ describe('giveOldGenerationRoom', () => {
 
   it('is needed: at V8’s floor factor the same growth runs a mark-compact', () => {
     expect(markCompactsWhileGrowing(floor)).toBeGreaterThan(0);
+  });
+});
+
+/** The young generation's size (V8's new space, one semi-space) in a node started with `flags`. */
+function newSpaceBytes(flags: readonly string[]): number {
+  const script = `process.stdout.write(String(require('node:v8').getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size))`;
+  return Number(execFileSync(process.execPath, [...flags, '-e', script], { encoding: 'utf8' }));
+}
+
+describe('the control plane’s node flags', () => {
+  it('start the young generation at its floor, where node’s default starts it at 1 MB', () => {
+    expect(newSpaceBytes(CONTROL_PLANE_NODE_FLAGS)).toBeGreaterThanOrEqual(MIN_SEMI_SPACE_MB * 1024 * 1024);
+    expect(newSpaceBytes([])).toBeLessThan(MIN_SEMI_SPACE_MB * 1024 * 1024);
+  });
+
+  it('are on npm start’s and npm run dev’s command lines, as tests and benches start it', () => {
+    const { scripts } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> };
+    expect(scripts.start).toBe(`node ${CONTROL_PLANE_ARGS.join(' ')}`);
+    expect(scripts.dev).toBe(`NODE_ENV=development node ${CONTROL_PLANE_ARGS.join(' ')}`);
   });
 });

@@ -151,6 +151,10 @@ function windows(
   const over = a.over!.table;
   const overHigh = a.over!.high;
   const hitAt = list.at;
+  // No character in the text a run can end a suffix with: every hit's run is too long or ends
+  // without one, but where the run may reach the end of the text (still unknown). Numbered lines
+  // are such text: the walk over each line's digits was most of a flood's redaction (issue 17).
+  const noEnder = suffixes !== null && self && !hasAny(s, from, ar.enders[k]!);
   let hw = from;
   for (let x = 0; x < list.length; x++) {
     const h = hitAt[x];
@@ -162,8 +166,9 @@ function windows(
       hi = h + 1;
       if (suffixes !== null) {
         // The run from the anchor must end with a suffix (unknown when it reaches the end).
-        let e = h;
         const stop = Math.min(n, h + back! + 1);
+        if (noEnder && stop < n) continue;
+        let e = h;
         while (e < stop) {
           const c = s.charCodeAt(e);
           if (c < 128 ? over[c] === 0 : !overHigh) break;
@@ -233,6 +238,12 @@ function pendingFrom(s: string, ar: AnchoredRule): number {
 function endIsStartOf(s: string, h: number, text: string): boolean {
   for (let k = 0; h + k < s.length; k++) if (s.charCodeAt(h + k) !== text.charCodeAt(k)) return false;
   return true;
+}
+
+/** Whether s[from, n) has one of `chars` (one-character strings): one memchr-speed search each. */
+function hasAny(s: string, from: number, chars: readonly string[]): boolean {
+  for (let k = 0; k < chars.length; k++) if (s.indexOf(chars[k], from) >= 0) return true;
+  return false;
 }
 
 /** Whether s[from, to) ends with one of an anchor's lower-case suffixes (`byLast`: them by last character), ASCII letters read in either case. */

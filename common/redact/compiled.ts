@@ -92,6 +92,13 @@ export interface AnchoredRule {
    * of a coloured build log).
    */
   suffixesByLast: ReadonlyArray<ReadonlyArray<readonly string[]> | null>;
+  /**
+   * For each `self` anchor with suffixes, the characters a run can end with and still end with a
+   * suffix (a suffix's last letter in either case), each as a one-character string; null for
+   * other anchors. Text with none of them (numbered lines, counters) has no window for the anchor
+   * but at its very end, which indexOf finds at memchr speed (anchored.ts windows).
+   */
+  enders: ReadonlyArray<readonly string[] | null>;
 }
 
 /** The gate's row for "no ASCII character before" (start of text, after an escape, after non-ASCII). */
@@ -168,7 +175,15 @@ function ruleTables(rules: readonly Rule[]): RuleTables {
         return { table, high: (a.over?.high ?? false) || (a.gap?.high ?? false) };
       });
       const suffixesByLast = rule.anchors.map(({ suffixes }) => (suffixes === undefined ? null : Array.from({ length: 128 }, (_, code) => suffixes.filter((x) => x.charCodeAt(x.length - 1) === code))));
-      anchored.push({ rule, rank: rank.get(rule)!, anchors: rule.anchors.map(oneShape), first, reach: Math.max(1, ...rule.anchors.map((a) => a.reach)), anchorIds, windowChars, suffixesByLast });
+      // endsWithAny reads the run's last character with `| 32`: these are all that can pass it.
+      const enders = rule.anchors.map((a, k) => {
+        const byLast = suffixesByLast[k];
+        if (!a.self || byLast === null) return null;
+        const out: string[] = [];
+        for (let code = 0; code < 128; code++) if (byLast[code | 32].length > 0) out.push(String.fromCharCode(code));
+        return out;
+      });
+      anchored.push({ rule, rank: rank.get(rule)!, anchors: rule.anchors.map(oneShape), first, reach: Math.max(1, ...rule.anchors.map((a) => a.reach)), anchorIds, windowChars, suffixesByLast, enders });
       continue;
     }
     for (const code of firsts) {

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionSummary } from '../../protocol';
 import { Api, rememberSetupToken, ROOT, TerminalWatcher, uiSocket, waitFor } from './harness';
+import { CONTROL_PLANE_ARGS } from '../heap-growth';
 
 /**
  * Issue 11 "keep it that way": kill -9 the runner, the server or both at seeded random points
@@ -57,7 +58,7 @@ describe('delivery under kill -9 of runner and server (seeded)', () => {
 
   async function startServer() {
     const logs: string[] = [];
-    const child = spawn(process.execPath, ['--import', 'tsx', 'server/index.ts'], {
+    const child = spawn(process.execPath, [...CONTROL_PLANE_ARGS], {
       cwd: ROOT,
       env: {
         PATH: process.env.PATH,

@@ -6,6 +6,7 @@ import { io, type Socket } from 'socket.io-client';
 import { RUNNER_NAMESPACE, RUNNER_SOCKET_PATH } from '../../protocol';
 import type { Result, RunnerToServerEvents, ServerToRunnerEvents, SessionSummary, UiClientToServerEvents, UiServerToClientEvents, WireEvent, WorldSnapshot } from '../../protocol';
 import { UI_EVENT_LIMITS } from '../realtime/ui-limits';
+import { CONTROL_PLANE_ARGS } from '../heap-growth';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -64,7 +65,7 @@ function waitExit(child: ChildProcess, killAfterMs = 10_000): Promise<void> {
 export async function startStack(opts: { attachedRunner?: boolean; env?: Record<string, string> } = {}): Promise<Stack> {
   const dataDir = mkdtempSync(join(tmpdir(), 'av-int-'));
   const logs: string[] = [];
-  const server = spawn(process.execPath, ['--import', 'tsx', 'server/index.ts'], {
+  const server = spawn(process.execPath, [...CONTROL_PLANE_ARGS], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH,

@@ -14,6 +14,7 @@ import { SESSION_COOKIE } from '../services/auth';
 import { runnerLeaseName } from '../services/runners';
 import { storedEvents } from '../services/terminal/stored-output';
 import { freePort } from './free-port';
+import { CONTROL_PLANE_ARGS } from '../heap-growth';
 import { ROOT, waitFor } from './harness';
 import { POSTGRES_BIN, startPostgres } from './postgres-server';
 import { REDIS_SERVER, startRedis } from './redis-server';
@@ -105,7 +106,7 @@ describe.skipIf(!!missing)('[multinode] node A is killed: its runner moves to no
       AGENT_VILLAGE_DEFAULT_PLAN: 'enterprise',
     };
     portA = await freePort();
-    nodeA = spawn(process.execPath, ['--import', 'tsx', 'server/index.ts'], {
+    nodeA = spawn(process.execPath, [...CONTROL_PLANE_ARGS], {
       cwd: ROOT,
       env: { PATH: process.env.PATH, HOME: process.env.HOME, ...common, PORT: String(portA), AGENT_VILLAGE_NODE_ID: 'node-a' },
       stdio: ['ignore', 'pipe', 'pipe'],
