@@ -58,6 +58,8 @@ function tuiFrame(i: number): string {
 
 export const WORKLOADS: { name: string; text: (chars: number) => string }[] = [
   { name: 'seq (numbered lines)', text: (c) => fill(c, (i) => `${i}\r\n`) },
+  // bench:live's and the control-plane flood's lines: `seq -f '%098g'`, 100 bytes with the newline.
+  { name: 'seq -f %098g (100-character lines, the floods of bench:live)', text: (c) => fill(c, (i) => `${String(i).padStart(98, '0')}\r\n`) },
   { name: 'build log, SGR, 80–120 cols', text: (c) => fill(c, buildLog) },
   { name: 'cat of source files', text: (c) => { const s = sources(); return fill(c, () => s); } },
   { name: 'TUI redraws (alt screen)', text: (c) => `\x1b[?1049h${fill(c, tuiFrame)}\x1b[?1049l` },

@@ -22,7 +22,7 @@
  * outbox with a reattach snapshot every 4 MB of any output (what the parsed-output rule came to in
  * a flood before the thread reported what it parsed), as screens.ts runs it at each
  * BENCH_SNAPSHOT_MB, with a seek snapshot every 256 KB of any output (before 09:45), and without
- * seek points (what they cost). The "slow flood" rows feed the in-process lazy terminal at
+ * seek points (what they cost), and with them half as often as screens.ts takes them (MAX_SEEK_STRETCH × 2). The "slow flood" rows feed the in-process lazy terminal at
  * BENCH_SLOW_MBPS (2 MB/s: a loaded machine's rate), its lazy reads answered at the age bound as
  * before 27 Nov 15:30, then as now (once a buffer's worth of lines follows each). Asserts nothing.
  * Usage: npm run bench:mirror   (BENCH_MB per workload, BENCH_ROUNDS, BENCH_WORKLOAD: a name's part, BENCH_ROW: a row label's part, BENCH_SLOW_MBPS,
@@ -39,7 +39,7 @@ import { OUTBOX_HOLD_MS, OUTBOX_MAX_CHARS, type OutboxLimits } from '../server/s
 import { setMirrorOutboxLimits, stopMirrorThread } from '../server/services/terminal/mirror-thread';
 import { MIRROR_LAZINESS, MIRROR_THREAD_PACING } from '../server/services/terminal/mirror-worker';
 import { PacedTerminal, type Laziness } from '../server/services/terminal/paced-terminal';
-import { DEFAULT_SEEK_EVERY_CHARS, DEFAULT_SNAPSHOT_EVERY_CHARS, SEEK_SCROLLBACK } from '../server/services/terminal/screens';
+import { DEFAULT_SEEK_EVERY_CHARS, DEFAULT_SNAPSHOT_EVERY_CHARS, MAX_SEEK_STRETCH, SEEK_SCROLLBACK } from '../server/services/terminal/screens';
 import { COLS, EVENTS_PER_BATCH, eventsOf, mirror, ROWS, WORKLOADS, type Feed } from './mirror-workloads';
 
 const { Terminal } = xtermHeadless;
@@ -247,6 +247,7 @@ async function main() {
     ...SNAPSHOT_MBS.map((mb): Row => [`live: ${FEED_MBPS} MB/s, snapshot/${mb} MB parsed`, (_t, e) => mirror(e, { ...live, snapshotChars: mb * MB_CHARS }), true, outbox]),
     [`live: ${FEED_MBPS} MB/s, whole snapshots`, (_t, e) => mirror(e, { ...live, restorePoints: false }), true, outbox],
     [`live: ${FEED_MBPS} MB/s, seek point/256 KB any`, (_t, e) => mirror(e, { ...live, seekStretch: 1 }), true, outbox],
+    [`live: ${FEED_MBPS} MB/s, seek point/${(DEFAULT_SEEK_EVERY_CHARS * MAX_SEEK_STRETCH * 2) / MB_CHARS} MB any`, (_t, e) => mirror(e, { ...live, seekStretch: MAX_SEEK_STRETCH * 2 }), true, outbox],
     [`live: ${FEED_MBPS} MB/s, no seek points`, (_t, e) => mirror(e, { ...live, seekPoints: false }), true, outbox],
   ];
   for (const w of WORKLOADS.filter((x) => x.name.includes(process.env.BENCH_WORKLOAD ?? ''))) {

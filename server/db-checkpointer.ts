@@ -27,7 +27,7 @@ for (const pragma of workerData.pragmas) {
   if (stmt.reader) stmt.all(); else stmt.run();
 }
 // Its answer as an array, not an object: no row object with named properties built every tick.
-const checkpoint = conn.prepare('PRAGMA wal_checkpoint(PASSIVE)').raw(true);
+const checkpoint = conn.prepare(\`PRAGMA wal_checkpoint(\${workerData.mode})\`).raw(true);
 const timer = setInterval(() => {
   // BUSY (another checkpoint under way) or a locked file: the next tick tries again.
   try { checkpoint.all(); } catch {}
@@ -40,15 +40,22 @@ parentPort.on('message', (m) => {
 });
 `;
 
+/**
+ * How each tick checkpoints. PASSIVE never waits for a writer or a reader; RESTART (bench:ingest's
+ * WAL part compares them) also waits for readers to leave the log, so the next commit writes from
+ * its start instead of growing it, and holds writers off meanwhile.
+ */
+export type CheckpointMode = 'PASSIVE' | 'RESTART';
+
 export class Checkpointer {
   private readonly worker: Worker;
   /** Settles when the thread is gone: closed, or failed before (then close() must not wait for an exit already past). */
   private readonly exited: Promise<void>;
   private closed = false;
 
-  constructor(file: string, pragmas: string[], everyMs = CHECKPOINT_EVERY_MS) {
+  constructor(file: string, pragmas: string[], everyMs = CHECKPOINT_EVERY_MS, mode: CheckpointMode = 'PASSIVE') {
     const driver = createRequire(import.meta.url).resolve('libsql');
-    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { file, pragmas, everyMs, driver }, execArgv: [] });
+    this.worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { file, pragmas, everyMs, driver, mode }, execArgv: [] });
     // The checkpoints never keep the process alive, and a failing thread is logged, never thrown
     // (the connections' own automatic checkpoint takes over).
     this.exited = new Promise<void>((resolve) => this.worker.once('exit', () => resolve()));
