@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest';
+import { seeded } from './corpus';
+import { createStreamRedactor, redact, REDACTED } from './index';
+import { everyChar, streamed } from './testing';
+
+/**
+ * Secrets whose label comes after them: a password piped into a registry login, `net use`'s
+ * password before `/user:`.
+ */
+
+/** Deterministic filler (never a real key): `n` characters of `alphabet`. */
+const fill = (n: number, alphabet = 'aB3xK9mQ2zR7tY5wP8nL4vC6') => Array.from({ length: n }, (_, i) => alphabet[(i * 5 + 1) % alphabet.length]).join('');
+const hex = (n: number) => fill(n, '0123456789abcdef');
+const PW = 'Jmbk7CMfHj7YehwQ';
+
+/** Cut positions: every 1–9 characters, from a seeded source (the same on every machine). */
+function randomCuts(text: string, seed: number): number[] {
+  const r = seeded(seed);
+  const cuts: number[] = [];
+  for (let at = r.int(9) + 1; at < text.length; at += r.int(9) + 1) cuts.push(at);
+  return cuts;
+}
+
+/** Whole, one character at a time and in random chunks: `secret` is gone and `kept` is still there. */
+function masks(text: string, secret: string, kept: string[] = [], ways: 'every cut' | 'one push' = 'every cut') {
+  const outs = [redact(text), streamed(text)];
+  if (ways === 'every cut') outs.push(streamed(text, {}, everyChar(text)), ...[1, 2, 3].map((seed) => streamed(text, {}, randomCuts(text, seed))));
+  for (const out of outs) {
+    expect(out, text).not.toContain(secret);
+    expect(out, text).toContain(REDACTED);
+    for (const k of kept) expect(out, text).toContain(k);
+  }
+}
+
+/** Whole and one character at a time: nothing changes. */
+function keeps(text: string) {
+  expect(redact(text), text).toBe(text);
+  expect(streamed(text, {}, everyChar(text)), text).toBe(text);
+}
+
+describe('a password piped into a registry login', () => {
+  it.each([
+    `$ echo ${PW} | docker login -u deploy --password-stdin registry.example.com\r\n`,
+    `$ echo -n "${PW}" | podman login quay.io -u bot --password-stdin\r\n`,
+    `$ printf '%s' '${PW}' | sudo helm registry login ghcr.io -u me --password-stdin\r\n`,
+    `$ printf ${PW} | nerdctl login -u me --password-stdin\r\n`,
+    `$ cat <<<${PW} | oras login -u me --password-stdin r.example.com\r\n`,
+    `$ cat <<< "${PW}" | crane auth login ghcr.io -u me --password-stdin\r\n`,
+    `cd /srv && echo '${PW}' | docker --config /tmp/d login --username me --password-stdin\n`,
+    // Bash's xtrace prints a pipeline's commands on lines of their own.
+    `+ echo ${PW}\n+ docker login -u ci --password-stdin registry.gitlab.com\n`,
+  ])('%s', (text) => masks(text, PW, ['login']));
+
+  it('leaves variables, other pipes and other commands alone', () => {
+    for (const text of [
+      '$ echo $CI_REGISTRY_PASSWORD | docker login -u ci --password-stdin\r\n',
+      '$ echo "$TOKEN" | helm registry login r -u me --password-stdin\r\n',
+      '$ echo hello world | docker login\r\n',
+      '$ echo deadbeefcafe | grep cafe\r\n',
+      '$ echo build-42 || docker login\r\n',
+      '$ printf "%s\\n" one two | sort\r\n',
+      '$ cat <<<EOF | docker run -i alpine sh\r\n',
+      `commit ${hex(40)}\r\n`,
+    ]) keeps(text);
+  });
+
+  it('holds an echo argument only until the next word says it is not piped into a login', () => {
+    const r = createStreamRedactor();
+    let out = '';
+    for (const c of '$ echo hello world\r\n') out += r.push(c);
+    expect(out).toBe('$ echo hello world\r\n');
+  });
+});
+
+describe("`net use`'s password before /user:", () => {
+  it.each([
+    `C:\\> net use \\\\files\\share ${PW} /user:CORP\\bob\r\n`,
+    `C:\\> net use Z: \\\\files.corp\\deploy ${PW} /USER:bob /persistent:no\r\n`,
+    `C:\\> NET USE * \\\\10.0.0.5\\c$ "${PW}" /user:admin\r\n`,
+  ])('%s', (text) => masks(text, PW, ['/user:', '/USER:'].filter((x) => text.includes(x))));
+
+  it('leaves switches, prompts and the share itself alone', () => {
+    for (const text of ['net use Z: \\\\files\\share /user:bob\r\n', 'net use \\\\files\\share * /user:bob\r\n', 'net use Z: \\\\files\\share /persistent:no\r\n', 'net use Z: /delete\r\n']) keeps(text);
+  });
+});
+
