@@ -4,8 +4,8 @@ import { createStreamRedactor, redact, REDACTED } from './index';
 import { everyChar, streamed } from './testing';
 
 /**
- * Secrets whose label comes after them: a password piped into a registry login, `net use`'s
- * password before `/user:`.
+ * Secrets whose label comes after them or far above them: a password piped into a registry login,
+ * `net use`'s password before `/user:`, a Sumo Logic access id.
  */
 
 /** Deterministic filler (never a real key): `n` characters of `alphabet`. */
@@ -84,3 +84,15 @@ describe("`net use`'s password before /user:", () => {
   });
 });
 
+describe('Sumo Logic access ids', () => {
+  const id = 'suAbC1dE2fG3hI';
+  it('masks SUMO_ACCESS_ID= and accessId near sumologic', () => {
+    masks(`export SUMO_ACCESS_ID=${id}\n`, id, ['SUMO_ACCESS_ID=']);
+    masks(`SUMOLOGIC_ACCESSID: "${id}"\n`, id);
+    masks(`provider "sumologic" {\n  access_id   = "${id}"\n  environment = "us2"\n}\n`, id, ['access_id']);
+    masks(`sumologic:\n  accessId: ${id}\n  endpoint: https://api.sumologic.com\n`, id, ['accessId: ']);
+  });
+  it('leaves other access ids and short values alone', () => {
+    for (const text of [`accessId: ${id}\n`, 'sumologic:\n  accessId: short\n', `SUMO_COLLECTOR_ID=${id}\n`, `commit ${hex(40)}\n`]) keeps(text);
+  });
+});

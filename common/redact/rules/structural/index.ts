@@ -14,7 +14,7 @@ import { cliFlagRule } from './cli-flags';
 import { jwkPrivateRule, passwordHashRule, puttyPrivateRule } from './hashes-keys';
 import { xmlSecretRule } from './markup';
 import { tableSecretRule } from './tables';
-import { discordBotRule, telegramRule, telegramUrlRule, facebookAppTokenRule, azureClientSecretRule, azureSasRule, sentryDsnRule } from './vendors';
+import { discordBotRule, telegramRule, telegramUrlRule, facebookAppTokenRule, azureClientSecretRule, azureSasRule, sentryDsnRule, sumoLogicAccessIdRule } from './vendors';
 import { stdinLoginRule } from './stdin-secrets';
 
 export { PEM_MAX_CHARS } from './shared';
@@ -44,6 +44,7 @@ export const STRUCTURAL_RULES: Rule[] = [
   azureClientSecretRule,
   azureSasRule,
   sentryDsnRule,
+  sumoLogicAccessIdRule,
   stdinLoginRule,
 ];
 
