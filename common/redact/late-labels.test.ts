@@ -5,7 +5,8 @@ import { everyChar, streamed } from './testing';
 
 /**
  * Secrets whose label comes after them or far above them: a password piped into a registry login,
- * `net use`'s password before `/user:`, a Sumo Logic access id.
+ * `net use`'s password before `/user:`, MaxMind and Mailchimp keys (their mark is a suffix), a
+ * Sumo Logic access id.
  */
 
 /** Deterministic filler (never a real key): `n` characters of `alphabet`. */
@@ -81,6 +82,53 @@ describe("`net use`'s password before /user:", () => {
 
   it('leaves switches, prompts and the share itself alone', () => {
     for (const text of ['net use Z: \\\\files\\share /user:bob\r\n', 'net use \\\\files\\share * /user:bob\r\n', 'net use Z: \\\\files\\share /persistent:no\r\n', 'net use Z: /delete\r\n']) keeps(text);
+  });
+});
+
+describe('MaxMind license keys (`…_mmk`)', () => {
+  const key = `Q7vXb2_${fill(29)}_mmk`;
+  it('masks the 29-character body, keeping the head and the mark', () => {
+    masks(`GEOIPUPDATE_LICENSE_KEY ${key}\n`, fill(29), ['Q7vXb2_', '_mmk']);
+    masks(`LicenseKey ${key}\r\n`, fill(29));
+    masks(`curl "https://download.maxmind.com/app/geoip_download?edition_id=GeoLite2-City&license_key=${key}&suffix=tar.gz"\n`, fill(29));
+  });
+  it('masks a key whose head reads like a word only when it is whole in one push', () => {
+    masks(`key select_${fill(29)}_mmk\n`, fill(29), ['select_'], 'one push');
+  });
+  it('leaves identifiers, digests and paths alone, and never holds a typed identifier', () => {
+    for (const text of [
+      `select_${fill(29)}_mmkx and more\n`,
+      `aB3dE9_${hex(40)}\n`,
+      `/var/lib/GeoIP/GeoLite2-City.mmdb\n`,
+      `const create_the_mmk_files_now = 1;\n`,
+      `Q7vXb2_${fill(28)}_mmk\n`,
+    ]) keeps(text);
+    for (const typed of ['select_statement_for_all_users_in_the_system', 'CONFIG_VALUE_FOR_THE_PRODUCTION_SERVER_NOW', 'base64_encode_the_whole_input_string_please']) {
+      const r = createStreamRedactor();
+      let out = '';
+      for (const c of typed) out += r.push(c);
+      expect(out, typed).toBe(typed);
+    }
+  });
+});
+
+describe('bare Mailchimp API keys (`<32 hex>-us12`)', () => {
+  const k = hex(32);
+  it('masks the hex and keeps the data centre, in one write and in one push', () => {
+    masks(`mailchimp key ${k}-us21\n`, k, ['-us21'], 'one push');
+    masks(`{"list_id": "x", "id": "${k}-us6"}\n`, k, ['-us6'], 'one push');
+    // Among other pushes: only a push boundary inside the key releases it.
+    const text = `line one\r\n${k}-us14 configured\r\nline three\r\n`;
+    const r = createStreamRedactor();
+    const out = [text.slice(0, 10), text.slice(10, 60), text.slice(60)].map((c) => r.push(c)).join('') + r.end();
+    expect(out).toBe(`line one\r\n${REDACTED}-us14 configured\r\nline three\r\n`);
+  });
+  it('leaves digests, UUIDs and commit ids alone, and never holds typed hex', () => {
+    for (const text of [`etag ${k}\n`, `${k}-user\n`, `${hex(40)}-us1\n`, `${hex(8)}-${hex(4)}-${hex(4)}-${hex(4)}-${hex(12)}\n`, `md5 ${k} -us1\n`]) keeps(text);
+    const r = createStreamRedactor();
+    let out = '';
+    for (const c of `${k}-us`) out += r.push(c);
+    expect(out).toBe(`${k}-us`);
   });
 });
 
