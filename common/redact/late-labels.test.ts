@@ -6,7 +6,7 @@ import { everyChar, streamed } from './testing';
 /**
  * Secrets whose label comes after them or far above them: a password piped into a registry login,
  * `net use`'s password before `/user:`, MaxMind and Mailchimp keys (their mark is a suffix), a
- * Sumo Logic access id.
+ * Kubernetes Secret's values under `data:` / `stringData:`, a Sumo Logic access id.
  */
 
 /** Deterministic filler (never a real key): `n` characters of `alphabet`. */
@@ -129,6 +129,40 @@ describe('bare Mailchimp API keys (`<32 hex>-us12`)', () => {
     let out = '';
     for (const c of `${k}-us`) out += r.push(c);
     expect(out).toBe(`${k}-us`);
+  });
+});
+
+describe("a Kubernetes Secret's values, whatever the key", () => {
+  const b64 = (s: string) => btoa(s);
+  const url = 'postgres://app:pw@db/app';
+  it('masks data: (base64) and stringData: (plain) entries of a manifest', () => {
+    const manifest = `apiVersion: v1\nkind: Secret\nmetadata:\n  name: app\ntype: Opaque\ndata:\n  username: ${b64('deploy-user')}\n  DATABASE_URL: ${b64(url)}\nstringData:\n  api-endpoint-login: ${PW}\n  note: "${PW}x"\n`;
+    masks(manifest, b64('deploy-user'), ['username: ', 'stringData:', 'name: app']);
+    masks(manifest, b64(url));
+    masks(manifest, PW);
+  });
+  it('masks `kubectl get secret -o yaml` (data before kind) and `-o json`', () => {
+    const yaml = `apiVersion: v1\ndata:\n  ca.crt: ${b64('x'.repeat(300))}\n  login: ${b64('deploy-user')}\nkind: Secret\nmetadata:\n  name: db\n`;
+    masks(yaml, b64('deploy-user'), ['ca.crt: ', 'kind: Secret']);
+    const json = `{\r\n    "apiVersion": "v1",\r\n    "data": {\r\n        "config.json": "${b64('{"k":"v1"}')}",\r\n        "user": "${b64('deploy-user')}"\r\n    },\r\n    "kind": "Secret"\r\n}\r\n`;
+    masks(json, b64('deploy-user'), ['"config.json": "', '"kind": "Secret"']);
+    masks(json, b64('{"k":"v1"}'));
+  });
+  it("masks a long block's later entries and a stringData block scalar", () => {
+    const values = Array.from({ length: 20 }, (_, k) => b64(`value-number-${k}-${fill(8)}`));
+    const yaml = `apiVersion: v1\ndata:\n${values.map((v, k) => `  key_${k}: ${v}\n`).join('')}kind: Secret\n`;
+    for (const v of values) masks(yaml, v, ['key_0: ', 'kind: Secret']);
+    masks(`kind: Secret\nstringData:\n  config.yaml: |\n    user: deploy\n    password: ${PW}\n  other: x\ntype: Opaque\n`, PW, ['config.yaml: ', 'type: Opaque']);
+  });
+  it('leaves ConfigMaps, other YAML and code alone', () => {
+    for (const text of [
+      'apiVersion: v1\ndata:\n  LOG_LEVEL: info\n  mode: abcdefgh\n  replicas: "3"\nkind: ConfigMap\n',
+      'spec:\n  containers:\n    image: nginx:1.25\n    name: web\n',
+      `metadata:\n  uid: ${hex(8)}-${hex(4)}-${hex(4)}-${hex(4)}-${hex(12)}\n  resourceVersion: "12345678"\n`,
+      `const data = {\n  sha: "${hex(40)}",\n};\n`,
+      '{"data": {\n  "id": 42,\n  "name": "x"\n}}\n',
+      'data:\n  - one\n  - two\n',
+    ]) keeps(text);
   });
 });
 

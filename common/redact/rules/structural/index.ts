@@ -16,6 +16,7 @@ import { xmlSecretRule } from './markup';
 import { tableSecretRule } from './tables';
 import { discordBotRule, telegramRule, telegramUrlRule, facebookAppTokenRule, azureClientSecretRule, azureSasRule, sentryDsnRule, sumoLogicAccessIdRule } from './vendors';
 import { stdinLoginRule } from './stdin-secrets';
+import { kubernetesSecretRule } from './kubernetes';
 import { maxmindRule, mailchimpRule } from './suffixed';
 
 export { PEM_MAX_CHARS } from './shared';
@@ -47,6 +48,7 @@ export const STRUCTURAL_RULES: Rule[] = [
   sentryDsnRule,
   sumoLogicAccessIdRule,
   stdinLoginRule,
+  kubernetesSecretRule,
   maxmindRule,
   mailchimpRule,
 ];
