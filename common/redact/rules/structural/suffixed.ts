@@ -16,7 +16,7 @@ const MM_HEAD = 6;
 const MM_BODY = 29;
 /**
  * A head that reads like something typed: a word (lower case, upper case or capitalised) with
- * digits after it (`select_`, `CONFIG_`, `base64_`, `test01_`, `202411_`). ~10 % of random heads
+ * digits after it (`select_`, `CONFIG_`, `base64_`, `test01_`, `202411_`). ~3 % of random heads
  * read so too; for those only a whole key in the text is masked (see maxmindRule).
  */
 const TYPED_HEAD = /^([a-z]*|[A-Z]*|[A-Z][a-z]*)[0-9]*$/;
@@ -39,7 +39,7 @@ export const maxmindRule: Rule = {
   // The head, `_` and body (36 word characters) before `_mmk`; until that is there it reads 36 + 4.
   anchors: [{ text: '_mmk', over: WORD, back: MM_HEAD + 1 + MM_BODY, reach: MM_HEAD + 1 + MM_BODY + 4 }],
   example(r) {
-    // A head no one types (mixed case and a digit inside), as ~90 % of real ones are.
+    // A head no one types (mixed case and a digit inside), as ~97 % of random ones are.
     const head = `${r.chars('A-Z', 1)}${r.chars('0-9', 1)}${r.chars('a-z', 1)}${r.chars('A-Za-z0-9', 3)}`;
     const secret = r.chars('A-Za-z0-9', MM_BODY);
     return { text: `GeoIP license ${head}_${secret}_mmk`, secret };
