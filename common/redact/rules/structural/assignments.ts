@@ -26,8 +26,6 @@ const ASSIGNMENT_KEYS = [
   '_pw', '-pw', '_sk', '-sk', 'secret_id', 'secret-id',
   // Azure API Management's `Ocp-Apim-Subscription-Key:`.
   'subscription-key', 'subscription_key',
-  // Sumo Logic's access id (14 characters, the key's other half): `SUMO_ACCESS_ID=`, `SUMOLOGIC_ACCESSID=`.
-  'sumo_access_id', 'sumo-access-id', 'logic_access_id', 'logic-access-id', 'sumo_accessid', 'logic_accessid', 'sumoaccessid', 'logicaccessid',
 ];
 /** The key endings that make a value a secret, for rules that read keys without `=`/`:` (tables.ts). */
 export const SECRET_KEY_SUFFIXES: readonly string[] = ASSIGNMENT_KEYS;

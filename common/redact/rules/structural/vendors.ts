@@ -212,15 +212,17 @@ export const sentryDsnRule: Rule = {
 };
 
 const SUMO = /sumo/i;
+const ALNUM_DOT = chars('A-Za-z0-9.');
 const SEPARATOR = chars(' \t"\':=');
 /** Sumo Logic access ids are 14 characters; a little room either way. */
 const SUMO_ID_MIN = 12;
 const SUMO_ID_MAX = 24;
 
 /**
- * A Sumo Logic access id under a key that names no vendor (`accessId:`, `access_id =`), when
- * `sumo` appears shortly before it (`provider "sumologic" {`, a `sumologic:` block). Fourteen
- * characters are too few for the gated-key entropy test; `SUMO_ACCESS_ID=` is the assignment rule's.
+ * A Sumo Logic access id: under `SUMO_ACCESS_ID=` / `SUMOLOGIC_ACCESSID:`, or under a key that
+ * names no vendor (`accessId:`, `access_id =`) when `sumo` appears shortly before it (`provider
+ * "sumologic" {`, a `sumologic:` block). Fourteen characters are too few for the gated-key entropy
+ * test. (As keys of the assignment rule they cost every `"id":` of JSON eight more suffix tests.)
  */
 export const sumoLogicAccessIdRule: Rule = {
   name: 'sumologic-access-id',
@@ -229,7 +231,8 @@ export const sumoLogicAccessIdRule: Rule = {
   format: /sumo[\s\S]{0,240}\baccess[_-]?id["']?\s*[:=]\s*["']?[A-Za-z0-9]{12,24}\b/i,
   maxLength: SUMO_ID_MAX,
   first: 'aA',
-  notAfter: C.IDENT,
+  // After `_` too: `SUMO_ACCESS_ID`, where `sumo` is right before it.
+  notAfter: ALNUM_DOT,
   prefixes: ['accessid', 'access_id', 'access-id'],
   prefixCi: true,
   example(r) {
