@@ -132,6 +132,21 @@ describe('bare Mailchimp API keys (`<32 hex>-us12`)', () => {
   });
 });
 
+describe('Azure DevOps PATs in the 84-character format', () => {
+  const pat = `${fill(52)}JQQJ99BAACAAAAAAAAAAAAASAZDO${fill(4)}`;
+  it('masks the whole key when it reaches the redactor whole', () => {
+    masks(`AZDO_PAT ${pat}\n`, fill(52), ['AZDO_PAT '], 'one push');
+    masks(`curl -H "Authorization: Basic $(echo -n :x)" ${pat}\n`, fill(52), [], 'one push');
+  });
+  it('leaves other long runs alone and never holds a typed one', () => {
+    for (const text of [`${fill(52)}JQQJ${fill(10)}\n`, `sha512 ${hex(84)}\n`, `${fill(84)}\n`]) keeps(text);
+    const r = createStreamRedactor();
+    let out = '';
+    for (const c of pat.slice(0, 60)) out += r.push(c);
+    expect(out).toBe(pat.slice(0, 60));
+  });
+});
+
 describe("a Kubernetes Secret's values, whatever the key", () => {
   const b64 = (s: string) => btoa(s);
   const url = 'postgres://app:pw@db/app';

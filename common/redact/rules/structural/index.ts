@@ -17,7 +17,7 @@ import { tableSecretRule } from './tables';
 import { discordBotRule, telegramRule, telegramUrlRule, facebookAppTokenRule, azureClientSecretRule, azureSasRule, sentryDsnRule, sumoLogicAccessIdRule } from './vendors';
 import { stdinLoginRule } from './stdin-secrets';
 import { kubernetesSecretRule } from './kubernetes';
-import { maxmindRule, mailchimpRule } from './suffixed';
+import { maxmindRule, mailchimpRule, azureDevOpsPatRule } from './suffixed';
 
 export { PEM_MAX_CHARS } from './shared';
 
@@ -51,5 +51,6 @@ export const STRUCTURAL_RULES: Rule[] = [
   kubernetesSecretRule,
   maxmindRule,
   mailchimpRule,
+  azureDevOpsPatRule,
 ];
 

@@ -1,6 +1,6 @@
 /**
- * Keys with no prefix whose mark comes after the secret: MaxMind license keys (`…_mmk`) and
- * Mailchimp API keys (`<32 hex>-us12`). Both are found by an anchor (the mark), so the scan asks
+ * Keys with no prefix whose mark comes after the secret: MaxMind license keys (`…_mmk`),
+ * Mailchimp API keys (`<32 hex>-us12`) and Azure DevOps' 84-character PATs (`…JQQJ…AZDO…`). Both are found by an anchor (the mark), so the scan asks
  * them only in the window before one; what differs is what may be held while the mark is not
  * there yet (typed text must not wait).
  */
@@ -102,3 +102,35 @@ function mailchimpKey(s: string, i: number, final: boolean, f: Found): C.Answer 
 }
 
 
+
+/** Microsoft's identifiable keys: 52 random characters, the signature `JQQJ`, 28 more (a PAT has `AZDO` among them). */
+const AZ_RANDOM = 52;
+const AZ_KEY = 84;
+
+/**
+ * An Azure DevOps personal access token in the 84-character format (2024 on): 52 random base62
+ * characters, `JQQJ` and 28 characters of metadata with `AZDO`. Masked whole (nothing in it is a
+ * label), and only when whole in the text (wholeOnly): holding every 52-character alphanumeric run
+ * for what follows would hold typed and pasted ids. The older 52-character PATs have no mark and
+ * are masked by their label (`AZURE_DEVOPS_EXT_PAT=`).
+ */
+export const azureDevOpsPatRule: Rule = {
+  name: 'azure-devops-pat',
+  provider: 'Azure DevOps',
+  source: 'https://learn.microsoft.com/en-us/azure/devops/organizations/accounts/use-personal-access-tokens-to-authenticate',
+  format: /\b[A-Za-z0-9]{52}JQQJ[A-Za-z0-9]{20}AZDO[A-Za-z0-9]{4}\b/,
+  maxLength: AZ_KEY,
+  first: `${LETTERS}0123456789`,
+  notAfter: ALNUM,
+  anchors: [{ text: 'JQQJ', over: ALNUM, back: AZ_RANDOM, reach: AZ_RANDOM + 4 }],
+  wholeOnly: true,
+  example(r) {
+    const secret = `${r.chars('A-Za-z0-9', AZ_RANDOM)}JQQJ99${r.chars('A-D', 1)}${r.chars('A-Za-z0-9', 1)}ACAAAAAAAAAAAAASAZDO${r.chars('A-Za-z0-9', 4)}`;
+    return { text: `AZURE_DEVOPS_PAT ${secret}`, secret };
+  },
+  match(s, i, final, f) {
+    const e = run(s, i, ALNUM, AZ_KEY + 1, final);
+    if (e === NEED || e - i !== AZ_KEY || lit(s, i + AZ_RANDOM, 'JQQJ', true) < 0) return NO;
+    return yes(f, i, e);
+  },
+};
