@@ -201,7 +201,7 @@ function harmless(r: Rand): Array<[string, string]> {
 }
 
 /**
- * The corpus: every rule's example in several settings and terminal dresses, the prefix-less
+ * The corpus: every rule's example (but wholeOnly ones) in several settings and terminal dresses, the prefix-less
  * formats in the files they live in, every org secret in every form, and harmless look-alikes.
  */
 export function buildCorpus(seed = 10): Corpus {
@@ -211,7 +211,10 @@ export function buildCorpus(seed = 10): Corpus {
   const add = (kind: CorpusCase['kind'], what: string, text: string, secrets: string[]) =>
     cases.push({ id: `${kind}-${cases.length + 1}-${what}`, kind, what, text, secrets });
 
+  // A wholeOnly rule's value cut by a push boundary is released by design: its examples are tested
+  // whole and in one push (late-labels.test.ts), not here, where every case is cut everywhere.
   for (const rule of DEFAULT_RULES) {
+    if (rule.wholeOnly) continue;
     for (let k = 0; k < 4; k++) {
       const ex = rule.example(r);
       const [setting, place] = rule.name === 'pgpass-password' || rule.name === 'private-key-block' ? SETTINGS[0] : SETTINGS[k % SETTINGS.length];

@@ -77,6 +77,14 @@ export interface Rule {
   prefixes?: readonly string[];
   prefixCi?: boolean;
   anchors?: readonly Anchor[];
+  /**
+   * Masked only when the whole value is in the text the rule reads (one write, or one push of a
+   * stream): a bare value whose mark comes after it (Mailchimp's `-us12`), where holding every
+   * candidate would hold what people type (a 32-digit hex run). Such a rule answers NO, never
+   * MORE, while its value is incomplete, so a stream releases a value a push boundary cuts (README,
+   * "What is not masked"); the corpus leaves its examples out of the split tests.
+   */
+  wholeOnly?: boolean;
 }
 
 /**

@@ -21,9 +21,13 @@ interface CliFlag {
   after?: string;
   /** Arguments between the flag and the secret (`htpasswd -b FILE USER PASSWORD`: 2); an attached flag's own value counts as one (`/user:NAME PASSWORD`: 1). */
   skip?: number;
+  /** Characters an unquoted secret never starts with, beyond `-` (`net use \\h\s /user:…`: the next switch; `*`: asked at a prompt). */
+  refuse?: string;
 }
 
-const LOGIN_TOOLS = /\b(docker|podman|nerdctl|buildah|skopeo|helm|oras|crane|regctl)\b.*\blogin\b|\baz\s+login\b/;
+/** Registry clients whose `login` takes a password (`-p`, or on stdin: stdin-secrets.ts). */
+export const LOGIN_TOOL_NAMES = ['docker', 'podman', 'nerdctl', 'buildah', 'skopeo', 'helm', 'oras', 'crane', 'regctl'];
+const LOGIN_TOOLS = new RegExp(`\\b(${LOGIN_TOOL_NAMES.join('|')})\\b.*\\blogin\\b|\\baz\\s+login\\b`);
 const MONGO = /\bmongo(sh|dump|restore|export|import|stat|top|files)?\b/;
 const JAVA_KEYSTORE = /\b(keytool|jarsigner)\b/;
 const GH_SECRET = /\bgh\s+secret\s+set\b/;
@@ -80,8 +84,10 @@ const FLAGS: CliFlag[] = [
   ...HTPASSWD_FLAGS,
   ...HTPASSWD_STDOUT,
   // Windows `net use \\host\share /user:NAME PASSWORD`.
-  { flag: '/user:', tool: /\bnet\s+use\b/i, skip: 1 },
-  { flag: '/USER:', tool: /\bnet\s+use\b/i, skip: 1 },
+  { flag: '/user:', tool: /\bnet\s+use\b/i, skip: 1, refuse: '/*' },
+  { flag: '/USER:', tool: /\bnet\s+use\b/i, skip: 1, refuse: '/*' },
+  // …and `net use [Z:] \\host\share PASSWORD /user:NAME`: the argument after the share, unless a switch or `*`.
+  { flag: '\\\\', tool: /\bnet\s+use\s+([A-Za-z]:\s+|\*\s+)?$/i, skip: 1, refuse: '/*' },
 ];
 
 /** The flags by their first two characters: a candidate reads only the few that can start there. */
@@ -132,7 +138,7 @@ export const cliFlagRule: Rule = {
     const flags = BY_PAIR.get(pairKey(s, i));
     if (flags === undefined) return NO;
     let before: string | null = null;
-    for (const { flag, tool, after, skip } of flags) {
+    for (const { flag, tool, after, skip, refuse } of flags) {
       const v = lit(s, i, flag, final);
       if (v === NEED) {
         f.holdFrom = s.length;
@@ -148,7 +154,7 @@ export const cliFlagRule: Rule = {
         f.holdFrom = s.length;
         return MORE;
       }
-      return w === FAIL ? NO : valueAt(s, w, after, final, f);
+      return w === FAIL ? NO : valueAt(s, w, after, final, f, refuse);
     }
     return NO;
   },
@@ -174,7 +180,7 @@ function skipArguments(s: string, v: number, count: number, final: boolean): num
 }
 
 /** The flag's value from v (quoted or a plain argument), masked from `after`'s first occurrence in it. */
-function valueAt(s: string, v: number, after: string | undefined, final: boolean, f: Found): C.Answer {
+function valueAt(s: string, v: number, after: string | undefined, final: boolean, f: Found, refuse = ''): C.Answer {
   if (v >= s.length) {
     if (final) return NO;
     f.holdFrom = v;
@@ -183,7 +189,7 @@ function valueAt(s: string, v: number, after: string | undefined, final: boolean
   const q = s.charCodeAt(v);
   const quoted = QUOTED_VALUE.get(q);
   const from = quoted ? v + 1 : v;
-  if (!quoted && q === DASH) return NO; // the next flag: the value is asked for at a prompt
+  if (!quoted && (q === DASH || refuse.includes(s[v]))) return NO; // the next flag: the value is asked for at a prompt
   const e = run(s, from, quoted ?? ARGUMENT, VALUE_MAX, final);
   if (e === NEED) {
     f.holdFrom = from;

@@ -1,11 +1,11 @@
-/** Vendor formats without a distinctive prefix: Discord, Telegram, Azure (client secret, SAS), Sentry DSN. */
+/** Vendor formats without a distinctive prefix: Discord, Telegram, Azure (client secret, SAS), Sentry DSN, Sumo Logic access ids. */
 import * as C from '../../chars';
 import { alphabet, type Rule } from '../../rule';
 import * as S from './shared';
 // Bound once: under a CommonJS transform (tsx) every use of an imported name is a getter call,
 // which in these per-character loops cost more than the matching itself.
 const { ALNUM, B64URL, chars, DIGIT, FAIL, isDigit, lit, NEED, NO, peek, run } = C;
-const { B64URL_SPEC, HEX, AZURE_SECRET, SAS_SIG, LETTERS, yes, more } = S;
+const { B64URL_SPEC, HEX, AZURE_SECRET, SAS_SIG, LETTERS, LINE_LOOKBACK, yes, more } = S;
 
 /** Discord bot token: base64(user id) . 6 chars . 27+ chars; the last segment is the secret. */
 export const discordBotRule: Rule = {
@@ -208,5 +208,58 @@ export const sentryDsnRule: Rule = {
     const at = peek(s, e, final);
     if (at === NEED) return more(f, j);
     return at === 64 ? yes(f, j, e) : NO;
+  },
+};
+
+const SUMO = /sumo/i;
+const ALNUM_DOT = chars('A-Za-z0-9.');
+const SEPARATOR = chars(' \t"\':=');
+/** Sumo Logic access ids are 14 characters; a little room either way. */
+const SUMO_ID_MIN = 12;
+const SUMO_ID_MAX = 24;
+
+/**
+ * A Sumo Logic access id: under `SUMO_ACCESS_ID=` / `SUMOLOGIC_ACCESSID:`, or under a key that
+ * names no vendor (`accessId:`, `access_id =`) when `sumo` appears shortly before it (`provider
+ * "sumologic" {`, a `sumologic:` block). Fourteen characters are too few for the gated-key entropy
+ * test. (As keys of the assignment rule they cost every `"id":` of JSON eight more suffix tests.)
+ */
+export const sumoLogicAccessIdRule: Rule = {
+  name: 'sumologic-access-id',
+  provider: 'Sumo Logic',
+  source: 'https://help.sumologic.com/docs/manage/security/access-keys/',
+  format: /sumo[\s\S]{0,240}\baccess[_-]?id["']?\s*[:=]\s*["']?[A-Za-z0-9]{12,24}\b/i,
+  maxLength: SUMO_ID_MAX,
+  first: 'aA',
+  // After `_` too: `SUMO_ACCESS_ID`, where `sumo` is right before it.
+  notAfter: ALNUM_DOT,
+  prefixes: ['accessid', 'access_id', 'access-id'],
+  prefixCi: true,
+  example(r) {
+    const secret = `su${r.chars('A-Za-z0-9', 12)}`;
+    return {
+      text: r.pick([
+        `provider "sumologic" {\n  access_id   = "${secret}"\n  environment = "us2"\n}\n`,
+        `sumologic:\n  accessId: ${secret}\n  accessKey: xyz\n`,
+      ]),
+      secret,
+    };
+  },
+  match(s, i, final, f) {
+    let j = lit(s, i, 'accessid', final, true);
+    if (j === FAIL) j = lit(s, i, 'access_id', final, true);
+    if (j === FAIL) j = lit(s, i, 'access-id', final, true);
+    if (j === NEED) return more(f, s.length);
+    if (j === FAIL || !SUMO.test(s.slice(Math.max(0, i - LINE_LOOKBACK), i))) return NO;
+    const se = run(s, j, SEPARATOR, 12, final);
+    if (se === NEED) return more(f, s.length);
+    // One `:` or `=` among quotes and spaces.
+    let seps = 0;
+    for (let k = j; k < se; k++) if (s.charCodeAt(k) === 58 || s.charCodeAt(k) === 61) seps++;
+    if (seps !== 1) return NO;
+    const ve = run(s, se, ALNUM, SUMO_ID_MAX + 1, final);
+    if (ve === NEED) return more(f, se);
+    if (ve - se < SUMO_ID_MIN || ve - se > SUMO_ID_MAX) return NO;
+    return yes(f, se, ve);
   },
 };
