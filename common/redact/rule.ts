@@ -33,6 +33,14 @@ export interface Found {
  * in place from this far into it, where nothing before the push is read any more.
  */
 export const LOOKBEHIND = 256;
+/**
+ * A rule that masks its prefix too (`maskPrefix`: base64 of a JWT's or a PEM block's constant
+ * start) leaves this many of its characters shown, in a whole text as in a stream, so a prefix cut
+ * by the end of a push is held only from there: its first characters (`e`, `L`, `Z`) are how typed
+ * words begin, and holding them held the first glyph of every such word until the next key. They
+ * are the same in every value, so showing them tells nothing.
+ */
+const MASKED_PREFIX_SHOWN = 4;
 
 /** A seeded random source (the corpus generator's; see corpus.ts). */
 export interface Rand {
@@ -151,7 +159,7 @@ export interface TokenSpec {
   check?: (s: string, from: number, to: number) => boolean;
   /** A custom example (default: a prefix and random body characters). */
   example?: (r: Rand) => Example;
-  /** Mask the prefix too: it is the start of an encoded blob, not a label worth keeping. */
+  /** Mask the prefix too (past its first MASKED_PREFIX_SHOWN characters): it is the start of an encoded blob, not a label worth keeping. */
   maskPrefix?: boolean;
 }
 
@@ -175,7 +183,7 @@ export function tokenRule(spec: TokenSpec): Rule {
       ((r) => {
         const secret = r.chars(spec.body, spec.exampleLength ?? spec.min);
         const text = r.pick(spec.prefixes) + secret;
-        return { text, secret: spec.maskPrefix ? text : secret };
+        return { text, secret: spec.maskPrefix ? text.slice(MASKED_PREFIX_SHOWN) : secret };
       }),
     match(s, i, final, f) {
       let p: number = FAIL;
@@ -187,11 +195,12 @@ export function tokenRule(spec: TokenSpec): Rule {
       }
       if (p === FAIL) {
         if (!more) return NO;
-        // The text ended inside the prefix: nothing read so far is masked, unless the prefix is.
-        f.holdFrom = spec.maskPrefix ? i : s.length;
+        // The text ended inside the prefix: nothing read so far is masked, unless the prefix is
+        // (past its first characters, which are how typed words begin: MASKED_PREFIX_SHOWN).
+        f.holdFrom = spec.maskPrefix ? Math.min(i + MASKED_PREFIX_SHOWN, s.length) : s.length;
         return MORE;
       }
-      const from = spec.maskPrefix ? i : p;
+      const from = spec.maskPrefix ? i + MASKED_PREFIX_SHOWN : p;
       const e = run(s, p, body, spec.max, final);
       if (e === NEED) {
         f.holdFrom = from;

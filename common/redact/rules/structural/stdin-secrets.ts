@@ -1,10 +1,12 @@
 /**
  * A password piped into a registry login: `echo PW | docker login -u me --password-stdin`,
  * `printf '%s' PW | helm registry login …`, `cat <<<PW | oras login …`. The secret comes before the
- * tool that makes it one, so the literal is held from its first character until the pipe and the
- * tool's `login` decide it (a typed `echo hello world` waits for the space and the `w`). A variable
- * (`echo $PW`, `echo "$PW"`) is not a secret. Bash's xtrace prints a pipeline's commands on lines
- * of their own: `+ echo PW` followed by `+ docker login …` is read the same way.
+ * tool that makes it one, so it is masked only when the whole line is in the text the rule reads
+ * (wholeOnly: a script's output, xtrace, a pasted command, a log). Holding the literal until the
+ * pipe and the tool decide it would hold the argument of every typed `echo` until the next word,
+ * and no timer may release held text: `echo hello` would show `hello` only with the next key. A
+ * variable (`echo $PW`, `echo "$PW"`) is not a secret. Bash's xtrace prints a pipeline's commands
+ * on lines of their own: `+ echo PW` followed by `+ docker login …` is read the same way.
  */
 import * as C from '../../chars';
 import type { Found, Rule } from '../../rule';
@@ -12,7 +14,7 @@ import { LOGIN_TOOL_NAMES } from './cli-flags';
 import * as S from './shared';
 // Bound once: under a CommonJS transform (tsx) every use of an imported name is a getter call.
 const { chars, FAIL, lit, NEED, NO, peek, run, SPACE } = C;
-const { QUOTED_VALUE, fakePassword, lineBefore, more, yes } = S;
+const { QUOTED_VALUE, fakePassword, lineBefore, yes } = S;
 
 /** An unquoted argument: up to whitespace, a quote or what ends a shell command. */
 const ARGUMENT = chars(` \t\r\n'"\`;&|<>()${C.CONTROL}`, true);
@@ -122,6 +124,7 @@ export const stdinLoginRule: Rule = {
   first: 'epc',
   notAfter: chars('A-Za-z0-9_./$-'),
   prefixes: ['echo ', 'printf ', 'cat <<<'],
+  wholeOnly: true,
   example(r) {
     const secret = fakePassword(r);
     const text = r.pick([
@@ -135,28 +138,27 @@ export const stdinLoginRule: Rule = {
   },
   match(s, i, final, f) {
     const vs0 = literalStart(s, i, final);
-    // The text ended inside the command or its flags, which are kept: nothing read so far is masked.
-    if (vs0 === NEED) return more(f, s.length);
-    if (vs0 === FAIL) return NO;
+    // The line is not whole in the text (wholeOnly): nothing is held.
+    if (vs0 === NEED || vs0 === FAIL) return NO;
     return literalPiped(s, i, vs0, final, f);
   },
 };
 
-/** The literal at v (quoted or plain), masked if it is piped into a registry login. */
+/** The literal at v (quoted or plain), masked if it is piped into a registry login; NO while the line is incomplete. */
 function literalPiped(s: string, i: number, v: number, final: boolean, f: Found): C.Answer {
   const q = peek(s, v, final);
-  if (q === NEED) return more(f, v);
+  if (q === NEED) return NO;
   if (q === -1 || NOT_LITERAL.has(q)) return NO;
   const quoted = QUOTED_VALUE.get(q);
   const vs = quoted ? v + 1 : v;
   const ve = run(s, vs, quoted ?? ARGUMENT, VALUE_MAX, final);
-  if (ve === NEED) return more(f, vs);
+  if (ve === NEED) return NO;
   if (ve === vs || (quoted && q === 34 && s.charCodeAt(vs) === 36)) return NO; // "" or "$VAR"
   const after = quoted ? lit(s, ve, String.fromCharCode(q), final) : ve;
-  if (after === NEED) return more(f, vs);
+  if (after === NEED) return NO;
   if (after === FAIL) return NO;
   const xtrace = XTRACE.test(lineBefore(s, i));
   const e = pipedToLogin(s, after, final, xtrace);
-  if (e === NEED) return more(f, vs);
+  if (e === NEED) return NO;
   return e === FAIL ? NO : yes(f, vs, ve);
 }
