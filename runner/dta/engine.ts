@@ -136,12 +136,17 @@ async function execute(
   // (git's objects: whatever recover() below does to the work tree, HEAD's blobs stay as they
   // are): its start and its parse run beside the checks below instead of after them.
   let early: VerifierProcess | null = null;
+  // Its prepare is sent once git has said what HEAD is, beside the checks below; the run's first
+  // verify request waits for it (it comes long after), so the verifier reads them in that order.
+  let prepareSent: Promise<void> = Promise.resolve();
   if (inv.mode === 'dry-run' || !inv.expected_patch_sha256) {
-    early = new VerifierProcess(root);
+    const v = (early = new VerifierProcess(root));
     if (adapter.prepare === undefined) {
-      const head = await headSha(root).catch(() => null);
-      // No HEAD (an empty repository): nothing to prepare; the run fails on its own below.
-      if (head) early.prepare(prepareRequest(head));
+      prepareSent = headSha(root).then(
+        (head) => v.prepare(prepareRequest(head)),
+        // No HEAD (an empty repository): nothing to prepare; the run fails on its own below.
+        () => undefined,
+      );
     }
     mark('run: verifier started');
   }
@@ -261,6 +266,7 @@ async function execute(
   const verifierBudget = () => Math.max(MIN_VERIFIER_MS, deadline - Date.now());
 
   if (inv.mode === 'dry-run') {
+    await prepareSent;
     const checked = verifier.run(request('proposed', {}), verifierBudget());
     // While the verifier checks the proposal, the new contents are written ahead for the apply
     // (in the background: the dry-run answers with the verifier).
@@ -314,6 +320,7 @@ async function execute(
   // verify, in its own process, from the page cache while the new contents are flushed to disk:
   // the apply is complete (and reported) only when both are done (atomic-apply.ts).
   mark('apply: hashed');
+  await prepareSent;
   const verified = verifier.run(request('applied', hashes), verifierBudget());
   try {
     await applied.durable;
